@@ -1,0 +1,165 @@
+// The bin contract on the GPU: which bin a value falls in. This is a transcription of
+// src/bins.rs (`UniformBins::bin_left`, `UniformBins::bin_right`, `EdgeBins::bin`) and of the
+// value conversions in src/input.rs (`Value::to_f64`, `Value::to_f32`); the counts must agree
+// with the CPU bit for bit, so change both sides together or neither.
+//
+// Every rule returns the bin index, or `n` when the value is not counted (NaN, outside the edges).
+// The float arithmetic uses the explicit round-to-nearest intrinsics, which are never contracted
+// into FMAs, so the estimate is the same IEEE expression Rust evaluates. Subnormals matter (a
+// float32 range can be subnormal), hence the check below.
+#pragma once
+
+// NVRTC defines __CUDA_FTZ to 1 under -ftz=true or --use_fast_math.
+#if defined(__CUDA_FTZ) && __CUDA_FTZ
+#error "bin_rule.cuh needs subnormals: compile with -ftz=false and without --use_fast_math"
+#endif
+
+// ---- Conversions: Rust's `x as f64` / `x as f32` (round to nearest, exact where it can be) ----
+
+__device__ __forceinline__ double to_f64(double x) { return x; }
+__device__ __forceinline__ double to_f64(float x) { return x; }
+__device__ __forceinline__ double to_f64(signed char x) { return x; }
+__device__ __forceinline__ double to_f64(short x) { return x; }
+__device__ __forceinline__ double to_f64(int x) { return x; }
+__device__ __forceinline__ double to_f64(long long x) { return __ll2double_rn(x); }
+__device__ __forceinline__ double to_f64(unsigned char x) { return x; }
+__device__ __forceinline__ double to_f64(unsigned short x) { return x; }
+__device__ __forceinline__ double to_f64(unsigned int x) { return x; }
+__device__ __forceinline__ double to_f64(unsigned long long x) { return __ull2double_rn(x); }
+
+// The float32 rule is only chosen for Float32 columns; the rest mirror Rust's `as f32` anyway.
+__device__ __forceinline__ float to_f32(float x) { return x; }
+__device__ __forceinline__ float to_f32(double x) { return __double2float_rn(x); }
+__device__ __forceinline__ float to_f32(signed char x) { return x; }
+__device__ __forceinline__ float to_f32(short x) { return x; }
+__device__ __forceinline__ float to_f32(int x) { return __int2float_rn(x); }
+__device__ __forceinline__ float to_f32(long long x) { return __ll2float_rn(x); }
+__device__ __forceinline__ float to_f32(unsigned char x) { return x; }
+__device__ __forceinline__ float to_f32(unsigned short x) { return x; }
+__device__ __forceinline__ float to_f32(unsigned int x) { return __uint2float_rn(x); }
+__device__ __forceinline__ float to_f32(unsigned long long x) { return __ull2float_rn(x); }
+
+// ---- IEEE round-to-nearest arithmetic in the rule's type ----
+
+__device__ __forceinline__ float sub_rn(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, b); }
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ double div_rn(double a, double b) { return __ddiv_rn(a, b); }
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+
+// `min(v as usize, last)`: Rust's cast truncates and saturates (negative and NaN give 0). Any
+// v >= 2^32 truncates past `last` (< 2^32), so the u32 conversion below is always in range.
+template <class F>
+__device__ __forceinline__ unsigned int trunc_to_bin(F v, unsigned int last)
+{
+    if (!(v >= F(0))) {
+        return 0u;
+    }
+    if (v >= F(4294967296.0)) {
+        return last;
+    }
+    const unsigned int i = static_cast<unsigned int>(v);
+    return i < last ? i : last;
+}
+
+// ---- Equal-width bins (`UniformBins<F>`) ----
+
+// `e` holds n + 1 edges; `lo` and `hi` are e[0] and e[n], kept in registers.
+template <class F>
+struct UniformBins {
+    const F* e;
+    unsigned int n;
+    F lo;
+    F hi;
+    F denom;  // numpy's norm_denom (closed left), or Polars' n / (hi - lo) (closed right)
+    F n_f;    // n in F
+};
+
+// numpy: [e[i], e[i+1]), the last bin closed on both sides; estimate, then one correction.
+template <class F>
+__device__ __forceinline__ unsigned int bin_uniform_left(const UniformBins<F>& u, F x)
+{
+    const unsigned int n = u.n;
+    if (!(x >= u.lo && x <= u.hi)) {
+        return n;
+    }
+    unsigned int i = trunc_to_bin(mul_rn(div_rn(sub_rn(x, u.lo), u.denom), u.n_f), n - 1);
+    // x >= e[0], so i > 0 whenever x < e[i].
+    if (x < u.e[i]) {
+        i -= 1;
+    }
+    if (i != n - 1 && x >= u.e[i + 1]) {
+        i += 1;
+    }
+    return i;
+}
+
+// Polars: (e[i], e[i+1]], the first bin closed on both sides.
+template <class F>
+__device__ __forceinline__ unsigned int bin_uniform_right(const UniformBins<F>& u, F x)
+{
+    const unsigned int n = u.n;
+    if (x == u.lo) {
+        return 0u;
+    }
+    if (!(x > u.lo && x <= u.hi)) {
+        return n;
+    }
+    unsigned int i = trunc_to_bin(mul_rn(u.denom, sub_rn(x, u.lo)), n - 1);
+    // x > e[0], so i > 0 whenever x <= e[i]; x <= e[n], so i < n - 1 whenever x > e[i+1].
+    if (x <= u.e[i]) {
+        i -= 1;
+    } else if (x > u.e[i + 1]) {
+        i += 1;
+    }
+    return i;
+}
+
+// ---- Explicit, strictly increasing float64 edges (`EdgeBins`) ----
+
+// Number of the m sorted edges <= x (`upper_bound` in bins.rs).
+__device__ __forceinline__ unsigned int count_le(const double* e, unsigned int m, double x)
+{
+    unsigned int base = 0;
+    unsigned int len = m;
+    while (len > 1) {
+        const unsigned int half = len / 2;
+        base = e[base + half - 1] <= x ? base + half : base;
+        len -= half;
+    }
+    return base + (e[base] <= x ? 1u : 0u);
+}
+
+// Number of the m sorted edges < x (`lower_bound` in bins.rs).
+__device__ __forceinline__ unsigned int count_lt(const double* e, unsigned int m, double x)
+{
+    unsigned int base = 0;
+    unsigned int len = m;
+    while (len > 1) {
+        const unsigned int half = len / 2;
+        base = e[base + half - 1] < x ? base + half : base;
+        len -= half;
+    }
+    return base + (e[base] < x ? 1u : 0u);
+}
+
+// Bin i holds e[i] <= x < e[i+1]; the last edge belongs to the last bin.
+__device__ __forceinline__ unsigned int bin_edges_left(const double* e, unsigned int n, double x)
+{
+    if (!(x >= e[0] && x <= e[n])) {
+        return n;
+    }
+    const unsigned int i = count_le(e, n + 1, x) - 1;
+    return i < n - 1 ? i : n - 1;
+}
+
+// Bin i holds e[i] < x <= e[i+1]; the first edge belongs to the first bin.
+__device__ __forceinline__ unsigned int bin_edges_right(const double* e, unsigned int n, double x)
+{
+    if (!(x >= e[0] && x <= e[n])) {
+        return n;
+    }
+    const unsigned int below = count_lt(e, n + 1, x);
+    return (below > 1u ? below : 1u) - 1;
+}

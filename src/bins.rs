@@ -1,0 +1,663 @@
+//! The bin contract: which bin a value falls in. Every backend (the CPU here, the CUDA kernels in
+//! `kernels/bin_rule.cuh`) evaluates exactly these rules, so counts agree bit for bit.
+//!
+//! `closed = "left"` reproduces `numpy.histogram` literally:
+//! - The arithmetic type `F` is float32 for Float32 columns and float64 for everything else
+//!   (numpy's `bin_type`); integer and temporal values are rounded to float64 first.
+//! - Equal bins: the edges are numpy's `linspace(lo, hi, n + 1)`, evaluated the way numpy does
+//!   (in float32 only when the range comes from a Float32 column's own min/max). A value `x` is
+//!   kept when `edges[0] <= x <= edges[n]`; its bin is estimated as
+//!   `trunc(((x - lo) / denom) * n)` in `F` and corrected once against the two neighbouring edges
+//!   (`x < e[i]` moves down, `x >= e[i+1]` moves up unless `i` is the last bin). This is numpy's
+//!   own algorithm, so even where its single correction is not enough (float32, millions of bins)
+//!   the counts are numpy's.
+//! - Explicit edges are float64; bin `i` holds `e[i] <= x < e[i+1]`, the last bin `e[n-1] <= x <= e[n]`.
+//!
+//! `closed = "right"` reproduces Polars' `Expr.hist`: float64 arithmetic, edges
+//! `i * width + lo` with the last edge `hi`, bins `(e[i], e[i+1]]` with the first closed on both
+//! sides, and Polars' estimate `trunc(n / (hi - lo) * (x - lo))` corrected once.
+//!
+//! NaN and values outside the edges are never counted; nulls are filtered before a rule is asked.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{HistError, HistResult};
+
+/// Upper bound on the number of bins: the result alone is 24 bytes a bin.
+pub const MAX_BINS: usize = 1 << 28;
+
+/// Which side of a bin is closed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Closed {
+    /// numpy: `[a, b)`, the last bin `[a, b]`.
+    #[default]
+    Left,
+    /// Polars' `hist`: `(a, b]`, the first bin `[a, b]`.
+    Right,
+}
+
+/// What the user asked for: a number of equal bins or explicit edges.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Bins {
+    Count(usize),
+    Edges(Vec<f64>),
+}
+
+impl Default for Bins {
+    fn default() -> Self {
+        Bins::Count(10)
+    }
+}
+
+/// The kind of physical values a column holds, as far as binning cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueKind {
+    Float32,
+    Float64,
+    /// Every integer width and the temporal types (their physical values).
+    Integer,
+}
+
+/// Minimum and maximum of the valid (non-null, non-NaN) values, in the column's own type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Extremes {
+    Empty,
+    Float32(f32, f32),
+    Float64(f64, f64),
+    Integer(i128, i128),
+}
+
+/// The float type a bin rule computes in.
+pub trait BinFloat:
+    Copy
+    + PartialOrd
+    + std::fmt::Debug
+    + std::ops::Sub<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Add<Output = Self>
+    + Send
+    + Sync
+    + 'static
+{
+    const ZERO: Self;
+    const HALF: Self;
+    fn from_f64(v: f64) -> Self;
+    fn from_usize(v: usize) -> Self;
+    fn to_f64(self) -> f64;
+    /// `self as usize`: truncation, saturating at 0 and at `usize::MAX` (NaN gives 0).
+    fn trunc_usize(self) -> usize;
+}
+
+macro_rules! bin_float {
+    ($t:ty) => {
+        impl BinFloat for $t {
+            const ZERO: Self = 0.0;
+            const HALF: Self = 0.5;
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn from_usize(v: usize) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn trunc_usize(self) -> usize {
+                self as usize
+            }
+        }
+    };
+}
+bin_float!(f32);
+bin_float!(f64);
+
+/// Equal-width bins in arithmetic type `F`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UniformBins<F> {
+    /// `n + 1` edges, as numpy's `linspace` (or Polars' `hist`) makes them.
+    pub edges: Vec<F>,
+    /// numpy's `norm_denom` (closed left) or Polars' `n / (hi - lo)` (closed right).
+    pub denom: F,
+    /// The bin count in `F` (numpy's `norm_numerator`).
+    pub n_f: F,
+    pub closed: Closed,
+}
+
+impl<F: BinFloat> UniformBins<F> {
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.edges.len() - 1
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bin of `x`, or `self.len()` when `x` is not counted.
+    #[inline(always)]
+    pub fn bin(&self, x: F) -> usize {
+        match self.closed {
+            Closed::Left => self.bin_left(x),
+            Closed::Right => self.bin_right(x),
+        }
+    }
+
+    #[inline(always)]
+    pub fn bin_left(&self, x: F) -> usize {
+        let e = &self.edges[..];
+        let n = e.len() - 1;
+        let lo = e[0];
+        if !(x >= lo && x <= e[n]) {
+            return n;
+        }
+        let mut i = (((x - lo) / self.denom) * self.n_f).trunc_usize().min(n - 1);
+        // SAFETY of the indexing below: i <= n - 1, and i > 0 whenever x < e[i] (x >= e[0]).
+        if x < e[i] {
+            i -= 1;
+        }
+        if i != n - 1 && x >= e[i + 1] {
+            i += 1;
+        }
+        i
+    }
+
+    #[inline(always)]
+    pub fn bin_right(&self, x: F) -> usize {
+        let e = &self.edges[..];
+        let n = e.len() - 1;
+        let lo = e[0];
+        if x == lo {
+            return 0;
+        }
+        if !(x > lo && x <= e[n]) {
+            return n;
+        }
+        let mut i = (self.denom * (x - lo)).trunc_usize().min(n - 1);
+        if x <= e[i] {
+            i -= 1;
+        } else if x > e[i + 1] {
+            i += 1;
+        }
+        i
+    }
+}
+
+/// Explicit, strictly increasing float64 edges.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EdgeBins {
+    pub edges: Vec<f64>,
+    pub closed: Closed,
+}
+
+impl EdgeBins {
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.edges.len() - 1
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bin of `x`, or `self.len()` when `x` is not counted.
+    #[inline(always)]
+    pub fn bin(&self, x: f64) -> usize {
+        let e = &self.edges[..];
+        let n = e.len() - 1;
+        match self.closed {
+            Closed::Left => {
+                if !(x >= e[0] && x <= e[n]) {
+                    return n;
+                }
+                // Number of edges <= x, minus one; the last edge belongs to the last bin.
+                (upper_bound(e, x) - 1).min(n - 1)
+            }
+            Closed::Right => {
+                if !(x >= e[0] && x <= e[n]) {
+                    return n;
+                }
+                // Number of edges < x, minus one; the first edge belongs to the first bin.
+                lower_bound(e, x).max(1) - 1
+            }
+        }
+    }
+}
+
+/// Count of `e[i] <= x` for sorted `e`, branch-free so random data does not mispredict.
+#[inline(always)]
+fn upper_bound(e: &[f64], x: f64) -> usize {
+    let mut base = 0usize;
+    let mut len = e.len();
+    while len > 1 {
+        let half = len / 2;
+        base = if e[base + half - 1] <= x { base + half } else { base };
+        len -= half;
+    }
+    base + (e[base] <= x) as usize
+}
+
+/// Count of `e[i] < x` for sorted `e`.
+#[inline(always)]
+fn lower_bound(e: &[f64], x: f64) -> usize {
+    let mut base = 0usize;
+    let mut len = e.len();
+    while len > 1 {
+        let half = len / 2;
+        base = if e[base + half - 1] < x { base + half } else { base };
+        len -= half;
+    }
+    base + (e[base] < x) as usize
+}
+
+/// A resolved binning: the edges and the rule that puts a value in a bin.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BinSpec {
+    /// Equal bins of a Float32 column under numpy's rules.
+    Uniform32(UniformBins<f32>),
+    Uniform64(UniformBins<f64>),
+    Edges(EdgeBins),
+}
+
+impl BinSpec {
+    /// Resolves `bins` and `range` for a column of `kind`. `extremes` is asked only when the
+    /// range comes from the data (an integer `bins` and no `range`).
+    pub fn resolve(
+        bins: &Bins,
+        range: Option<(f64, f64)>,
+        closed: Closed,
+        kind: ValueKind,
+        extremes: impl FnOnce() -> Extremes,
+    ) -> HistResult<BinSpec> {
+        match bins {
+            Bins::Edges(edges) => {
+                if range.is_some() {
+                    // numpy ignores `range` with explicit edges; refusing is kinder than ignoring.
+                    return Err(HistError::InvalidArgument(
+                        "`range` cannot be combined with explicit bin edges".into(),
+                    ));
+                }
+                validate_edges(edges)?;
+                Ok(BinSpec::Edges(EdgeBins {
+                    edges: edges.clone(),
+                    closed,
+                }))
+            }
+            &Bins::Count(n) => {
+                validate_count(n)?;
+                let range = range.map(validate_range).transpose()?;
+                let extremes = match range {
+                    Some(_) => Extremes::Empty,
+                    None => extremes(),
+                };
+                check_finite(extremes)?;
+                match closed {
+                    Closed::Left => numpy_uniform(n, range, kind, extremes).strictly_increasing(),
+                    Closed::Right => Ok(BinSpec::Uniform64(polars_uniform(n, range, extremes))),
+                }
+            }
+        }
+    }
+
+    /// numpy refuses equal bins that collapse (the span is too narrow for `n` distinct edges).
+    fn strictly_increasing(self) -> HistResult<BinSpec> {
+        let (lo, hi, precision) = match &self {
+            BinSpec::Uniform32(u) if u.edges.windows(2).any(|w| w[0] >= w[1]) => {
+                (u.edges[0] as f64, u.edges[u.len()] as f64, "float32")
+            }
+            BinSpec::Uniform64(u) if u.edges.windows(2).any(|w| w[0] >= w[1]) => {
+                (u.edges[0], u.edges[u.len()], "float64")
+            }
+            _ => return Ok(self),
+        };
+        Err(HistError::InvalidArgument(format!(
+            "too many bins for the data range: {} equal bins over [{lo}, {hi}] \
+             do not all have a positive width in {precision}",
+            self.len()
+        )))
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            BinSpec::Uniform32(u) => u.len(),
+            BinSpec::Uniform64(u) => u.len(),
+            BinSpec::Edges(e) => e.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn closed(&self) -> Closed {
+        match self {
+            BinSpec::Uniform32(u) => u.closed,
+            BinSpec::Uniform64(u) => u.closed,
+            BinSpec::Edges(e) => e.closed,
+        }
+    }
+
+    /// The edges as float64 (exact: float32 edges widen without rounding).
+    pub fn edges_f64(&self) -> Vec<f64> {
+        match self {
+            BinSpec::Uniform32(u) => u.edges.iter().map(|&e| e as f64).collect(),
+            BinSpec::Uniform64(u) => u.edges.clone(),
+            BinSpec::Edges(e) => e.edges.clone(),
+        }
+    }
+
+    /// Bin widths as numpy's `density` divides by them: differences taken in the edges' own type.
+    pub fn widths(&self) -> Vec<f64> {
+        match self {
+            BinSpec::Uniform32(u) => u.edges.windows(2).map(|w| (w[1] - w[0]) as f64).collect(),
+            BinSpec::Uniform64(u) => u.edges.windows(2).map(|w| w[1] - w[0]).collect(),
+            BinSpec::Edges(e) => e.edges.windows(2).map(|w| w[1] - w[0]).collect(),
+        }
+    }
+}
+
+fn validate_count(n: usize) -> HistResult<()> {
+    if n == 0 {
+        return Err(HistError::InvalidArgument(
+            "`bins` must be a positive integer, got 0".into(),
+        ));
+    }
+    if n > MAX_BINS {
+        return Err(HistError::TooManyBins {
+            bins: n,
+            max: MAX_BINS,
+        });
+    }
+    Ok(())
+}
+
+fn validate_edges(edges: &[f64]) -> HistResult<()> {
+    if edges.len() < 2 {
+        return Err(HistError::InvalidArgument(format!(
+            "explicit `bins` needs at least two edges, got {}",
+            edges.len()
+        )));
+    }
+    if edges.len() - 1 > MAX_BINS {
+        return Err(HistError::TooManyBins {
+            bins: edges.len() - 1,
+            max: MAX_BINS,
+        });
+    }
+    if let Some(bad) = edges.iter().find(|e| !e.is_finite()) {
+        return Err(HistError::InvalidArgument(format!(
+            "bin edges must be finite, got {bad}"
+        )));
+    }
+    if let Some(i) = edges.windows(2).position(|w| w[0] >= w[1]) {
+        return Err(HistError::InvalidArgument(format!(
+            "bin edges must increase strictly, but edge {i} ({}) >= edge {} ({})",
+            edges[i],
+            i + 1,
+            edges[i + 1]
+        )));
+    }
+    Ok(())
+}
+
+fn validate_range((lo, hi): (f64, f64)) -> HistResult<(f64, f64)> {
+    if !(lo.is_finite() && hi.is_finite()) {
+        return Err(HistError::InvalidArgument(format!(
+            "`range` must be finite, got ({lo}, {hi})"
+        )));
+    }
+    if lo > hi {
+        return Err(HistError::InvalidArgument(format!(
+            "`range` must have min <= max, got ({lo}, {hi})"
+        )));
+    }
+    Ok((lo, hi))
+}
+
+fn check_finite(extremes: Extremes) -> HistResult<()> {
+    let (lo, hi) = match extremes {
+        Extremes::Float32(lo, hi) => (lo as f64, hi as f64),
+        Extremes::Float64(lo, hi) => (lo, hi),
+        _ => return Ok(()),
+    };
+    if lo.is_finite() && hi.is_finite() {
+        Ok(())
+    } else {
+        Err(HistError::InvalidArgument(format!(
+            "the range taken from the data, [{lo}, {hi}], is not finite: \
+             pass `range=(min, max)` to bin data with infinite values"
+        )))
+    }
+}
+
+/// numpy's `linspace(start, stop, n + 1)` computed in `P`: `i * ((stop - start) / n) + start`,
+/// with the last edge set to `stop`.
+fn linspace<P: BinFloat>(start: P, stop: P, n: usize) -> Vec<P> {
+    let delta = stop - start;
+    let div = P::from_usize(n);
+    let step = delta / div;
+    let mut edges: Vec<P> = if step.to_f64() == 0.0 {
+        (0..=n).map(|i| P::from_usize(i) / div * delta + start).collect()
+    } else {
+        (0..=n).map(|i| P::from_usize(i) * step + start).collect()
+    };
+    edges[n] = stop;
+    edges
+}
+
+/// numpy's `histogram` for `bins=n`: `_get_outer_edges`, `linspace` and `norm_denom`.
+fn numpy_uniform(n: usize, range: Option<(f64, f64)>, kind: ValueKind, ext: Extremes) -> BinSpec {
+    // Outer edges as Python would see them: floats from `range`, or numpy scalars of the data.
+    let widened = |lo: f64, hi: f64| if lo == hi { (lo - 0.5, hi + 0.5) } else { (lo, hi) };
+    match (range, ext) {
+        (None, Extremes::Float32(lo, hi)) => {
+            // float32 scalars: everything, linspace included, stays in float32.
+            let (lo, hi) = if lo == hi { (lo - 0.5, hi + 0.5) } else { (lo, hi) };
+            BinSpec::Uniform32(UniformBins {
+                edges: linspace(lo, hi, n),
+                denom: hi - lo,
+                n_f: n as f32,
+                closed: Closed::Left,
+            })
+        }
+        (None, Extremes::Integer(lo, hi)) if lo != hi => {
+            // `_unsigned_subtract` of the integer extremes is exact; linspace casts then subtracts.
+            BinSpec::Uniform64(UniformBins {
+                edges: linspace(lo as f64, hi as f64, n),
+                denom: (hi - lo) as f64,
+                n_f: n as f64,
+                closed: Closed::Left,
+            })
+        }
+        (range, ext) => {
+            // Python floats (a `range`, the empty default (0, 1), or widened integer extremes)
+            // or float64 extremes: linspace in float64, then cast to the bin type.
+            let (lo, hi) = match (range, ext) {
+                (Some((lo, hi)), _) => widened(lo, hi),
+                (None, Extremes::Float64(lo, hi)) => widened(lo, hi),
+                (None, Extremes::Integer(lo, hi)) => widened(lo as f64, hi as f64),
+                _ => (0.0, 1.0),
+            };
+            let edges = linspace(lo, hi, n);
+            match kind {
+                ValueKind::Float32 => BinSpec::Uniform32(UniformBins {
+                    edges: edges.iter().map(|&e| e as f32).collect(),
+                    denom: (hi - lo) as f32,
+                    n_f: n as f32,
+                    closed: Closed::Left,
+                }),
+                _ => BinSpec::Uniform64(UniformBins {
+                    edges,
+                    denom: hi - lo,
+                    n_f: n as f64,
+                    closed: Closed::Left,
+                }),
+            }
+        }
+    }
+}
+
+/// Polars' `hist(bin_count=n)`: `get_breaks` and `uniform_hist_count` in float64.
+fn polars_uniform(n: usize, range: Option<(f64, f64)>, ext: Extremes) -> UniformBins<f64> {
+    let (lo, hi) = match (range, ext) {
+        (Some(r), _) => r,
+        (None, Extremes::Float32(lo, hi)) => (lo as f64, hi as f64),
+        (None, Extremes::Float64(lo, hi)) => (lo, hi),
+        (None, Extremes::Integer(lo, hi)) => (lo as f64, hi as f64),
+        (None, Extremes::Empty) => (0.0, 1.0),
+    };
+    let (lo, width, hi) = if lo == hi {
+        (lo - 0.5, 1.0 / n as f64, hi + 0.5)
+    } else {
+        (lo, (hi - lo) / n as f64, hi)
+    };
+    let mut edges: Vec<f64> = (0..=n).map(|i| i as f64 * width + lo).collect();
+    edges[n] = hi;
+    UniformBins {
+        denom: n as f64 / (hi - lo),
+        n_f: n as f64,
+        edges,
+        closed: Closed::Right,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(bins: Bins, range: Option<(f64, f64)>, closed: Closed, ext: Extremes) -> BinSpec {
+        let kind = match ext {
+            Extremes::Float32(..) => ValueKind::Float32,
+            Extremes::Integer(..) => ValueKind::Integer,
+            _ => ValueKind::Float64,
+        };
+        BinSpec::resolve(&bins, range, closed, kind, || ext).unwrap()
+    }
+
+    fn bin64(s: &BinSpec, x: f64) -> usize {
+        match s {
+            BinSpec::Uniform64(u) => u.bin(x),
+            BinSpec::Edges(e) => e.bin(x),
+            BinSpec::Uniform32(u) => u.bin(x as f32),
+        }
+    }
+
+    #[test]
+    fn left_closed_edges_follow_numpy() {
+        // np.histogram([0, 1, 2, 3], bins=3) -> [1, 1, 2]
+        let s = spec(Bins::Count(3), None, Closed::Left, Extremes::Integer(0, 3));
+        let bins: Vec<usize> = [0.0, 1.0, 2.0, 3.0].iter().map(|&x| bin64(&s, x)).collect();
+        assert_eq!(bins, vec![0, 1, 2, 2]);
+        assert_eq!(s.edges_f64(), vec![0.0, 1.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn right_closed_edges_follow_polars() {
+        // pl.Series([0, 1, 2, 3]).hist(bin_count=3) -> [2, 1, 1]
+        let s = spec(Bins::Count(3), None, Closed::Right, Extremes::Integer(0, 3));
+        let bins: Vec<usize> = [0.0, 1.0, 2.0, 3.0].iter().map(|&x| bin64(&s, x)).collect();
+        assert_eq!(bins, vec![0, 0, 1, 2]);
+    }
+
+    #[test]
+    fn explicit_edges_both_conventions() {
+        let e = Bins::Edges(vec![0.0, 1.0, 2.5, 10.0]);
+        let left = spec(e.clone(), None, Closed::Left, Extremes::Empty);
+        let right = spec(e, None, Closed::Right, Extremes::Empty);
+        let xs = [-1.0, 0.0, 0.5, 1.0, 2.5, 9.0, 10.0, 10.5, f64::NAN];
+        let l: Vec<usize> = xs.iter().map(|&x| bin64(&left, x)).collect();
+        let r: Vec<usize> = xs.iter().map(|&x| bin64(&right, x)).collect();
+        assert_eq!(l, vec![3, 0, 0, 1, 2, 2, 2, 3, 3]);
+        assert_eq!(r, vec![3, 0, 0, 0, 1, 2, 2, 3, 3]);
+    }
+
+    #[test]
+    fn outside_nan_and_inf_are_not_counted() {
+        let s = spec(Bins::Count(4), Some((0.0, 1.0)), Closed::Left, Extremes::Empty);
+        for x in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1e-300, 1.0000000001] {
+            assert_eq!(bin64(&s, x), 4, "{x}");
+        }
+        assert_eq!(bin64(&s, 1.0), 3);
+        assert_eq!(bin64(&s, 0.0), 0);
+    }
+
+    #[test]
+    fn one_distinct_value_widens_by_half() {
+        let s = spec(Bins::Count(2), None, Closed::Left, Extremes::Float64(5.0, 5.0));
+        assert_eq!(s.edges_f64(), vec![4.5, 5.0, 5.5]);
+        assert_eq!(bin64(&s, 5.0), 1);
+        let s = spec(Bins::Count(2), None, Closed::Left, Extremes::Empty);
+        assert_eq!(s.edges_f64(), vec![0.0, 0.5, 1.0]);
+    }
+
+    #[test]
+    fn float32_columns_bin_in_float32() {
+        let s = spec(Bins::Count(10), Some((0.1, 0.9)), Closed::Left, Extremes::Float32(0.0, 0.0));
+        let BinSpec::Uniform32(u) = &s else {
+            panic!("expected float32 bins")
+        };
+        assert_eq!(u.edges[0], 0.1f32);
+        assert_eq!(u.edges[10], 0.9f32);
+    }
+
+    #[test]
+    fn integer_denominator_is_exact() {
+        let lo = -(1i128 << 62);
+        let hi = (1i128 << 62) + 1;
+        let s = spec(Bins::Count(7), None, Closed::Left, Extremes::Integer(lo, hi));
+        let BinSpec::Uniform64(u) = &s else {
+            panic!("expected float64 bins")
+        };
+        assert_eq!(u.denom, (hi - lo) as f64);
+        assert_eq!(u.bin(hi as f64), 6);
+        assert_eq!(u.bin(lo as f64), 0);
+    }
+
+    #[test]
+    fn bad_arguments_are_errors() {
+        let r = |b: Bins, range| {
+            BinSpec::resolve(&b, range, Closed::Left, ValueKind::Float64, || {
+                Extremes::Float64(0.0, 1.0)
+            })
+        };
+        assert!(r(Bins::Count(0), None).is_err());
+        assert!(r(Bins::Count(MAX_BINS + 1), None).is_err());
+        assert!(r(Bins::Edges(vec![1.0]), None).is_err());
+        assert!(r(Bins::Edges(vec![0.0, 1.0, 1.0]), None).is_err());
+        assert!(r(Bins::Edges(vec![0.0, f64::NAN]), None).is_err());
+        assert!(r(Bins::Edges(vec![0.0, f64::INFINITY]), None).is_err());
+        assert!(r(Bins::Count(3), Some((1.0, 0.0))).is_err());
+        assert!(r(Bins::Count(3), Some((0.0, f64::NAN))).is_err());
+        assert!(r(Bins::Count(3), Some((f64::NEG_INFINITY, 0.0))).is_err());
+        let inf = BinSpec::resolve(&Bins::Count(3), None, Closed::Left, ValueKind::Float64, || {
+            Extremes::Float64(0.0, f64::INFINITY)
+        });
+        assert!(inf.unwrap_err().to_string().contains("not finite"));
+    }
+
+    #[test]
+    fn collapsing_bins_are_refused_like_numpy_and_never_index_out_of_range() {
+        for (lo, hi, n) in [(1e-45f32, 3e-45f32, 1000usize), (1e7, 1e7 + 3.0, 1 << 20)] {
+            let left = BinSpec::resolve(&Bins::Count(n), None, Closed::Left, ValueKind::Float32, || {
+                Extremes::Float32(lo, hi)
+            });
+            assert!(left.unwrap_err().to_string().contains("too many bins"));
+            // Polars' rule has no such check: it must still keep every index in bounds.
+            let s = spec(Bins::Count(n), None, Closed::Right, Extremes::Float32(lo, hi));
+            let BinSpec::Uniform64(u) = &s else { panic!() };
+            let mut x = lo;
+            while x <= hi {
+                assert!(u.bin(x as f64) < n);
+                x = f32::from_bits(x.to_bits() + 1);
+            }
+        }
+    }
+}

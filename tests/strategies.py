@@ -1,0 +1,170 @@
+"""Hypothesis strategies for columns that stress the bin rules, and the numpy reference."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+from hypothesis import strategies as st
+
+from conftest import NUMERIC
+
+
+@dataclass
+class Case:
+    """A column (possibly chunked, with nulls) and histogram arguments."""
+
+    series: pl.Series
+    bins: int | list[float]
+    range: tuple[float, float] | None = None
+    weights: pl.Series | None = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def valid_numpy(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """The values numpy should see: nulls (in values or weights) and NaN dropped."""
+        s = self.series.to_physical()
+        mask = s.is_not_null()
+        if self.weights is not None:
+            mask &= self.weights.is_not_null()
+        if s.dtype.is_float():
+            mask &= ~s.is_nan().fill_null(True)
+        np_dtype = NUMERIC[s.dtype]
+        values = s.filter(mask).to_numpy().astype(np_dtype, copy=False)
+        w = None if self.weights is None else self.weights.filter(mask).to_numpy()
+        return values, w
+
+
+def numpy_histogram(case: Case, density: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    values, w = case.valid_numpy()
+    return np.histogram(values, bins=case.bins, range=case.range, weights=w, density=density)
+
+
+def _int_info(np_dtype: Any) -> tuple[int, int]:
+    info = np.iinfo(np_dtype)
+    return int(info.min), int(info.max)
+
+
+@st.composite
+def base_values(draw: st.DrawFn, np_dtype: Any, size: int) -> np.ndarray:
+    if np.issubdtype(np_dtype, np.floating):
+        width = 32 if np_dtype == np.float32 else 64
+        special = st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 1e-30, np.nan])
+        scale = float(np_dtype(draw(st.sampled_from([1.0, 1e-3, 1e3, 1e12]))))
+        plain = st.floats(-scale, scale, width=width)
+        wild = st.floats(width=width, allow_nan=True, allow_infinity=True)
+        elements = st.one_of(plain, plain, plain, special, wild)
+        style = draw(st.sampled_from(["plain", "wild", "few", "one"]))
+        if style == "plain":
+            elements = plain
+        elif style == "few":
+            pool = draw(st.lists(plain, min_size=1, max_size=4))
+            elements = st.sampled_from(pool)
+        elif style == "one":
+            elements = st.just(draw(plain))
+        return np.array(draw(st.lists(elements, min_size=size, max_size=size)), dtype=np_dtype)
+    lo, hi = _int_info(np_dtype)
+    span = draw(st.sampled_from(["full", "small", "one", "near_max"]))
+    if span == "small":
+        lo, hi = max(lo, -50), min(hi, 50)
+    elif span == "one":
+        v = draw(st.integers(lo, hi))
+        lo, hi = v, v
+    elif span == "near_max":
+        lo = max(lo, hi - 1000)
+    ints = st.integers(lo, hi)
+    return np.array(draw(st.lists(ints, min_size=size, max_size=size)), dtype=np_dtype)
+
+
+def with_edge_values(values: np.ndarray, edges: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Adds values placed exactly on numpy's edges and one ulp either side."""
+    if len(edges) == 0:
+        return values
+    picks = edges[rng.integers(0, len(edges), size=min(len(edges), 64))]
+    if np.issubdtype(values.dtype, np.floating):
+        picks = picks.astype(values.dtype)
+        picks = np.concatenate(
+            [picks, np.nextafter(picks, np.inf), np.nextafter(picks, -np.inf)]
+        ).astype(values.dtype)
+    else:
+        info = np.iinfo(values.dtype)
+        finite = picks[np.isfinite(picks)]
+        finite = np.clip(np.floor(finite), float(info.min), float(info.max))
+        # float -> int at the top of int64/uint64 can overflow: keep what converts back exactly
+        ok = finite < 2.0**63 if info.max > 2**62 else np.ones(len(finite), bool)
+        picks = finite[ok].astype(values.dtype)
+    return np.concatenate([values, picks])
+
+
+def to_series(
+    values: np.ndarray, pl_dtype: Any, null_mask: np.ndarray, n_chunks: int, name: str = "x"
+) -> pl.Series:
+    s = pl.Series(name, values, dtype=pl_dtype)
+    if null_mask.any():
+        s = s.scatter(np.flatnonzero(null_mask), None)
+    if n_chunks <= 1 or len(s) < n_chunks:
+        return s
+    cuts = np.linspace(0, len(s), n_chunks + 1).astype(int)
+    parts = [s.slice(a, b - a) for a, b in zip(cuts[:-1], cuts[1:])]
+    out = parts[0].clone()
+    for p in parts[1:]:
+        out.append(p)
+    return out
+
+
+@st.composite
+def cases(
+    draw: st.DrawFn,
+    dtypes: list[Any] | None = None,
+    explicit_edges: bool | None = None,
+    weighted: bool = False,
+    max_size: int = 300,
+) -> Case:
+    pl_dtype = draw(st.sampled_from(dtypes or list(NUMERIC)))
+    np_dtype = NUMERIC[pl_dtype]
+    size = draw(st.integers(0, max_size))
+    values = draw(base_values(np_dtype, size))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    if explicit_edges is None:
+        explicit_edges = draw(st.booleans())
+    finite = values[np.isfinite(values.astype(np.float64))] if values.size else values
+    if explicit_edges:
+        anchors = st.floats(-1e6, 1e6) if finite.size == 0 else st.sampled_from(
+            [float(v) for v in finite]
+        ) | st.floats(float(finite.min()) - 1, float(finite.max()) + 1)
+        edges = sorted(set(draw(st.lists(anchors, min_size=2, max_size=40))))
+        if len(edges) < 2:
+            e0 = edges[0] if edges else 0.0
+            edges = [e0, e0 + max(1.0, abs(e0) * 2.0**-50)]
+        bins: int | list[float] = edges
+        rng_arg = None
+        numpy_edges = np.array(edges)
+    else:
+        bins = draw(st.sampled_from([1, 2, 3, 5, 10, 64, 100, 255, 256, 1000]) | st.integers(1, 5000))
+        rng_arg = None
+        if draw(st.booleans()):
+            if finite.size and draw(st.booleans()):
+                lo = float(np.quantile(finite.astype(np.float64), draw(st.floats(0, 0.5))))
+                hi = float(np.quantile(finite.astype(np.float64), draw(st.floats(0.5, 1))))
+            else:
+                a, b = sorted(draw(st.lists(st.floats(-1e9, 1e9), min_size=2, max_size=2)))
+                lo, hi = a, b
+            rng_arg = (lo, hi)
+        try:
+            ok = values[~np.isnan(values.astype(np.float64))] if values.size else values
+            numpy_edges = np.histogram_bin_edges(ok, bins=bins, range=rng_arg)
+        except ValueError:
+            numpy_edges = np.array([])
+    values = with_edge_values(values, numpy_edges, rng)
+    rng.shuffle(values)
+    null_rate = draw(st.sampled_from([0.0, 0.0, 0.1, 0.5, 1.0]))
+    nulls = rng.random(len(values)) < null_rate
+    n_chunks = draw(st.sampled_from([1, 1, 2, 3, 7]))
+    series = to_series(values, pl_dtype, nulls, n_chunks)
+    weights = None
+    if weighted:
+        w = rng.integers(-3, 10, size=len(values)).astype(np.float64)
+        w_nulls = rng.random(len(values)) < draw(st.sampled_from([0.0, 0.2]))
+        weights = to_series(w, pl.Float64, w_nulls, draw(st.sampled_from([1, 2, 5])), "w")
+    return Case(series=series, bins=bins, range=rng_arg, weights=weights)
