@@ -1,10 +1,12 @@
 # One entry point for people and CI. `make demo` and `make test` need only python3 and cargo.
 VENV  ?= .venv
 PY    := $(VENV)/bin/python
+# NVRTC from PyPI (nvidia-cuda-nvrtc): the Rust tests compile every kernel with it, no GPU needed.
+NVRTC_LIB = $(firstword $(wildcard $(abspath $(VENV))/lib/python3*/site-packages/nvidia/cu13/lib))
 FILE  ?=
 ARGS  ?= --plot hist.png
 
-.PHONY: demo test develop lint bench clean
+.PHONY: demo test develop lint bench gpu-stage clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -24,7 +26,7 @@ demo: develop
 test: develop
 	cargo fmt --all -- --check
 	$(VENV)/bin/ruff check python tests benches
-	cargo test --quiet
+	LD_LIBRARY_PATH=$(NVRTC_LIB):$$LD_LIBRARY_PATH PGH_REQUIRE_NVRTC=1 cargo test --quiet
 	$(PY) -m pytest -q
 
 lint: $(VENV)/.installed
@@ -35,6 +37,15 @@ lint: $(VENV)/.installed
 
 bench: develop
 	$(PY) benches/cpu_bench.py
+
+# Everything the GPU host needs, in the ignored .gpu/: our stripped abi3 wheel, the Polars wheels,
+# hypothesis, peers.py. Then: device run `bash scripts/gpu_check.sh all` carrying .gpu.
+gpu-stage: $(VENV)/.installed
+	rm -rf .gpu && bash ../shared/gpu/stage.sh .gpu
+	rm -f .gpu/boost_histogram-* .gpu/fast_histogram-*
+	$(PY) -m pip download -q --no-deps --only-binary=:all: -d .gpu hypothesis sortedcontainers attrs
+	$(VENV)/bin/maturin build --release --strip -o .gpu
+	du -sh .gpu
 
 clean:
 	rm -rf $(VENV) target

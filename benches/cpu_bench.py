@@ -16,7 +16,6 @@ from collections.abc import Callable
 
 import numpy as np
 import polars as pl
-
 import polars_gpu_hist  # noqa: F401
 
 CORES = os.cpu_count() or 1
@@ -110,8 +109,10 @@ def main() -> None:
             reps = args.reps if "edges" not in name or "ours" in name else max(3, args.reps // 2)
             results[dist][name] = median_ms(fn, reps)
         del x
-    print(f"\nCPU: {platform.processor() or platform.machine()}, {CORES} cores, "
-          f"n = 2^{args.log2n} float64, {bins} bins; median ms")
+    print(
+        f"\nCPU: {platform.processor() or platform.machine()}, {CORES} cores, "
+        f"n = 2^{args.log2n} float64, {bins} bins; median ms"
+    )
     names = list(results["uniform"])
     print(f"{'implementation':52s}" + "".join(f"{d:>12s}" for d in results))
     for name in names:

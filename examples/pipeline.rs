@@ -15,10 +15,12 @@ fn main() -> PolarsResult<()> {
         bins: Bins::Edges(vec![0.0, 10.0, 25.0, 50.0, 100.0]),
         ..Default::default()
     };
-    for part in df.partition_by_stable(["sensor"], true)? {
-        let sensor = part.column("sensor")?.i32()?.get(0);
-        let hist = histogram_frame(part.column("reading")?.as_materialized_series(), None, &options)?;
-        println!("sensor {sensor:?}\n{hist}");
+    let sensors = df.column("sensor")?.i32()?;
+    for sensor in 0..3 {
+        let part = df.filter(&sensors.equal(sensor))?;
+        let readings = part.column("reading")?.as_materialized_series();
+        let hist = histogram_frame(readings, None, &options)?;
+        println!("sensor {sensor}\n{hist}");
     }
     Ok(())
 }

@@ -28,8 +28,10 @@ template <class F>
 struct UniformRule {
     const F* edges;  // n + 1 edges
     unsigned int n;
+    unsigned int literal;  // replay numpy's division (see bins.rs); else the cheap rule
     F denom;
     F n_f;
+    F scale;  // n / (hi - lo)
 };
 typedef UniformRule<float> UniformRule32;
 typedef UniformRule<double> UniformRule64;
@@ -39,8 +41,8 @@ struct EdgeRule {
     unsigned int n;
 };
 
-static_assert(sizeof(UniformRule32) == 24 && alignof(UniformRule32) == 8, "host layout");
-static_assert(sizeof(UniformRule64) == 32 && alignof(UniformRule64) == 8, "host layout");
+static_assert(sizeof(UniformRule32) == 32 && alignof(UniformRule32) == 8, "host layout");
+static_assert(sizeof(UniformRule64) == 40 && alignof(UniformRule64) == 8, "host layout");
 static_assert(sizeof(EdgeRule) == 16 && alignof(EdgeRule) == 8, "host layout");
 
 // ---- Value -> bin, for one rule kind and closed side ----
@@ -51,7 +53,7 @@ struct UniformBin {
     unsigned int n;
 
     __device__ explicit UniformBin(const UniformRule<F>& r)
-        : u{r.edges, r.n, r.edges[0], r.edges[r.n], r.denom, r.n_f}, n(r.n)
+        : u{r.edges, r.n, r.edges[0], r.edges[r.n], r.denom, r.n_f, r.scale, r.literal != 0}, n(r.n)
     {
     }
 
@@ -125,24 +127,35 @@ __device__ __forceinline__ double from_bits<double>(u64 bits)
     return __longlong_as_double(static_cast<long long>(bits));
 }
 
-// Element j of a 16-byte chunk. Selecting words, rather than indexing an array, keeps the chunk
-// in registers when j is not a compile-time constant.
-__device__ __forceinline__ Value element(const uint4& q, unsigned int j)
-{
-    const unsigned int byte = j * sizeof(Value);
-    const unsigned int word = byte / 4;
-    const unsigned int lo = word == 0 ? q.x : word == 1 ? q.y : word == 2 ? q.z : q.w;
-    if constexpr (sizeof(Value) == 8) {
-        const unsigned int hi = word == 0 ? q.y : q.w;
-        return from_bits<Value>(u64(hi) << 32 | lo);
-    } else {
-        return from_bits<Value>(lo >> (byte % 4 * 8));
-    }
-}
+// Hands out the elements of a 16-byte chunk, lowest address first, by shifting the chunk down:
+// registers only, no branches, and the loop over it need not be unrolled.
+template <class T>
+struct Chunk {
+    uint4 q;
 
-// Calls op(present, row, x) for every row of the grid-stride range. 16-byte loads are what
-// reach full memory bandwidth (4-byte loads reached 54%), so the aligned body is read as uint4
-// and the unaligned head and the tail (< 16 / sizeof(Value) rows each) by the grid's first warp.
+    __device__ T next()
+    {
+        if constexpr (sizeof(T) == 8) {
+            const T x = from_bits<T>(u64(q.y) << 32 | q.x);
+            q = make_uint4(q.z, q.w, 0, 0);
+            return x;
+        } else if constexpr (sizeof(T) == 4) {
+            const T x = from_bits<T>(q.x);
+            q = make_uint4(q.y, q.z, q.w, 0);
+            return x;
+        } else {
+            constexpr unsigned int bits = 8 * sizeof(T);
+            const T x = from_bits<T>(q.x);
+            q = make_uint4(__funnelshift_r(q.x, q.y, bits), __funnelshift_r(q.y, q.z, bits),
+                           __funnelshift_r(q.z, q.w, bits), q.w >> bits);
+            return x;
+        }
+    }
+};
+
+// Calls op(present, row, x) for every row of the grid-stride range. The aligned body is read
+// with 16-byte loads (4-byte loads reached only 54% of memory bandwidth), the unaligned head and
+// the tail (< 16 / sizeof(Value) rows each) by the grid's first warp.
 // Every lane of a warp calls op the same number of times, with present = false for rows past
 // the end or null, so op may use full-warp intrinsics.
 template <bool NULLABLE, class Op>
@@ -166,12 +179,14 @@ __device__ __forceinline__ void scan_rows(
     // Loop while the warp's first lane is in range, so whole warps iterate together.
     for (u64 v = tid; v - lane < vectors; v += threads) {
         const bool in = v < vectors;
-        const uint4 chunk = in ? __ldg(body + v) : make_uint4(0, 0, 0, 0);
+        Chunk<Value> chunk{in ? __ldg(body + v) : make_uint4(0, 0, 0, 0)};
         const u64 row0 = head + v * K;
-        // Unrolling this loop multiplies NVRTC's compile time (16 s instead of 3.5 s for bytes).
+        // Unrolled, this ran 3-16% faster on an H200 but took NVRTC up to 4x longer to compile
+        // (16 s instead of 3.5 s for 1-byte values), while the copy from host memory is slower
+        // than either by far.
 #pragma unroll 1
         for (unsigned int j = 0; j < K; ++j) {
-            op(in && valid(row0 + j), row0 + j, element(chunk, j));
+            op(in && valid(row0 + j), row0 + j, chunk.next());
         }
     }
 
@@ -223,6 +238,7 @@ extern __shared__ __align__(16) unsigned char smem[];
 // Block-private histograms: `replicas` copies of n counters, `stride` counters apart; warp w
 // counts into copy w % replicas, so a run of one value spreads over several addresses. u32
 // counters are exact while one block sees fewer than 2^32 rows (the host splits launches).
+// Every thread of the block must reach the __syncthreads() calls: no early exits.
 template <class C, class Out, class Bin, class Amount>
 __device__ __forceinline__ void shared_hist(
     const Value* values, u64 len, const unsigned char* validity, u64 validity_offset, Bin bin,
@@ -237,11 +253,9 @@ __device__ __forceinline__ void shared_hist(
     C* const mine = counters + threadIdx.x / 32 % replicas * stride;
     const unsigned int n = bin.n;
     for_each_row(values, len, validity, validity_offset, [&](bool present, u64 row, Value x) {
-        if (present && amount.take(row)) {
-            const unsigned int b = bin(x);
-            if (b < n) {
-                atomicAdd(mine + b, amount.amount(row));
-            }
+        const unsigned int b = bin(x);
+        if (present && b < n && amount.take(row)) {
+            atomicAdd(mine + b, amount.amount(row));
         }
     });
     __syncthreads();
@@ -282,11 +296,9 @@ __device__ __forceinline__ void global_weighted_hist(
 {
     const unsigned int n = bin.n;
     for_each_row(values, len, validity, validity_offset, [&](bool present, u64 row, Value x) {
-        if (present && weights.take(row)) {
-            const unsigned int b = bin(x);
-            if (b < n) {
-                atomicAdd(out + b, weights.amount(row));
-            }
+        const unsigned int b = bin(x);
+        if (present && b < n && weights.take(row)) {
+            atomicAdd(out + b, weights.amount(row));
         }
     });
 }
@@ -331,3 +343,5 @@ HIST_KERNELS(u64, UniformRule64, U64Bin, left, false)
 HIST_KERNELS(u64, UniformRule64, U64Bin, right, true)
 HIST_KERNELS(edges, EdgeRule, EdgeBin, left, false)
 HIST_KERNELS(edges, EdgeRule, EdgeBin, right, true)
+
+#include "extremes.cuh"

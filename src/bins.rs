@@ -8,9 +8,13 @@
 //!   (in float32 only when the range comes from a Float32 column's own min/max). A value `x` is
 //!   kept when `edges[0] <= x <= edges[n]`; its bin is estimated as
 //!   `trunc(((x - lo) / denom) * n)` in `F` and corrected once against the two neighbouring edges
-//!   (`x < e[i]` moves down, `x >= e[i+1]` moves up unless `i` is the last bin). This is numpy's
-//!   own algorithm, so even where its single correction is not enough (float32, millions of bins)
-//!   the counts are numpy's.
+//!   (`x < e[i]` moves down, `x >= e[i+1]` moves up unless `i` is the last bin). That division
+//!   is costly, and numpy's answer is simply the bin whose edges hold `x` whenever its estimate
+//!   is within one bin of it. The estimate is monotone in `x`, so checking each bin's first and
+//!   last representable value proves (or refutes) this for every `x` at once: when it holds, the
+//!   backends use a cheap multiply-and-search rule that finds the edge bin; when it does not
+//!   (float32, millions of bins), they replay numpy's arithmetic literally. Either way the
+//!   counts are numpy's.
 //! - Explicit edges are float64; bin `i` holds `e[i] <= x < e[i+1]`, the last bin `e[n-1] <= x <= e[n]`.
 //!
 //! `closed = "right"` reproduces Polars' `Expr.hist`: float64 arithmetic, edges
@@ -89,6 +93,8 @@ pub trait BinFloat:
     fn to_f64(self) -> f64;
     /// `self as usize`: truncation, saturating at 0 and at `usize::MAX` (NaN gives 0).
     fn trunc_usize(self) -> usize;
+    /// The largest value below `self`.
+    fn next_down(self) -> Self;
 }
 
 macro_rules! bin_float {
@@ -112,6 +118,9 @@ macro_rules! bin_float {
             fn trunc_usize(self) -> usize {
                 self as usize
             }
+            fn next_down(self) -> Self {
+                <$t>::next_down(self)
+            }
         }
     };
 }
@@ -128,9 +137,59 @@ pub struct UniformBins<F> {
     /// The bin count in `F` (numpy's `norm_numerator`).
     pub n_f: F,
     pub closed: Closed,
+    /// `n / (hi - lo)`: the cheap estimate of closed-left bins.
+    pub scale: F,
+    /// Closed left only: numpy's estimate can miss the edge bin by more than one somewhere, so
+    /// its arithmetic must be replayed literally.
+    pub literal: bool,
 }
 
 impl<F: BinFloat> UniformBins<F> {
+    /// numpy's bins: checks once whether the cheap rule gives numpy's answer for every value.
+    fn numpy(edges: Vec<F>, denom: F, n_f: F) -> Self {
+        let n = edges.len() - 1;
+        let span = edges[n].to_f64() - edges[0].to_f64();
+        let mut bins = UniformBins {
+            scale: F::from_f64(n as f64 / span),
+            edges,
+            denom,
+            n_f,
+            closed: Closed::Left,
+            literal: false,
+        };
+        bins.literal = !bins.numpy_estimate_is_near_everywhere();
+        bins
+    }
+
+    /// numpy's bin estimate before its correction, `n - 1` for `n` as numpy clamps it.
+    #[inline(always)]
+    fn numpy_estimate(&self, x: F) -> usize {
+        let n = self.len();
+        let i = (((x - self.edges[0]) / self.denom) * self.n_f).trunc_usize();
+        if i == n {
+            n - 1
+        } else {
+            i
+        }
+    }
+
+    /// Whether numpy's estimate lies within one bin of the edge bin for every `x`: the estimate
+    /// is monotone, so the first and last value of each bin bound it over the whole bin.
+    fn numpy_estimate_is_near_everywhere(&self) -> bool {
+        use rayon::prelude::*;
+        let n = self.len();
+        let near = |b: usize| {
+            let first = self.edges[b];
+            let last = if b == n - 1 {
+                self.edges[n]
+            } else {
+                self.edges[b + 1].next_down()
+            };
+            self.numpy_estimate(first) + 1 >= b && self.numpy_estimate(last) <= b + 1
+        };
+        (0..n).into_par_iter().with_min_len(1 << 14).all(near)
+    }
+
     #[inline(always)]
     pub fn len(&self) -> usize {
         self.edges.len() - 1
@@ -158,7 +217,9 @@ impl<F: BinFloat> UniformBins<F> {
         if !(x >= lo && x <= e[n]) {
             return n;
         }
-        let mut i = (((x - lo) / self.denom) * self.n_f).trunc_usize().min(n - 1);
+        let mut i = (((x - lo) / self.denom) * self.n_f)
+            .trunc_usize()
+            .min(n - 1);
         // SAFETY of the indexing below: i <= n - 1, and i > 0 whenever x < e[i] (x >= e[0]).
         if x < e[i] {
             i -= 1;
@@ -239,7 +300,11 @@ fn upper_bound(e: &[f64], x: f64) -> usize {
     let mut len = e.len();
     while len > 1 {
         let half = len / 2;
-        base = if e[base + half - 1] <= x { base + half } else { base };
+        base = if e[base + half - 1] <= x {
+            base + half
+        } else {
+            base
+        };
         len -= half;
     }
     base + (e[base] <= x) as usize
@@ -252,7 +317,11 @@ fn lower_bound(e: &[f64], x: f64) -> usize {
     let mut len = e.len();
     while len > 1 {
         let half = len / 2;
-        base = if e[base + half - 1] < x { base + half } else { base };
+        base = if e[base + half - 1] < x {
+            base + half
+        } else {
+            base
+        };
         len -= half;
     }
     base + (e[base] < x) as usize
@@ -445,7 +514,9 @@ fn linspace<P: BinFloat>(start: P, stop: P, n: usize) -> Vec<P> {
     let div = P::from_usize(n);
     let step = delta / div;
     let mut edges: Vec<P> = if step.to_f64() == 0.0 {
-        (0..=n).map(|i| P::from_usize(i) / div * delta + start).collect()
+        (0..=n)
+            .map(|i| P::from_usize(i) / div * delta + start)
+            .collect()
     } else {
         (0..=n).map(|i| P::from_usize(i) * step + start).collect()
     };
@@ -456,26 +527,30 @@ fn linspace<P: BinFloat>(start: P, stop: P, n: usize) -> Vec<P> {
 /// numpy's `histogram` for `bins=n`: `_get_outer_edges`, `linspace` and `norm_denom`.
 fn numpy_uniform(n: usize, range: Option<(f64, f64)>, kind: ValueKind, ext: Extremes) -> BinSpec {
     // Outer edges as Python would see them: floats from `range`, or numpy scalars of the data.
-    let widened = |lo: f64, hi: f64| if lo == hi { (lo - 0.5, hi + 0.5) } else { (lo, hi) };
+    let widened = |lo: f64, hi: f64| {
+        if lo == hi {
+            (lo - 0.5, hi + 0.5)
+        } else {
+            (lo, hi)
+        }
+    };
     match (range, ext) {
         (None, Extremes::Float32(lo, hi)) => {
             // float32 scalars: everything, linspace included, stays in float32.
-            let (lo, hi) = if lo == hi { (lo - 0.5, hi + 0.5) } else { (lo, hi) };
-            BinSpec::Uniform32(UniformBins {
-                edges: linspace(lo, hi, n),
-                denom: hi - lo,
-                n_f: n as f32,
-                closed: Closed::Left,
-            })
+            let (lo, hi) = if lo == hi {
+                (lo - 0.5, hi + 0.5)
+            } else {
+                (lo, hi)
+            };
+            BinSpec::Uniform32(UniformBins::numpy(linspace(lo, hi, n), hi - lo, n as f32))
         }
         (None, Extremes::Integer(lo, hi)) if lo != hi => {
             // `_unsigned_subtract` of the integer extremes is exact; linspace casts then subtracts.
-            BinSpec::Uniform64(UniformBins {
-                edges: linspace(lo as f64, hi as f64, n),
-                denom: (hi - lo) as f64,
-                n_f: n as f64,
-                closed: Closed::Left,
-            })
+            BinSpec::Uniform64(UniformBins::numpy(
+                linspace(lo as f64, hi as f64, n),
+                (hi - lo) as f64,
+                n as f64,
+            ))
         }
         (range, ext) => {
             // Python floats (a `range`, the empty default (0, 1), or widened integer extremes)
@@ -488,18 +563,12 @@ fn numpy_uniform(n: usize, range: Option<(f64, f64)>, kind: ValueKind, ext: Extr
             };
             let edges = linspace(lo, hi, n);
             match kind {
-                ValueKind::Float32 => BinSpec::Uniform32(UniformBins {
-                    edges: edges.iter().map(|&e| e as f32).collect(),
-                    denom: (hi - lo) as f32,
-                    n_f: n as f32,
-                    closed: Closed::Left,
-                }),
-                _ => BinSpec::Uniform64(UniformBins {
-                    edges,
-                    denom: hi - lo,
-                    n_f: n as f64,
-                    closed: Closed::Left,
-                }),
+                ValueKind::Float32 => BinSpec::Uniform32(UniformBins::numpy(
+                    edges.iter().map(|&e| e as f32).collect(),
+                    (hi - lo) as f32,
+                    n as f32,
+                )),
+                _ => BinSpec::Uniform64(UniformBins::numpy(edges, hi - lo, n as f64)),
             }
         }
     }
@@ -526,6 +595,8 @@ fn polars_uniform(n: usize, range: Option<(f64, f64)>, ext: Extremes) -> Uniform
         n_f: n as f64,
         edges,
         closed: Closed::Right,
+        scale: n as f64 / (hi - lo),
+        literal: true,
     }
 }
 
@@ -581,8 +652,19 @@ mod tests {
 
     #[test]
     fn outside_nan_and_inf_are_not_counted() {
-        let s = spec(Bins::Count(4), Some((0.0, 1.0)), Closed::Left, Extremes::Empty);
-        for x in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1e-300, 1.0000000001] {
+        let s = spec(
+            Bins::Count(4),
+            Some((0.0, 1.0)),
+            Closed::Left,
+            Extremes::Empty,
+        );
+        for x in [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -1e-300,
+            1.0000000001,
+        ] {
             assert_eq!(bin64(&s, x), 4, "{x}");
         }
         assert_eq!(bin64(&s, 1.0), 3);
@@ -591,7 +673,12 @@ mod tests {
 
     #[test]
     fn one_distinct_value_widens_by_half() {
-        let s = spec(Bins::Count(2), None, Closed::Left, Extremes::Float64(5.0, 5.0));
+        let s = spec(
+            Bins::Count(2),
+            None,
+            Closed::Left,
+            Extremes::Float64(5.0, 5.0),
+        );
         assert_eq!(s.edges_f64(), vec![4.5, 5.0, 5.5]);
         assert_eq!(bin64(&s, 5.0), 1);
         let s = spec(Bins::Count(2), None, Closed::Left, Extremes::Empty);
@@ -600,7 +687,12 @@ mod tests {
 
     #[test]
     fn float32_columns_bin_in_float32() {
-        let s = spec(Bins::Count(10), Some((0.1, 0.9)), Closed::Left, Extremes::Float32(0.0, 0.0));
+        let s = spec(
+            Bins::Count(10),
+            Some((0.1, 0.9)),
+            Closed::Left,
+            Extremes::Float32(0.0, 0.0),
+        );
         let BinSpec::Uniform32(u) = &s else {
             panic!("expected float32 bins")
         };
@@ -612,13 +704,65 @@ mod tests {
     fn integer_denominator_is_exact() {
         let lo = -(1i128 << 62);
         let hi = (1i128 << 62) + 1;
-        let s = spec(Bins::Count(7), None, Closed::Left, Extremes::Integer(lo, hi));
+        let s = spec(
+            Bins::Count(7),
+            None,
+            Closed::Left,
+            Extremes::Integer(lo, hi),
+        );
         let BinSpec::Uniform64(u) = &s else {
             panic!("expected float64 bins")
         };
         assert_eq!(u.denom, (hi - lo) as f64);
         assert_eq!(u.bin(hi as f64), 6);
         assert_eq!(u.bin(lo as f64), 0);
+    }
+
+    /// The cheap rule must give numpy's literal answer wherever the check allows it.
+    #[test]
+    fn cheap_rule_agrees_with_numpy_arithmetic_where_proved() {
+        for (lo, hi, n) in [
+            (0.1f64, 0.9f64, 10usize),
+            (-3.3, 1e5, 4096),
+            (0.1, 0.7, 1 << 20),
+            (0.0, 1.0, 1 << 24),
+            (1.0, 3.0, 1 << 22),
+        ] {
+            let s = spec(
+                Bins::Count(n),
+                Some((lo, hi)),
+                Closed::Left,
+                Extremes::Float32(0.0, 0.0),
+            );
+            let BinSpec::Uniform32(fast) = s else {
+                panic!()
+            };
+            let literal = UniformBins {
+                literal: true,
+                ..fast.clone()
+            };
+            // Every float32 around a sample of edges, and a sweep of the whole range.
+            let step = (n / 997).max(1);
+            let mut xs: Vec<f32> = (0..=n).step_by(step).map(|i| fast.edges[i]).collect();
+            xs.extend((0..20_000).map(|k| (lo + (hi - lo) * k as f64 / 20_000.0) as f32));
+            for x in xs {
+                for y in [x.next_down(), x, x.next_up()] {
+                    assert_eq!(
+                        fast.bin_left(y),
+                        literal.bin_left(y),
+                        "x={y} n={n} [{lo}, {hi}]"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_estimate_that_misses_by_two_forces_the_literal_rule() {
+        let edges = linspace(0.0f64, 1.0, 1000);
+        assert!(!UniformBins::numpy(edges.clone(), 1.0, 1000.0).literal);
+        // A denominator 0.4% off moves the estimate by up to 4 bins near the top.
+        assert!(UniformBins::numpy(edges, 1.004, 1000.0).literal);
     }
 
     #[test]
@@ -637,21 +781,34 @@ mod tests {
         assert!(r(Bins::Count(3), Some((1.0, 0.0))).is_err());
         assert!(r(Bins::Count(3), Some((0.0, f64::NAN))).is_err());
         assert!(r(Bins::Count(3), Some((f64::NEG_INFINITY, 0.0))).is_err());
-        let inf = BinSpec::resolve(&Bins::Count(3), None, Closed::Left, ValueKind::Float64, || {
-            Extremes::Float64(0.0, f64::INFINITY)
-        });
+        let inf = BinSpec::resolve(
+            &Bins::Count(3),
+            None,
+            Closed::Left,
+            ValueKind::Float64,
+            || Extremes::Float64(0.0, f64::INFINITY),
+        );
         assert!(inf.unwrap_err().to_string().contains("not finite"));
     }
 
     #[test]
     fn collapsing_bins_are_refused_like_numpy_and_never_index_out_of_range() {
         for (lo, hi, n) in [(1e-45f32, 3e-45f32, 1000usize), (1e7, 1e7 + 3.0, 1 << 20)] {
-            let left = BinSpec::resolve(&Bins::Count(n), None, Closed::Left, ValueKind::Float32, || {
-                Extremes::Float32(lo, hi)
-            });
+            let left = BinSpec::resolve(
+                &Bins::Count(n),
+                None,
+                Closed::Left,
+                ValueKind::Float32,
+                || Extremes::Float32(lo, hi),
+            );
             assert!(left.unwrap_err().to_string().contains("too many bins"));
             // Polars' rule has no such check: it must still keep every index in bounds.
-            let s = spec(Bins::Count(n), None, Closed::Right, Extremes::Float32(lo, hi));
+            let s = spec(
+                Bins::Count(n),
+                None,
+                Closed::Right,
+                Extremes::Float32(lo, hi),
+            );
             let BinSpec::Uniform64(u) = &s else { panic!() };
             let mut x = lo;
             while x <= hi {

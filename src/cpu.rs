@@ -175,7 +175,10 @@ fn count_task<T: Value, R: Rule<T>>(segments: &Vec<Segment<'_, T>>, rule: &R) ->
     let mut idx = [0u32; BLOCK];
     let flush = |private: &mut Vec<u32>, total: &mut Vec<u64>| {
         for r in 0..replicas {
-            for (t, c) in total.iter_mut().zip(&mut private[r * stride..r * stride + n]) {
+            for (t, c) in total
+                .iter_mut()
+                .zip(&mut private[r * stride..r * stride + n])
+            {
                 *t += *c as u64;
                 *c = 0;
             }

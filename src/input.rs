@@ -8,8 +8,10 @@ use crate::bins::{Extremes, ValueKind};
 use crate::error::{HistError, HistResult};
 
 /// A physical value type the histogram reads directly from Arrow buffers.
-pub trait Value: NativeType + PartialOrd + Copy + Send + Sync {
+pub trait Value: NativeType + PartialOrd + Copy + Send + Sync + cudarc::driver::DeviceRepr {
     const KIND: ValueKind;
+    /// The C type the CUDA kernels are compiled for (`-DVALUE_T`).
+    const C_TYPE: &'static str;
     /// numpy's `astype(float64)`: round to nearest.
     fn to_f64(self) -> f64;
     /// Only meaningful for float32 columns, the only ones binned in float32.
@@ -19,9 +21,10 @@ pub trait Value: NativeType + PartialOrd + Copy + Send + Sync {
 }
 
 macro_rules! int_value {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $c:literal),*) => {$(
         impl Value for $t {
             const KIND: ValueKind = ValueKind::Integer;
+            const C_TYPE: &'static str = $c;
             #[inline(always)]
             fn to_f64(self) -> f64 { self as f64 }
             #[inline(always)]
@@ -34,10 +37,14 @@ macro_rules! int_value {
         }
     )*};
 }
-int_value!(i8, i16, i32, i64, u8, u16, u32, u64);
+int_value!(
+    i8 => "signed char", i16 => "short", i32 => "int", i64 => "long long",
+    u8 => "unsigned char", u16 => "unsigned short", u32 => "unsigned int", u64 => "unsigned long long"
+);
 
 impl Value for f32 {
     const KIND: ValueKind = ValueKind::Float32;
+    const C_TYPE: &'static str = "float";
     #[inline(always)]
     fn to_f64(self) -> f64 {
         self as f64
@@ -57,6 +64,7 @@ impl Value for f32 {
 
 impl Value for f64 {
     const KIND: ValueKind = ValueKind::Float64;
+    const C_TYPE: &'static str = "double";
     #[inline(always)]
     fn to_f64(self) -> f64 {
         self
@@ -244,7 +252,11 @@ pub fn extremes<T: Value>(column: &Column<'_, T>) -> Extremes {
     let pieces: Vec<Segment<'_, T>> = column
         .segments
         .iter()
-        .flat_map(|s| (0..s.len()).step_by(PIECE).map(|a| s.slice(a, (a + PIECE).min(s.len()))))
+        .flat_map(|s| {
+            (0..s.len())
+                .step_by(PIECE)
+                .map(|a| s.slice(a, (a + PIECE).min(s.len())))
+        })
         .collect();
     let reduced = pieces
         .par_iter()
@@ -281,7 +293,16 @@ pub fn value_kind(dtype: &DataType) -> HistResult<ValueKind> {
     match dtype {
         Float32 => Ok(ValueKind::Float32),
         Float64 => Ok(ValueKind::Float64),
-        Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64 | Date | Datetime(_, _)
+        Int8
+        | Int16
+        | Int32
+        | Int64
+        | UInt8
+        | UInt16
+        | UInt32
+        | UInt64
+        | Date
+        | Datetime(_, _)
         | Duration(_) => Ok(ValueKind::Integer),
         other => Err(HistError::UnsupportedDtype(format!("{other:?}"))),
     }
@@ -295,17 +316,59 @@ macro_rules! with_physical {
         use polars::prelude::DataType as D;
         let physical = $series.to_physical_repr();
         match physical.dtype() {
-            D::Float32 => { type $t = f32; let $ca = physical.f32()?; $body }
-            D::Float64 => { type $t = f64; let $ca = physical.f64()?; $body }
-            D::Int8 => { type $t = i8; let $ca = physical.i8()?; $body }
-            D::Int16 => { type $t = i16; let $ca = physical.i16()?; $body }
-            D::Int32 => { type $t = i32; let $ca = physical.i32()?; $body }
-            D::Int64 => { type $t = i64; let $ca = physical.i64()?; $body }
-            D::UInt8 => { type $t = u8; let $ca = physical.u8()?; $body }
-            D::UInt16 => { type $t = u16; let $ca = physical.u16()?; $body }
-            D::UInt32 => { type $t = u32; let $ca = physical.u32()?; $body }
-            D::UInt64 => { type $t = u64; let $ca = physical.u64()?; $body }
-            other => Err($crate::error::HistError::UnsupportedDtype(format!("{other:?}")))?,
+            D::Float32 => {
+                type $t = f32;
+                let $ca = physical.f32()?;
+                $body
+            }
+            D::Float64 => {
+                type $t = f64;
+                let $ca = physical.f64()?;
+                $body
+            }
+            D::Int8 => {
+                type $t = i8;
+                let $ca = physical.i8()?;
+                $body
+            }
+            D::Int16 => {
+                type $t = i16;
+                let $ca = physical.i16()?;
+                $body
+            }
+            D::Int32 => {
+                type $t = i32;
+                let $ca = physical.i32()?;
+                $body
+            }
+            D::Int64 => {
+                type $t = i64;
+                let $ca = physical.i64()?;
+                $body
+            }
+            D::UInt8 => {
+                type $t = u8;
+                let $ca = physical.u8()?;
+                $body
+            }
+            D::UInt16 => {
+                type $t = u16;
+                let $ca = physical.u16()?;
+                $body
+            }
+            D::UInt32 => {
+                type $t = u32;
+                let $ca = physical.u32()?;
+                $body
+            }
+            D::UInt64 => {
+                type $t = u64;
+                let $ca = physical.u64()?;
+                $body
+            }
+            other => Err($crate::error::HistError::UnsupportedDtype(format!(
+                "{other:?}"
+            )))?,
         }
     }};
 }

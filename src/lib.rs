@@ -16,6 +16,7 @@
 pub mod bins;
 pub mod cpu;
 pub mod error;
+pub mod gpu;
 pub mod input;
 pub mod output;
 #[cfg(feature = "python")]
@@ -50,6 +51,8 @@ pub struct HistogramOptions {
     pub density: bool,
     pub closed: Closed,
     pub device: Device,
+    /// Pins the GPU kernel family (benchmarks and tests); the plan chooses when `None`.
+    pub kernel: Option<gpu::Family>,
 }
 
 /// The histogram of `values` (optionally weighted) as a Struct Series named like `values`, one
@@ -79,6 +82,42 @@ pub fn histogram_dtype(input: &DataType, weighted: bool, density: bool) -> HistR
     Ok(output::struct_dtype(input, weighted, density))
 }
 
+/// Where a histogram of `rows` host rows runs, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Cpu { reason: String },
+    Gpu { reason: String },
+}
+
+/// The device choice for a host (Polars) column of `rows` rows.
+pub fn choose_backend(device: Device, rows: usize) -> HistResult<Backend> {
+    match device {
+        Device::Cpu => Ok(Backend::Cpu {
+            reason: "device=\"cpu\" was asked for".into(),
+        }),
+        Device::Gpu => match gpu::get() {
+            Ok(_) => Ok(Backend::Gpu {
+                reason: "device=\"gpu\" was asked for".into(),
+            }),
+            Err(HistError::Gpu(why)) => Err(HistError::Gpu(format!(
+                "device=\"gpu\" was asked for, but no GPU can be used: {why}"
+            ))),
+            Err(e) => Err(e),
+        },
+        Device::Auto => Ok(Backend::Cpu {
+            reason: match gpu::get() {
+                Err(HistError::Gpu(why)) => format!("no GPU: {why}"),
+                Err(e) => format!("no GPU: {e}"),
+                Ok(_) => format!(
+                    "{rows} rows in host memory: copying them to the GPU (pageable memory, \
+                     about 10 GB/s) takes longer than the CPU backend needs for the whole \
+                     histogram (measured: BENCHMARKS.md)"
+                ),
+            },
+        }),
+    }
+}
+
 fn compute(
     values: &Series,
     weights: Option<&Series>,
@@ -86,17 +125,18 @@ fn compute(
 ) -> HistResult<Series> {
     let kind = input::value_kind(values.dtype())?;
     let weights = weights.map(|w| input::weights_f64(values, w)).transpose()?;
-    if options.device == Device::Gpu {
-        return Err(HistError::Gpu(
-            "device=\"gpu\" was asked for, but this build has no GPU backend available".into(),
-        ));
-    }
+    let backend = choose_backend(options.device, values.len())?;
     with_physical!(values, |ca: T| {
         let column = input::Column::<T>::new(ca, weights.as_ref());
         let spec = BinSpec::resolve(&options.bins, options.range, options.closed, kind, || {
             input::extremes(&column)
         })?;
-        let counts = cpu::histogram(&column, &spec);
+        let counts = match backend {
+            Backend::Cpu { .. } => cpu::histogram(&column, &spec),
+            Backend::Gpu { .. } => {
+                gpu::histogram_host(gpu::get()?, &column, &spec, options.kernel)?.0
+            }
+        };
         Ok(output::to_struct(
             values.name().clone(),
             &spec,
@@ -104,5 +144,192 @@ fn compute(
             options.density,
             values.dtype(),
         )?)
+    })
+}
+
+/// A column that already lives in GPU memory (CuPy, PyTorch, Numba: `__cuda_array_interface__`).
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceArray {
+    /// Device address of the first value.
+    pub ptr: u64,
+    pub len: u64,
+    /// One of the primitive numeric dtypes.
+    pub dtype: DataTypeTag,
+}
+
+/// The primitive numeric dtypes a [`DeviceArray`] may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataTypeTag {
+    Float32,
+    Float64,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    UInt8,
+    UInt16,
+    UInt32,
+    UInt64,
+}
+
+impl DataTypeTag {
+    /// From numpy's array-interface type string (`"<f4"`, `"|u1"`, ...).
+    pub fn from_typestr(typestr: &str) -> HistResult<Self> {
+        use DataTypeTag::*;
+        let kind = typestr.get(1..).unwrap_or("");
+        if typestr.starts_with('>') {
+            return Err(HistError::InvalidArgument(format!(
+                "big-endian arrays ({typestr}) are not supported"
+            )));
+        }
+        Ok(match kind {
+            "f4" => Float32,
+            "f8" => Float64,
+            "i1" => Int8,
+            "i2" => Int16,
+            "i4" => Int32,
+            "i8" => Int64,
+            "u1" => UInt8,
+            "u2" => UInt16,
+            "u4" => UInt32,
+            "u8" => UInt64,
+            _ => {
+                return Err(HistError::UnsupportedDtype(format!(
+                    "array of type {typestr}"
+                )))
+            }
+        })
+    }
+
+    fn dtype(self) -> DataType {
+        use DataTypeTag::*;
+        match self {
+            Float32 => DataType::Float32,
+            Float64 => DataType::Float64,
+            Int8 => DataType::Int8,
+            Int16 => DataType::Int16,
+            Int32 => DataType::Int32,
+            Int64 => DataType::Int64,
+            UInt8 => DataType::UInt8,
+            UInt16 => DataType::UInt16,
+            UInt32 => DataType::UInt32,
+            UInt64 => DataType::UInt64,
+        }
+    }
+
+    fn c_type_and_size(self) -> (&'static str, u64) {
+        use DataTypeTag::*;
+        match self {
+            Float32 => ("float", 4),
+            Float64 => ("double", 8),
+            Int8 => ("signed char", 1),
+            Int16 => ("short", 2),
+            Int32 => ("int", 4),
+            Int64 => ("long long", 8),
+            UInt8 => ("unsigned char", 1),
+            UInt16 => ("unsigned short", 2),
+            UInt32 => ("unsigned int", 4),
+            UInt64 => ("unsigned long long", 8),
+        }
+    }
+}
+
+/// The histogram of an array in GPU memory (optionally weighted by a float64 array of the same
+/// length), computed where it lies: the values are never copied to the host. Returns the Struct
+/// Series (named `name`), the plan that ran and the kernels' time in ms (device events).
+pub fn histogram_device(
+    name: &str,
+    values: DeviceArray,
+    weights: Option<u64>,
+    options: &HistogramOptions,
+) -> HistResult<(Series, gpu::Plan, f32)> {
+    if options.device == Device::Cpu {
+        return Err(HistError::InvalidArgument(
+            "the array is in GPU memory: device=\"cpu\" would copy it to the host; \
+             copy it yourself (e.g. `.get()`, `.cpu()`) to histogram it there"
+                .into(),
+        ));
+    }
+    let gpu = gpu::get()?;
+    let dtype = values.dtype.dtype();
+    let kind = input::value_kind(&dtype)?;
+    let (c_type, elem_bytes) = values.dtype.c_type_and_size();
+    let rows = gpu::DeviceRows {
+        values: values.ptr,
+        len: values.len,
+        elem_bytes,
+        validity: 0,
+        validity_offset: 0,
+        weights: weights.map(|w| (w, 0, 0)),
+    };
+    let stream = gpu.stream()?;
+    let mut extremes_error = None;
+    let spec = BinSpec::resolve(&options.bins, options.range, options.closed, kind, || {
+        gpu::extremes_device(gpu, &stream, values.dtype, &rows).unwrap_or_else(|e| {
+            extremes_error = Some(e);
+            bins::Extremes::Empty
+        })
+    });
+    if let Some(e) = extremes_error {
+        return Err(e);
+    }
+    let spec = spec?;
+    let plan = gpu::plan::plan(
+        &gpu.props,
+        &spec,
+        weights.is_some(),
+        values.len,
+        options.kernel,
+    )?;
+    let (counts, kernel_ms) = gpu::run(gpu, &stream, c_type, &spec, &plan, &[rows])?;
+    let series = output::to_struct(name.into(), &spec, counts, options.density, &dtype)?;
+    Ok((series, plan, kernel_ms))
+}
+
+/// Which backend, and on the GPU which kernel and grid, a histogram of `rows` values of
+/// `dtype` (a Polars dtype name such as `"Float32"`) would use, and why.
+pub fn explain(
+    dtype: &str,
+    rows: u64,
+    options: &HistogramOptions,
+    weighted: bool,
+    on_device: bool,
+) -> HistResult<String> {
+    let kind = match dtype.split('(').next().unwrap_or("") {
+        "Float32" => bins::ValueKind::Float32,
+        "Float64" => bins::ValueKind::Float64,
+        "Int8" | "Int16" | "Int32" | "Int64" | "UInt8" | "UInt16" | "UInt32" | "UInt64"
+        | "Date" | "Datetime" | "Duration" => bins::ValueKind::Integer,
+        _ => return Err(HistError::UnsupportedDtype(dtype.to_string())),
+    };
+    // The kernel choice does not depend on where the range comes from: stand in [0, 1].
+    let spec = BinSpec::resolve(
+        &options.bins,
+        options.range,
+        options.closed,
+        kind,
+        || match kind {
+            bins::ValueKind::Float32 => bins::Extremes::Float32(0.0, 1.0),
+            bins::ValueKind::Float64 => bins::Extremes::Float64(0.0, 1.0),
+            bins::ValueKind::Integer => bins::Extremes::Integer(0, 1),
+        },
+    )?;
+    let backend = if on_device {
+        gpu::get()?;
+        Backend::Gpu {
+            reason: "the data is in GPU memory".into(),
+        }
+    } else {
+        choose_backend(options.device, rows as usize)?
+    };
+    Ok(match backend {
+        Backend::Cpu { reason } => format!(
+            "backend  cpu: privatized histograms on {} threads\nwhy      {reason}",
+            rayon::current_num_threads()
+        ),
+        Backend::Gpu { reason } => {
+            let plan = gpu::plan::plan(&gpu::get()?.props, &spec, weighted, rows, options.kernel)?;
+            format!("backend  gpu: {reason}\n{plan}")
+        }
     })
 }

@@ -42,7 +42,10 @@ pub fn density(spec: &BinSpec, counts: &Counts) -> Vec<f64> {
     match counts {
         Counts::Exact(c) => {
             let total = c.iter().sum::<u64>() as f64;
-            c.iter().zip(&widths).map(|(&c, w)| c as f64 / w / total).collect()
+            c.iter()
+                .zip(&widths)
+                .map(|(&c, w)| c as f64 / w / total)
+                .collect()
         }
         Counts::Weighted(s) => {
             let total: f64 = s.iter().sum();
@@ -65,9 +68,7 @@ pub fn to_struct(
         let s = Series::new(field.into(), values);
         match edge_dtype(input) {
             DataType::Float64 => Ok(s),
-            temporal => s
-                .cast(&temporal.to_physical())?
-                .cast(&temporal),
+            temporal => s.cast(&temporal.to_physical())?.cast(&temporal),
         }
     };
     let start = edge_series(BIN_START, &edges[..n])?;

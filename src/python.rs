@@ -1,9 +1,10 @@
 //! The pyo3-polars expression plugin and the native module `polars_gpu_hist._internal`.
 
 use polars::prelude::*;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_polars::derive::polars_expr;
-use pyo3_polars::PolarsAllocator;
+use pyo3_polars::{PolarsAllocator, PySeries};
 
 use crate::HistogramOptions;
 
@@ -23,8 +24,77 @@ fn histogram(inputs: &[Series], kwargs: HistogramOptions) -> PolarsResult<Series
     crate::histogram(&inputs[0], inputs.get(1), &kwargs)
 }
 
+fn options(json: &str) -> PyResult<HistogramOptions> {
+    serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+fn to_py(e: crate::HistError) -> PyErr {
+    match e {
+        crate::HistError::InvalidArgument(_) | crate::HistError::TooManyBins { .. } => {
+            PyValueError::new_err(e.to_string())
+        }
+        crate::HistError::UnsupportedDtype(_) => PyTypeError::new_err(e.to_string()),
+        _ => PyRuntimeError::new_err(e.to_string()),
+    }
+}
+
+/// Whether a GPU can be used (a driver, a device and a context).
+#[pyfunction]
+fn gpu_available() -> bool {
+    crate::gpu::available()
+}
+
+/// The GPU's properties as the plan sees them, or why there is no GPU.
+#[pyfunction]
+fn gpu_info() -> String {
+    match crate::gpu::get() {
+        Ok(gpu) => format!("{:?}", gpu.props),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Which backend and kernel would run, and why (see `polars_gpu_hist.explain`).
+#[pyfunction]
+#[pyo3(signature = (dtype, rows, options_json, weighted, on_device))]
+fn explain(
+    dtype: &str,
+    rows: u64,
+    options_json: &str,
+    weighted: bool,
+    on_device: bool,
+) -> PyResult<String> {
+    let opts = options(options_json)?;
+    crate::explain(dtype, rows, &opts, weighted, on_device).map_err(to_py)
+}
+
+/// The histogram of a device array given by address, length and array-interface type string:
+/// (the Struct Series, the plan as text, the kernels' time in ms).
+#[pyfunction]
+#[pyo3(signature = (name, ptr, len, typestr, options_json, weights_ptr=None))]
+fn histogram_cuda(
+    py: Python<'_>,
+    name: &str,
+    ptr: u64,
+    len: u64,
+    typestr: &str,
+    options_json: &str,
+    weights_ptr: Option<u64>,
+) -> PyResult<(PySeries, String, f32)> {
+    let opts = options(options_json)?;
+    let dtype = crate::DataTypeTag::from_typestr(typestr).map_err(to_py)?;
+    let values = crate::DeviceArray { ptr, len, dtype };
+    let (series, plan, kernel_ms) = py
+        .detach(|| crate::histogram_device(name, values, weights_ptr, &opts))
+        .map_err(to_py)?;
+    Ok((PySeries(series), plan.to_string(), kernel_ms))
+}
+
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_info, m)?)?;
+    m.add_function(wrap_pyfunction!(explain, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram_cuda, m)?)?;
     Ok(())
 }

@@ -4,7 +4,12 @@ use polars::prelude::*;
 use polars_gpu_hist::{histogram, histogram_frame, Bins, Closed, HistogramOptions};
 
 fn counts_u64(df: &DataFrame) -> Vec<u64> {
-    df.column("count").unwrap().u64().unwrap().into_no_null_iter().collect()
+    df.column("count")
+        .unwrap()
+        .u64()
+        .unwrap()
+        .into_no_null_iter()
+        .collect()
 }
 
 #[test]
@@ -13,7 +18,10 @@ fn many_chunks_with_nulls_count_like_one() {
     let b = Series::new("x".into(), [Some(3.0), Some(f64::NAN), None, Some(2.5)]);
     a.append(&b).unwrap();
     assert_eq!(a.n_chunks(), 2);
-    let opts = HistogramOptions { bins: Bins::Count(3), ..Default::default() };
+    let opts = HistogramOptions {
+        bins: Bins::Count(3),
+        ..Default::default()
+    };
     let chunked = histogram_frame(&a, None, &opts).unwrap();
     let single = histogram_frame(&a.rechunk(), None, &opts).unwrap();
     assert_eq!(counts_u64(&chunked), vec![1, 1, 3]);
@@ -25,10 +33,23 @@ fn weights_chunked_differently_from_values() {
     let mut x = Series::new("x".into(), [0.0, 1.0, 2.0]);
     x.append(&Series::new("x".into(), [3.0, 4.0])).unwrap();
     let mut w = Series::new("w".into(), [1.0]);
-    w.append(&Series::new("w".into(), [Some(2.0), None, Some(8.0), Some(16.0)])).unwrap();
-    let opts = HistogramOptions { bins: Bins::Edges(vec![0.0, 2.0, 5.0]), ..Default::default() };
+    w.append(&Series::new(
+        "w".into(),
+        [Some(2.0), None, Some(8.0), Some(16.0)],
+    ))
+    .unwrap();
+    let opts = HistogramOptions {
+        bins: Bins::Edges(vec![0.0, 2.0, 5.0]),
+        ..Default::default()
+    };
     let hist = histogram_frame(&x, Some(&w), &opts).unwrap();
-    let sums: Vec<f64> = hist.column("count").unwrap().f64().unwrap().into_no_null_iter().collect();
+    let sums: Vec<f64> = hist
+        .column("count")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .into_no_null_iter()
+        .collect();
     assert_eq!(sums, vec![3.0, 24.0]);
 }
 
@@ -58,6 +79,12 @@ fn more_than_u32_rows_per_bin_would_not_wrap() {
     // big enough to span several tasks.
     let n = 3_000_000usize;
     let s = Series::new("x".into(), vec![1u8; n]);
-    let opts = HistogramOptions { bins: Bins::Count(1), ..Default::default() };
-    assert_eq!(counts_u64(&histogram_frame(&s, None, &opts).unwrap()), vec![n as u64]);
+    let opts = HistogramOptions {
+        bins: Bins::Count(1),
+        ..Default::default()
+    };
+    assert_eq!(
+        counts_u64(&histogram_frame(&s, None, &opts).unwrap()),
+        vec![n as u64]
+    );
 }

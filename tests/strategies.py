@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from hypothesis import strategies as st
-
 from conftest import NUMERIC
+from hypothesis import strategies as st
 
 
 @dataclass
@@ -130,9 +129,12 @@ def cases(
         explicit_edges = draw(st.booleans())
     finite = values[np.isfinite(values.astype(np.float64))] if values.size else values
     if explicit_edges:
-        anchors = st.floats(-1e6, 1e6) if finite.size == 0 else st.sampled_from(
-            [float(v) for v in finite]
-        ) | st.floats(float(finite.min()) - 1, float(finite.max()) + 1)
+        anchors = (
+            st.floats(-1e6, 1e6)
+            if finite.size == 0
+            else st.sampled_from([float(v) for v in finite])
+            | st.floats(float(finite.min()) - 1, float(finite.max()) + 1)
+        )
         edges = sorted(set(draw(st.lists(anchors, min_size=2, max_size=40))))
         if len(edges) < 2:
             e0 = edges[0] if edges else 0.0
@@ -141,7 +143,8 @@ def cases(
         rng_arg = None
         numpy_edges = np.array(edges)
     else:
-        bins = draw(st.sampled_from([1, 2, 3, 5, 10, 64, 100, 255, 256, 1000]) | st.integers(1, 5000))
+        common = st.sampled_from([1, 2, 3, 5, 10, 64, 100, 255, 256, 1000])
+        bins = draw(common | st.integers(1, 5000))
         rng_arg = None
         if draw(st.booleans()):
             if finite.size and draw(st.booleans()):

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-
 from polars_gpu_hist.__main__ import main
 
 

@@ -6,9 +6,8 @@ import datetime as dt
 
 import numpy as np
 import polars as pl
-import pytest
-
 import polars_gpu_hist as gh
+import pytest
 
 
 @pytest.fixture
@@ -56,11 +55,7 @@ def test_several_histograms_in_one_select(frame: pl.DataFrame) -> None:
 
 def test_group_by_gives_one_histogram_per_group(frame: pl.DataFrame) -> None:
     edges = [-3.0, -1.0, 0.0, 1.0, 3.0]
-    out = (
-        frame.group_by("g")
-        .agg(pl.col("x").gpu_hist.histogram(bins=edges, weights="w"))
-        .sort("g")
-    )
+    out = frame.group_by("g").agg(pl.col("x").gpu_hist.histogram(bins=edges, weights="w")).sort("g")
     assert out.schema["x"] == pl.List(
         pl.Struct({"bin_start": pl.Float64, "bin_end": pl.Float64, "count": pl.Float64})
     )
@@ -172,7 +167,7 @@ def test_non_numeric_dtype_is_named(frame: pl.DataFrame) -> None:
 
 
 def test_bad_weights(frame: pl.DataFrame) -> None:
-    with pytest.raises(pl.exceptions.PolarsError, match="weights.*numeric"):
+    with pytest.raises(pl.exceptions.PolarsError, match=r"weights.*numeric"):
         frame.select(pl.col("x").gpu_hist.histogram(weights="s"))
     with pytest.raises(pl.exceptions.PolarsError, match="same length"):
         frame.select(pl.col("x").gpu_hist.histogram(weights=pl.col("w").head(3)))

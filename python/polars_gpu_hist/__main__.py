@@ -1,7 +1,7 @@
 """Command line: the histogram of a column of a Parquet/CSV/IPC file, or of a demo data set.
 
-    python -m polars_gpu_hist data.parquet --column x --bins 40 --plot hist.png
-    python -m polars_gpu_hist                      # a generated demo data set
+python -m polars_gpu_hist data.parquet --column x --bins 40 --plot hist.png
+python -m polars_gpu_hist                      # a generated demo data set
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 
 import polars as pl
 
-import polars_gpu_hist as gh
 from polars_gpu_hist import plot
 
 _SCANNERS = {
@@ -56,8 +55,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("file", nargs="?", type=Path, help="Parquet, CSV or IPC file; demo data if none")
     p.add_argument("-c", "--column", help="column to histogram (default: the first numeric one)")
-    p.add_argument("-b", "--bins", default="20",
-                   help="number of equal bins, or comma-separated edges (default 20)")
+    p.add_argument(
+        "-b",
+        "--bins",
+        default="20",
+        help="number of equal bins, or comma-separated edges (default 20)",
+    )
     p.add_argument("-r", "--range", nargs=2, type=float, metavar=("MIN", "MAX"))
     p.add_argument("-w", "--weights", help="column of weights")
     p.add_argument("--density", action="store_true", help="normalize to a density")

@@ -1,3 +1,15 @@
-"""The native module: the expression plugin lives here, called through ``register_plugin_function``."""
+"""The native module: the expression plugin, and the GPU entry points the package wraps."""
 
 __version__: str
+
+def gpu_available() -> bool: ...
+def gpu_info() -> str: ...
+def explain(dtype: str, rows: int, options_json: str, weighted: bool, on_device: bool) -> str: ...
+def histogram_cuda(
+    name: str,
+    ptr: int,
+    len: int,
+    typestr: str,
+    options_json: str,
+    weights_ptr: int | None = None,
+) -> tuple[object, str, float]: ...

@@ -1,0 +1,472 @@
+//! The CUDA backend: one shared context per process, kernels compiled by NVRTC on first use,
+//! and the dispatch of a [`Plan`] over device buffers. Everything here fails with an error,
+//! never a panic: a machine without a driver simply has no GPU.
+
+pub mod compile;
+pub mod plan;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
+    LaunchConfig, PushKernelArg,
+};
+
+pub use plan::{DeviceProps, Family, Plan};
+
+use crate::bins::BinSpec;
+use crate::cpu::Counts;
+use crate::error::{HistError, HistResult};
+
+/// The process's GPU, opened on first use.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    pub props: DeviceProps,
+    arch: u32,
+    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+}
+
+static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
+
+/// The GPU, or why there is none (no driver, no device, a failed context).
+pub fn get() -> HistResult<&'static Gpu> {
+    GPU.get_or_init(|| {
+        Gpu::open().map_err(|e| match e {
+            HistError::Gpu(why) => why,
+            other => other.to_string(),
+        })
+    })
+    .as_ref()
+    .map_err(|why| HistError::Gpu(why.clone()))
+}
+
+/// Whether a GPU can be used in this process.
+pub fn available() -> bool {
+    get().is_ok()
+}
+
+fn driver(what: &str) -> impl Fn(DriverError) -> HistError + '_ {
+    move |e| {
+        let text = format!("{e:?}");
+        if text.contains("OUT_OF_MEMORY") {
+            HistError::Gpu(format!("out of device memory ({what})"))
+        } else {
+            HistError::Gpu(format!("{what}: {text}"))
+        }
+    }
+}
+
+impl Gpu {
+    fn open() -> HistResult<Gpu> {
+        // SAFETY: only tries to dlopen libcuda; cudarc panics on first use without it.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(HistError::Gpu(
+                "no NVIDIA driver (libcuda) was found".into(),
+            ));
+        }
+        let ctx = std::panic::catch_unwind(|| CudaContext::new(0))
+            .map_err(|_| HistError::Gpu("the CUDA driver failed to initialize".into()))?
+            .map_err(driver("no usable CUDA device"))?;
+        let attr = |a: Attr| {
+            ctx.attribute(a)
+                .map(|v| v as u32)
+                .map_err(driver("device query"))
+        };
+        let (major, minor) = ctx.compute_capability().map_err(driver("device query"))?;
+        let props = DeviceProps {
+            name: ctx.name().map_err(driver("device query"))?,
+            compute_capability: (major as u32, minor as u32),
+            sm_count: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            shared_per_block_optin: attr(
+                Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )?,
+            shared_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
+            max_threads_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
+            l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+        };
+        Ok(Gpu {
+            ctx,
+            arch: major as u32 * 10 + minor as u32,
+            props,
+            modules: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A new stream: concurrent callers (Polars' threads) each get their own.
+    pub fn stream(&self) -> HistResult<Arc<CudaStream>> {
+        self.ctx.new_stream().map_err(driver("stream"))
+    }
+
+    fn function(&self, value_type: &'static str, name: &str) -> HistResult<CudaFunction> {
+        let module = {
+            let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+            match modules.get(value_type) {
+                Some(m) => m.clone(),
+                None => {
+                    let cubin = compile::cubin_cached(value_type, self.arch)?;
+                    let m = self
+                        .ctx
+                        .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
+                        .map_err(driver("loading the kernels"))?;
+                    modules.insert(value_type, m.clone());
+                    m
+                }
+            }
+        };
+        module
+            .load_function(name)
+            .map_err(driver("looking up a kernel"))
+    }
+}
+
+/// A run of rows in device memory: the values and their optional validity bitmap.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceRows {
+    pub values: u64,
+    pub len: u64,
+    pub elem_bytes: u64,
+    /// Device address of the validity bytes, 0 when every row is valid.
+    pub validity: u64,
+    pub validity_offset: u64,
+    /// f64 weights and their validity, when weighted.
+    pub weights: Option<(u64, u64, u64)>,
+}
+
+impl DeviceRows {
+    fn slice(&self, start: u64, len: u64) -> DeviceRows {
+        DeviceRows {
+            values: self.values + start * self.elem_bytes,
+            len,
+            validity_offset: self.validity_offset + start,
+            weights: self
+                .weights
+                .map(|(w, wv, wo)| (w + start * 8, wv, wo + start)),
+            ..*self
+        }
+    }
+}
+
+// Rule parameters by value, laid out as the kernels' structs (static_asserts there).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct UniformRule32 {
+    edges: u64,
+    n: u32,
+    literal: u32,
+    denom: f32,
+    n_f: f32,
+    scale: f32,
+}
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct UniformRule64 {
+    edges: u64,
+    n: u32,
+    literal: u32,
+    denom: f64,
+    n_f: f64,
+    scale: f64,
+}
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct EdgeRule {
+    edges: u64,
+    n: u32,
+}
+// SAFETY: plain-old-data, layouts checked against the kernels.
+unsafe impl DeviceRepr for UniformRule32 {}
+unsafe impl DeviceRepr for UniformRule64 {}
+unsafe impl DeviceRepr for EdgeRule {}
+
+/// The rule's parameters; `_edges` keeps the device copy of the edges alive while they are used.
+enum DeviceRule {
+    U32 {
+        rule: UniformRule32,
+        _edges: CudaSlice<f32>,
+    },
+    U64 {
+        rule: UniformRule64,
+        _edges: CudaSlice<f64>,
+    },
+    Edges {
+        rule: EdgeRule,
+        _edges: CudaSlice<f64>,
+    },
+}
+
+fn device_rule(stream: &Arc<CudaStream>, spec: &BinSpec) -> HistResult<DeviceRule> {
+    use cudarc::driver::DevicePtr;
+    let n = spec.len() as u32;
+    let copy = |what| driver(what);
+    Ok(match spec {
+        BinSpec::Uniform32(u) => {
+            let e = stream.clone_htod(&u.edges).map_err(copy("copying edges"))?;
+            let ptr = e.device_ptr(stream).0;
+            let rule = UniformRule32 {
+                edges: ptr,
+                n,
+                literal: u.literal as u32,
+                denom: u.denom,
+                n_f: u.n_f,
+                scale: u.scale,
+            };
+            DeviceRule::U32 { rule, _edges: e }
+        }
+        BinSpec::Uniform64(u) => {
+            let e = stream.clone_htod(&u.edges).map_err(copy("copying edges"))?;
+            let ptr = e.device_ptr(stream).0;
+            let rule = UniformRule64 {
+                edges: ptr,
+                n,
+                literal: u.literal as u32,
+                denom: u.denom,
+                n_f: u.n_f,
+                scale: u.scale,
+            };
+            DeviceRule::U64 { rule, _edges: e }
+        }
+        BinSpec::Edges(b) => {
+            let e = stream.clone_htod(&b.edges).map_err(copy("copying edges"))?;
+            let ptr = e.device_ptr(stream).0;
+            let rule = EdgeRule { edges: ptr, n };
+            DeviceRule::Edges { rule, _edges: e }
+        }
+    })
+}
+
+/// The histogram of `pieces` (all of one value type) under `plan`, accumulated on the device.
+pub fn run(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    value_type: &'static str,
+    spec: &BinSpec,
+    plan: &Plan,
+    pieces: &[DeviceRows],
+) -> HistResult<(Counts, f32)> {
+    let n = spec.len();
+    let weighted = plan.kernel.contains("_weighted_");
+    let func = gpu.function(value_type, &plan.kernel)?;
+    if plan.shared_bytes > 48 * 1024 {
+        use cudarc::driver::sys::CUfunction_attribute as F;
+        func.set_attribute(
+            F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            plan.shared_bytes as i32,
+        )
+        .map_err(driver("asking for shared memory"))?;
+    }
+    let rule = device_rule(stream, spec)?;
+    let cfg = LaunchConfig {
+        grid_dim: (plan.grid, 1, 1),
+        block_dim: (plan.block, 1, 1),
+        shared_mem_bytes: plan.shared_bytes,
+    };
+    let timer = |what| driver(what);
+    let start_event = gpu
+        .ctx
+        .new_event(None)
+        .map_err(timer("creating an event"))?;
+    let end_event = gpu
+        .ctx
+        .new_event(None)
+        .map_err(timer("creating an event"))?;
+    let mut exact = if weighted {
+        None
+    } else {
+        Some(
+            stream
+                .alloc_zeros::<u64>(n)
+                .map_err(driver("allocating the histogram"))?,
+        )
+    };
+    let mut sums = if weighted {
+        Some(
+            stream
+                .alloc_zeros::<f64>(n)
+                .map_err(driver("allocating the histogram"))?,
+        )
+    } else {
+        None
+    };
+    start_event
+        .record(stream)
+        .map_err(timer("recording an event"))?;
+    for piece in pieces {
+        let mut start = 0;
+        while start < piece.len {
+            let rows = piece.slice(start, (piece.len - start).min(plan.rows_per_launch));
+            start += rows.len;
+            let mut launch = stream.launch_builder(&func);
+            launch
+                .arg(&rows.values)
+                .arg(&rows.len)
+                .arg(&rows.validity)
+                .arg(&rows.validity_offset);
+            let (w, wv, wo) = rows.weights.unwrap_or((0, 0, 0));
+            if weighted {
+                launch.arg(&w).arg(&wv).arg(&wo);
+            }
+            match &rule {
+                DeviceRule::U32 { rule, .. } => launch.arg(rule),
+                DeviceRule::U64 { rule, .. } => launch.arg(rule),
+                DeviceRule::Edges { rule, .. } => launch.arg(rule),
+            };
+            if plan.family == Family::Shared {
+                launch.arg(&plan.replicas).arg(&plan.stride);
+            }
+            match (&mut exact, &mut sums) {
+                (Some(out), _) => launch.arg(out),
+                (_, Some(out)) => launch.arg(out),
+                _ => unreachable!("one output is allocated"),
+            };
+            // SAFETY: arguments match the kernel's parameter list (see kernels/histogram.cu);
+            // every device address stays valid until the stream is synchronized below.
+            unsafe { launch.launch(cfg) }.map_err(driver("launching the kernel"))?;
+        }
+    }
+    end_event
+        .record(stream)
+        .map_err(timer("recording an event"))?;
+    let counts = match (exact, sums) {
+        (Some(out), _) => Counts::Exact(
+            stream
+                .clone_dtoh(&out)
+                .map_err(driver("reading the histogram"))?,
+        ),
+        (_, Some(out)) => Counts::Weighted(
+            stream
+                .clone_dtoh(&out)
+                .map_err(driver("reading the histogram"))?,
+        ),
+        _ => unreachable!("one output is allocated"),
+    };
+    stream.synchronize().map_err(driver("running the kernel"))?;
+    let kernel_ms = start_event
+        .elapsed_ms(&end_event)
+        .map_err(timer("reading an event"))?;
+    drop(rule);
+    Ok((counts, kernel_ms))
+}
+
+/// The histogram of a host column on the GPU: each segment's values, validity and weights are
+/// copied to the device (plainly; no staging pipeline yet) and counted into one histogram.
+pub fn histogram_host<T: crate::input::Value>(
+    gpu: &Gpu,
+    column: &crate::input::Column<'_, T>,
+    spec: &BinSpec,
+    force: Option<Family>,
+) -> HistResult<(Counts, Plan)> {
+    use cudarc::driver::DevicePtr;
+    let weighted = column.segments.iter().any(|s| s.weights.is_some());
+    let plan = plan::plan(&gpu.props, spec, weighted, column.len() as u64, force)?;
+    let stream = gpu.stream()?;
+    let copy = driver("copying the column to the device");
+    // Device buffers live until `run` has synchronized.
+    let mut keep: Vec<Box<dyn std::any::Any>> = Vec::new();
+    let mut pieces = Vec::with_capacity(column.segments.len());
+    for seg in &column.segments {
+        let values = stream.clone_htod(seg.values).map_err(&copy)?;
+        let mut bitmap = |v: Option<crate::input::Validity<'_>>| -> HistResult<(u64, u64)> {
+            let Some(v) = v else { return Ok((0, 0)) };
+            let first = v.offset / 8;
+            let last = (v.offset + seg.len()).div_ceil(8);
+            let bytes = stream.clone_htod(&v.bytes[first..last]).map_err(&copy)?;
+            let ptr = bytes.device_ptr(&stream).0;
+            keep.push(Box::new(bytes));
+            Ok((ptr, (v.offset % 8) as u64))
+        };
+        let (validity, validity_offset) = bitmap(seg.validity)?;
+        let weights = match seg.weights {
+            Some((w, wv)) => {
+                let (wv_ptr, wv_off) = bitmap(wv)?;
+                let w = stream.clone_htod(w).map_err(&copy)?;
+                let ptr = w.device_ptr(&stream).0;
+                keep.push(Box::new(w));
+                Some((ptr, wv_ptr, wv_off))
+            }
+            None => None,
+        };
+        pieces.push(DeviceRows {
+            values: values.device_ptr(&stream).0,
+            len: seg.len() as u64,
+            elem_bytes: std::mem::size_of::<T>() as u64,
+            validity,
+            validity_offset,
+            weights,
+        });
+        keep.push(Box::new(values));
+    }
+    let (counts, _kernel_ms) = run(gpu, &stream, T::C_TYPE, spec, &plan, &pieces)?;
+    drop(keep);
+    Ok((counts, plan))
+}
+
+/// Minimum and maximum of the non-NaN values of a device array (numpy's automatic range):
+/// per-block partial results from the `extremes` kernel, finished on the host.
+pub fn extremes_device(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    tag: crate::DataTypeTag,
+    rows: &DeviceRows,
+) -> HistResult<crate::bins::Extremes> {
+    use crate::input::Value;
+    use crate::DataTypeTag as D;
+
+    fn finish<T: Value + cudarc::driver::ValidAsZeroBits>(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        rows: &DeviceRows,
+    ) -> HistResult<crate::bins::Extremes> {
+        let grid = (gpu.props.sm_count * 4).min(rows.len.div_ceil(256).max(1) as u32);
+        let func = gpu.function(T::C_TYPE, "extremes")?;
+        let alloc = driver("allocating partial extremes");
+        let mut mins = stream.alloc_zeros::<T>(grid as usize).map_err(&alloc)?;
+        let mut maxs = stream.alloc_zeros::<T>(grid as usize).map_err(&alloc)?;
+        let mut found = stream.alloc_zeros::<u32>(grid as usize).map_err(&alloc)?;
+        let cfg = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&func);
+        launch
+            .arg(&rows.values)
+            .arg(&rows.len)
+            .arg(&mut mins)
+            .arg(&mut maxs)
+            .arg(&mut found);
+        // SAFETY: matches `extremes(const Value*, u64, Value*, Value*, unsigned*)`.
+        unsafe { launch.launch(cfg) }.map_err(driver("launching the extremes kernel"))?;
+        let read = driver("reading partial extremes");
+        let mins = stream.clone_dtoh(&mins).map_err(&read)?;
+        let maxs = stream.clone_dtoh(&maxs).map_err(&read)?;
+        let found = stream.clone_dtoh(&found).map_err(&read)?;
+        stream
+            .synchronize()
+            .map_err(driver("running the extremes kernel"))?;
+        let mut acc: Option<(T, T)> = None;
+        for ((&lo, &hi), &f) in mins.iter().zip(&maxs).zip(&found) {
+            if f != 0 {
+                acc = Some(match acc {
+                    None => (lo, hi),
+                    Some((a, b)) => (if lo < a { lo } else { a }, if hi > b { hi } else { b }),
+                });
+            }
+        }
+        Ok(acc.map_or(crate::bins::Extremes::Empty, |(lo, hi)| T::extremes(lo, hi)))
+    }
+
+    match tag {
+        D::Float32 => finish::<f32>(gpu, stream, rows),
+        D::Float64 => finish::<f64>(gpu, stream, rows),
+        D::Int8 => finish::<i8>(gpu, stream, rows),
+        D::Int16 => finish::<i16>(gpu, stream, rows),
+        D::Int32 => finish::<i32>(gpu, stream, rows),
+        D::Int64 => finish::<i64>(gpu, stream, rows),
+        D::UInt8 => finish::<u8>(gpu, stream, rows),
+        D::UInt16 => finish::<u16>(gpu, stream, rows),
+        D::UInt32 => finish::<u32>(gpu, stream, rows),
+        D::UInt64 => finish::<u64>(gpu, stream, rows),
+    }
+}

@@ -1,0 +1,179 @@
+"""GPU counts identical to numpy and to the CPU backend (run on a machine with a GPU: -m gpu)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+
+import polars_gpu_hist as gh
+from conftest import NUMERIC
+from strategies import Case, cases, numpy_histogram
+
+pytestmark = pytest.mark.gpu
+
+cp = pytest.importorskip("cupy")
+
+KERNELS = ["shared", "global"]
+DTYPES = list(NUMERIC.values())
+
+
+def device_counts(x: np.ndarray, bins, **kw) -> np.ndarray:
+    return gh.histogram(cp.asarray(x), bins, **kw)["count"].to_numpy()
+
+
+def sample(dtype: np.dtype, dist: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    if np.issubdtype(dtype, np.floating):
+        x = {
+            "uniform": lambda: rng.random(n),
+            "normal": lambda: rng.normal(0.5, 0.1, n),
+            "degenerate": lambda: np.full(n, 0.3),
+        }[dist]()
+        return x.astype(dtype)
+    info = np.iinfo(dtype)
+    lo, hi = max(int(info.min), -(10**6)), min(int(info.max), 10**6)
+    x = {
+        "uniform": lambda: rng.integers(lo, hi, n, endpoint=True),
+        "normal": lambda: np.clip(rng.normal(0, (hi - lo) / 8, n), lo, hi),
+        "degenerate": lambda: np.full(n, (lo + hi) // 3),
+    }[dist]()
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=[np.dtype(d).name for d in DTYPES])
+@pytest.mark.parametrize("dist", ["uniform", "normal", "degenerate"])
+def test_device_arrays_match_numpy(kernel: str, dtype, dist: str) -> None:
+    rng = np.random.default_rng(abs(hash((kernel, str(dtype), dist))) % 2**32)
+    x = sample(np.dtype(dtype), dist, 300_001, rng)
+    for bins in [1, 7, 256, 4097]:
+        expected, edges = np.histogram(x, bins=bins)
+        got = gh.histogram(cp.asarray(x), bins, kernel=kernel)
+        np.testing.assert_array_equal(got["count"].to_numpy(), expected)
+        np.testing.assert_array_equal(got["bin_start"].to_numpy(), edges[:-1].astype(np.float64))
+    edges = np.unique(np.quantile(x.astype(np.float64), np.linspace(0, 1, 50)))
+    if len(edges) >= 2:
+        for closed in ["left", "right"]:
+            want = gh.histogram(x, edges, closed=closed, device="cpu")["count"].to_numpy()
+            got = device_counts(x, edges, kernel=kernel, closed=closed)
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("bins", [1, 16, 256, 4096, 32_768, 65_536, 1 << 20, 1 << 24])
+def test_bin_counts_up_to_16m(bins: int) -> None:
+    rng = np.random.default_rng(bins)
+    x = rng.random(1 << 22).astype(np.float32)
+    x[::97] = np.float32(0.25)  # a hot bin
+    expected, _ = np.histogram(x, bins=bins, range=(0.0, 1.0))
+    got = device_counts(x, bins, range=(0.0, 1.0))
+    np.testing.assert_array_equal(got, expected)
+    got = device_counts(x.astype(np.float64), bins, range=(0.0, 1.0), closed="right")
+    want = gh.histogram(x.astype(np.float64), bins, range=(0.0, 1.0), closed="right", device="cpu")
+    np.testing.assert_array_equal(got, want["count"].to_numpy())
+
+
+@settings(max_examples=150, deadline=None)
+@given(cases(max_size=2000))
+def test_polars_columns_on_gpu_match_numpy(case: Case) -> None:
+    try:
+        expected, _ = numpy_histogram(case)
+    except ValueError:
+        return
+    frame = pl.DataFrame({"x": case.series})
+    for kernel in KERNELS:
+        got = frame.select(
+            pl.col("x").gpu_hist.histogram(case.bins, range=case.range, device="gpu", kernel=kernel)
+        ).unnest("x")
+        np.testing.assert_array_equal(got["count"].to_numpy(), expected, strict=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases(weighted=True, max_size=2000))
+def test_weighted_polars_columns_on_gpu(case: Case) -> None:
+    try:
+        expected, _ = numpy_histogram(case)
+    except ValueError:
+        return
+    frame = pl.DataFrame({"x": case.series, "w": case.weights})
+    for kernel in KERNELS:
+        got = frame.select(
+            pl.col("x").gpu_hist.histogram(
+                case.bins, range=case.range, weights="w", device="gpu", kernel=kernel
+            )
+        ).unnest("x")
+        # integer-valued weights: sums are exact in any order
+        np.testing.assert_array_equal(got["count"].to_numpy(), expected)
+
+
+def test_device_weights_and_density() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=1_000_000)
+    w = rng.integers(0, 9, x.size).astype(np.float64)
+    for kernel in KERNELS:
+        expected, _ = np.histogram(x, bins=300, weights=w)
+        got = device_counts(x, 300, weights=cp.asarray(w), kernel=kernel)
+        np.testing.assert_array_equal(got, expected)
+        expected, _ = np.histogram(x, bins=300, density=True)
+        got = device_counts(x, 300, density=True, kernel=kernel)
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_torch_tensors_are_read_in_place() -> None:
+    torch = pytest.importorskip("torch")
+    t = torch.rand(1 << 20, device="cuda")
+    expected, _ = np.histogram(t.cpu().numpy(), bins=64)
+    np.testing.assert_array_equal(gh.histogram(t, 64)["count"].to_numpy(), expected)
+
+
+def test_more_than_2_32_values_count_exactly() -> None:
+    n = (1 << 32) + (1 << 20) + 3
+    x = cp.ones(n, dtype=cp.uint8)
+    x[-5:] = 0
+    for kernel in KERNELS:
+        got = gh.histogram(x, 2, kernel=kernel)["count"].to_list()
+        assert got == [5, n - 5]
+    del x
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+def test_errors_are_clear_and_leave_the_gpu_usable() -> None:
+    x = cp.arange(1000, dtype=cp.float32)
+    with pytest.raises(ValueError, match="cannot hold"):
+        gh.histogram(x, 1 << 24, kernel="shared")
+    with pytest.raises(ValueError, match="increase strictly"):
+        gh.histogram(x, [1.0, 0.0])
+    with pytest.raises(ValueError, match="device=.cpu"):
+        gh.histogram(x, 4, device="cpu")
+    assert gh.histogram(x, 4)["count"].to_list() == [250, 250, 250, 250]
+
+
+def test_concurrent_callers_from_many_threads() -> None:
+    rng = np.random.default_rng(9)
+    frames = [pl.DataFrame({"x": rng.normal(size=int(n))}) for n in rng.integers(1, 300_000, 16)]
+    expected = [np.histogram(f["x"].to_numpy(), bins=100)[0] for f in frames]
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            for _ in range(20):
+                got = frames[i].select(pl.col("x").gpu_hist.histogram(100, device="gpu"))
+                np.testing.assert_array_equal(got.unnest("x")["count"].to_numpy(), expected[i])
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
+def test_explain_names_the_kernel() -> None:
+    x = cp.zeros(1 << 20, dtype=cp.float32)
+    text = gh.explain(x, 256)
+    assert "hist_shared_u32_left" in text and "replica" in text
+    assert "hist_global" in gh.explain(x, 1 << 22)
