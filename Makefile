@@ -43,7 +43,9 @@ bench: develop
 gpu-stage: $(VENV)/.installed
 	rm -rf .gpu && bash ../shared/gpu/stage.sh .gpu
 	rm -f .gpu/boost_histogram-* .gpu/fast_histogram-*
-	$(PY) -m pip download -q --no-deps --only-binary=:all: -d .gpu hypothesis sortedcontainers attrs
+	$(PY) -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+	  --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 -d .gpu \
+	  hypothesis sortedcontainers attrs
 	$(VENV)/bin/maturin build --release --strip -o .gpu
 	du -sh .gpu
 
