@@ -74,6 +74,7 @@ struct UniformBins {
     F denom;  // numpy's norm_denom (closed left), or Polars' n / (hi - lo) (closed right)
     F n_f;    // n in F
     F scale;  // n / (hi - lo): the cheap estimate of the edge bin (closed left)
+    F margin;  // a fraction of the estimate in (margin, 1 - margin) names the bin (bins.rs)
     bool literal;  // closed left: replay numpy's division, the cheap rule could differ (bins.rs)
 };
 
@@ -97,10 +98,16 @@ __device__ __forceinline__ unsigned int bin_uniform_left(const UniformBins<F>& u
         const F above = u.e[i + 1];
         i = x < below ? i - 1 : (i != last && x >= above ? i + 1 : i);
     } else {
-        // The edge bin, found from a cheap estimate; the host proved it is numpy's answer.
-        i = trunc_to_bin(mul_rn(sub_rn(x, u.lo), u.scale), last);
-        while (i > 0 && x < u.e[i]) --i;
-        while (i < last && x >= u.e[i + 1]) ++i;
+        // The edge bin, found from a cheap estimate; the host proved it is numpy's answer. Far
+        // enough from a bin boundary the estimate alone is proof and no edge is read: with
+        // millions of bins those reads went to L2 and cost more than the count itself.
+        const F f = mul_rn(sub_rn(x, u.lo), u.scale);
+        i = trunc_to_bin(f, last);
+        const F frac = sub_rn(f, F(i));
+        if (!(frac > u.margin && frac < F(1) - u.margin)) {
+            while (i > 0 && x < u.e[i]) --i;
+            while (i < last && x >= u.e[i + 1]) ++i;
+        }
     }
     return x >= u.lo && x <= u.hi ? i : u.n;
 }

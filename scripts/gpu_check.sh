@@ -35,6 +35,8 @@ if [[ $what == bench || $what == all ]]; then
   (cd "$OUT" && python3 "$OLDPWD/.gpu/peers.py" gpu > "$OUT/peers.log" 2>&1) || status=1
   tail -3 "$OUT/peers.log"
   echo "== ours"
-  python3 benches/gpu_bench.py ${BENCH_ARGS:-} 2>&1 | tee "$OUT/gpu_bench.log" | tail -45
+  python3 benches/gpu_bench.py ${BENCH_ARGS:-} > "$OUT/gpu_bench.log" 2>&1 || status=1
+  echo "== ours beside the peers"
+  python3 benches/report.py "$OUT" | tee "$OUT/report.md"
 fi
 exit $status

@@ -139,6 +139,10 @@ pub struct UniformBins<F> {
     pub closed: Closed,
     /// `n / (hi - lo)`: the cheap estimate of closed-left bins.
     pub scale: F,
+    /// How far the cheap estimate `(x - lo) * scale` may stray from the edge bin: when its
+    /// fractional part lies in `(margin, 1 - margin)` the bin is certain without reading an edge
+    /// (0.5 disables the shortcut). Proved on the host like `literal`, read by the kernels.
+    pub margin: F,
     /// Closed left only: numpy's estimate can miss the edge bin by more than one somewhere, so
     /// its arithmetic must be replayed literally.
     pub literal: bool,
@@ -151,6 +155,7 @@ impl<F: BinFloat> UniformBins<F> {
         let span = edges[n].to_f64() - edges[0].to_f64();
         let mut bins = UniformBins {
             scale: F::from_f64(n as f64 / span),
+            margin: F::HALF,
             edges,
             denom,
             n_f,
@@ -158,7 +163,53 @@ impl<F: BinFloat> UniformBins<F> {
             literal: false,
         };
         bins.literal = !bins.numpy_estimate_is_near_everywhere();
+        bins.margin = bins.cheap_estimate_margin();
         bins
+    }
+
+    /// The cheap estimate, `(x - lo) * scale` in `F`, as the kernels compute it.
+    #[inline(always)]
+    pub fn cheap_estimate(&self, x: F) -> F {
+        (x - self.edges[0]) * self.scale
+    }
+
+    /// The largest distance, in bins, by which the cheap estimate of any value leaves its edge
+    /// bin (monotone again: each bin's first and last value bound it), with room to spare; 0.5
+    /// when it is too large to help or the fractional part cannot be computed exactly.
+    fn cheap_estimate_margin(&self) -> F {
+        use rayon::prelude::*;
+        let n = self.len();
+        // f - trunc(f) is exact below 2^24 (float32) or 2^53: keep well inside.
+        let exact_below = if std::mem::size_of::<F>() == 4 {
+            1 << 22
+        } else {
+            1 << 50
+        };
+        if self.literal || n >= exact_below {
+            return F::HALF;
+        }
+        let slack = |b: usize| {
+            let first = self.cheap_estimate(self.edges[b]).to_f64();
+            let last_x = if b == n - 1 {
+                self.edges[n]
+            } else {
+                self.edges[b + 1].next_down()
+            };
+            let last = self.cheap_estimate(last_x).to_f64();
+            (b as f64 - first).max(last - (b + 1) as f64).max(0.0)
+        };
+        let worst = (0..n)
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(slack)
+            .reduce(|| 0.0, f64::max);
+        // Twice the worst case plus a little: the kernel compares a rounded fraction.
+        let margin = 2.0 * worst + 1e-3;
+        if margin < 0.25 {
+            F::from_f64(margin)
+        } else {
+            F::HALF
+        }
     }
 
     /// numpy's bin estimate before its correction, `n - 1` for `n` as numpy clamps it.
@@ -596,6 +647,7 @@ fn polars_uniform(n: usize, range: Option<(f64, f64)>, ext: Extremes) -> Uniform
         edges,
         closed: Closed::Right,
         scale: n as f64 / (hi - lo),
+        margin: 0.5,
         literal: true,
     }
 }

@@ -89,8 +89,17 @@ pub enum Backend {
     Gpu { reason: String },
 }
 
-/// The device choice for a host (Polars) column of `rows` rows.
-pub fn choose_backend(device: Device, rows: usize) -> HistResult<Backend> {
+/// Costs behind `device="auto"` for a host column, measured on an H200 host (16 cores,
+/// 2026-11-21, BENCHMARKS.md): the CPU backend takes about 10 ns of one thread per row (2^28
+/// float32 in 175 ms, 2^27 float64 in 84 ms, on 16 threads); the GPU path is bound by the copy
+/// from pageable memory, 9.6 GB/s, plus about a millisecond to set up.
+const CPU_THREAD_NS_PER_ROW: f64 = 10.2;
+const GPU_NS_PER_BYTE: f64 = 0.105;
+const GPU_NS_PER_ROW: f64 = 0.005;
+const GPU_SETUP_MS: f64 = 1.0;
+
+/// The device choice for a host (Polars) column of `rows` rows of `elem_bytes` bytes each.
+pub fn choose_backend(device: Device, rows: usize, elem_bytes: usize) -> HistResult<Backend> {
     match device {
         Device::Cpu => Ok(Backend::Cpu {
             reason: "device=\"cpu\" was asked for".into(),
@@ -104,17 +113,31 @@ pub fn choose_backend(device: Device, rows: usize) -> HistResult<Backend> {
             ))),
             Err(e) => Err(e),
         },
-        Device::Auto => Ok(Backend::Cpu {
-            reason: match gpu::get() {
-                Err(HistError::Gpu(why)) => format!("no GPU: {why}"),
-                Err(e) => format!("no GPU: {e}"),
-                Ok(_) => format!(
-                    "{rows} rows in host memory: copying them to the GPU (pageable memory, \
-                     about 10 GB/s) takes longer than the CPU backend needs for the whole \
-                     histogram (measured: BENCHMARKS.md)"
-                ),
-            },
-        }),
+        Device::Auto => {
+            if let Err(e) = gpu::get() {
+                let why = match e {
+                    HistError::Gpu(why) => why,
+                    other => other.to_string(),
+                };
+                return Ok(Backend::Cpu {
+                    reason: format!("no GPU: {why}"),
+                });
+            }
+            let threads = rayon::current_num_threads() as f64;
+            let cpu_ms = rows as f64 * CPU_THREAD_NS_PER_ROW / threads / 1e6;
+            let gpu_ms = GPU_SETUP_MS
+                + rows as f64 * (elem_bytes as f64 * GPU_NS_PER_BYTE + GPU_NS_PER_ROW) / 1e6;
+            let estimate = format!(
+                "for {rows} rows of {elem_bytes} bytes in host memory: about {cpu_ms:.1} ms on \
+                 {threads} CPU threads, {gpu_ms:.1} ms on the GPU (copy from pageable memory \
+                 at 9.6 GB/s)"
+            );
+            Ok(if gpu_ms < cpu_ms {
+                Backend::Gpu { reason: estimate }
+            } else {
+                Backend::Cpu { reason: estimate }
+            })
+        }
     }
 }
 
@@ -125,8 +148,8 @@ fn compute(
 ) -> HistResult<Series> {
     let kind = input::value_kind(values.dtype())?;
     let weights = weights.map(|w| input::weights_f64(values, w)).transpose()?;
-    let backend = choose_backend(options.device, values.len())?;
     with_physical!(values, |ca: T| {
+        let backend = choose_backend(options.device, values.len(), std::mem::size_of::<T>())?;
         let column = input::Column::<T>::new(ca, weights.as_ref());
         let spec = BinSpec::resolve(&options.bins, options.range, options.closed, kind, || {
             input::extremes(&column)
@@ -134,7 +157,16 @@ fn compute(
         let counts = match backend {
             Backend::Cpu { .. } => cpu::histogram(&column, &spec),
             Backend::Gpu { .. } => {
-                gpu::histogram_host(gpu::get()?, &column, &spec, options.kernel)?.0
+                match gpu::histogram_host(gpu::get()?, &column, &spec, options.kernel) {
+                    Ok((counts, _plan)) => counts,
+                    // Under "auto" a GPU failure (out of memory, a driver error) is not the
+                    // user's problem: count on the CPU and let `explain` report it.
+                    Err(e) if options.device == Device::Auto => {
+                        gpu::record_fallback(&e);
+                        cpu::histogram(&column, &spec)
+                    }
+                    Err(e) => return Err(e),
+                }
             }
         };
         Ok(output::to_struct(
@@ -262,7 +294,7 @@ pub fn histogram_device(
         validity_offset: 0,
         weights: weights.map(|w| (w, 0, 0)),
     };
-    let stream = gpu.stream()?;
+    let stream = gpu.stream_after_default()?;
     let mut extremes_error = None;
     let spec = BinSpec::resolve(&options.bins, options.range, options.closed, kind, || {
         gpu::extremes_device(gpu, &stream, values.dtype, &rows).unwrap_or_else(|e| {
@@ -320,9 +352,16 @@ pub fn explain(
             reason: "the data is in GPU memory".into(),
         }
     } else {
-        choose_backend(options.device, rows as usize)?
+        let elem_bytes = match kind {
+            bins::ValueKind::Float32 => 4,
+            _ => 8,
+        };
+        choose_backend(options.device, rows as usize, elem_bytes)?
     };
-    Ok(match backend {
+    let fallback = gpu::last_fallback()
+        .map(|e| format!("\nnote     the last GPU attempt under device=\"auto\" failed ({e}); it ran on the CPU"))
+        .unwrap_or_default();
+    let text = match backend {
         Backend::Cpu { reason } => format!(
             "backend  cpu: privatized histograms on {} threads\nwhy      {reason}",
             rayon::current_num_threads()
@@ -331,5 +370,6 @@ pub fn explain(
             let plan = gpu::plan::plan(&gpu::get()?.props, &spec, weighted, rows, options.kernel)?;
             format!("backend  gpu: {reason}\n{plan}")
         }
-    })
+    };
+    Ok(text + &fallback)
 }

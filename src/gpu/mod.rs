@@ -8,7 +8,7 @@ pub mod plan;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
     LaunchConfig, PushKernelArg,
@@ -45,6 +45,24 @@ pub fn get() -> HistResult<&'static Gpu> {
 /// Whether a GPU can be used in this process.
 pub fn available() -> bool {
     get().is_ok()
+}
+
+/// The driver's handle for the legacy default stream (`CU_STREAM_LEGACY` in cuda.h).
+const CU_STREAM_LEGACY: cudarc::driver::sys::CUstream = 0x1 as cudarc::driver::sys::CUstream;
+
+static LAST_FALLBACK: Mutex<Option<String>> = Mutex::new(None);
+
+/// Remembers why the GPU failed when `device="auto"` fell back to the CPU (shown by `explain`).
+pub fn record_fallback(error: &HistError) {
+    *LAST_FALLBACK.lock().unwrap_or_else(|p| p.into_inner()) = Some(error.to_string());
+}
+
+/// The last GPU failure that `device="auto"` recovered from on the CPU.
+pub fn last_fallback() -> Option<String> {
+    LAST_FALLBACK
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
 }
 
 fn driver(what: &str) -> impl Fn(DriverError) -> HistError + '_ {
@@ -97,6 +115,19 @@ impl Gpu {
     /// A new stream: concurrent callers (Polars' threads) each get their own.
     pub fn stream(&self) -> HistResult<Arc<CudaStream>> {
         self.ctx.new_stream().map_err(driver("stream"))
+    }
+
+    /// A new stream ordered after the work queued so far on the legacy default stream. Our
+    /// streams do not block on it, but that is where CuPy, for one, copies an array in: a
+    /// kernel that read the array without waiting raced the copy (miscounts seen on an H200).
+    pub fn stream_after_default(&self) -> HistResult<Arc<CudaStream>> {
+        let stream = self.stream()?;
+        // SAFETY: CU_STREAM_LEGACY is a valid handle in every context and is never destroyed.
+        let legacy = unsafe { self.ctx.wrap_borrowed_stream(CU_STREAM_LEGACY) };
+        stream
+            .join(&legacy)
+            .map_err(driver("ordering after the default stream"))?;
+        Ok(stream)
     }
 
     fn function(&self, value_type: &'static str, name: &str) -> HistResult<CudaFunction> {
@@ -158,6 +189,7 @@ struct UniformRule32 {
     denom: f32,
     n_f: f32,
     scale: f32,
+    margin: f32,
 }
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -168,6 +200,7 @@ struct UniformRule64 {
     denom: f64,
     n_f: f64,
     scale: f64,
+    margin: f64,
 }
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -211,6 +244,7 @@ fn device_rule(stream: &Arc<CudaStream>, spec: &BinSpec) -> HistResult<DeviceRul
                 denom: u.denom,
                 n_f: u.n_f,
                 scale: u.scale,
+                margin: u.margin,
             };
             DeviceRule::U32 { rule, _edges: e }
         }
@@ -224,6 +258,7 @@ fn device_rule(stream: &Arc<CudaStream>, spec: &BinSpec) -> HistResult<DeviceRul
                 denom: u.denom,
                 n_f: u.n_f,
                 scale: u.scale,
+                margin: u.margin,
             };
             DeviceRule::U64 { rule, _edges: e }
         }
@@ -257,19 +292,23 @@ pub fn run(
         .map_err(driver("asking for shared memory"))?;
     }
     let rule = device_rule(stream, spec)?;
+    // A kernel compiled with many registers may not run 1024 threads a block: take what fits.
+    let most = func
+        .max_threads_per_block()
+        .map_err(driver("querying the kernel"))? as u32;
     let cfg = LaunchConfig {
         grid_dim: (plan.grid, 1, 1),
-        block_dim: (plan.block, 1, 1),
+        block_dim: (plan.block.min(most / 32 * 32), 1, 1),
         shared_mem_bytes: plan.shared_bytes,
     };
     let timer = |what| driver(what);
     let start_event = gpu
         .ctx
-        .new_event(None)
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
         .map_err(timer("creating an event"))?;
     let end_event = gpu
         .ctx
-        .new_event(None)
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
         .map_err(timer("creating an event"))?;
     let mut exact = if weighted {
         None

@@ -81,9 +81,10 @@ impl RuleKind {
     }
 }
 
-/// Threads per block for every family: 16 warps, 4 blocks fill an SM of 2048 threads.
+/// Threads per block: 16 warps, so 4 blocks fill an SM of 2048 threads; a histogram so large
+/// that only one block fits per SM gets 1024 threads instead, to keep more loads in flight.
 pub const BLOCK_THREADS: u32 = 512;
-const WARPS_PER_BLOCK: u32 = BLOCK_THREADS / 32;
+const BIG_BLOCK_THREADS: u32 = 1024;
 /// A block's u32 counters must not wrap: each launch gives a block fewer rows than this.
 pub const MAX_ROWS_PER_BLOCK: u64 = 1 << 31;
 
@@ -170,7 +171,7 @@ pub fn plan(
         ),
     };
 
-    let (grid_per_sm, replicas, shared_bytes) = match family {
+    let (grid_per_sm, block, replicas, shared_bytes) = match family {
         Family::Shared => {
             // As many blocks per SM as shared memory allows (up to 4 of 512 threads), then as
             // many replicas as fit in each block's share, at most one per warp.
@@ -180,20 +181,30 @@ pub fn plan(
                 .find(|&b| one_copy * b as u64 + 1024 * b as u64 <= per_sm)
                 .unwrap_or(1);
             let budget = (per_sm / blocks as u64).saturating_sub(1024).min(optin);
+            let block = if blocks == 1 {
+                BIG_BLOCK_THREADS
+            } else {
+                BLOCK_THREADS
+            };
             let replicas = ((budget - edge_bytes) / (stride * counter_bytes))
-                .clamp(1, WARPS_PER_BLOCK as u64) as u32;
+                .clamp(1, BLOCK_THREADS as u64 / 32) as u32;
             let bytes = edge_bytes + replicas as u64 * stride * counter_bytes;
             reason.push_str(&format!(
                 "; {blocks} block(s) per SM, {replicas} replica(s) so that one hot bin \
                  does not serialize a block"
             ));
-            (blocks, replicas, bytes as u32)
+            (blocks, block, replicas, bytes as u32)
         }
-        Family::Global => (props.max_threads_per_sm / BLOCK_THREADS, 1, 0),
+        Family::Global => (
+            props.max_threads_per_sm / BLOCK_THREADS,
+            BLOCK_THREADS,
+            1,
+            0,
+        ),
     };
     let full_grid = props.sm_count * grid_per_sm;
     // Small inputs: no more blocks than 8 rows a thread can keep busy.
-    let needed = rows.div_ceil(BLOCK_THREADS as u64 * 8).max(1);
+    let needed = rows.div_ceil(block as u64 * 8).max(1);
     let grid = (full_grid as u64).min(needed) as u32;
     let closed = match spec.closed() {
         Closed::Left => "left",
@@ -212,7 +223,7 @@ pub fn plan(
         bins,
         rows,
         grid,
-        block: BLOCK_THREADS,
+        block,
         replicas,
         stride: stride as u32,
         shared_bytes,
@@ -266,7 +277,10 @@ mod tests {
             None,
         )
         .unwrap();
-        assert_eq!((p.family, p.grid, p.replicas), (Family::Shared, 132, 1));
+        assert_eq!(
+            (p.family, p.grid, p.block, p.replicas),
+            (Family::Shared, 132, 1024, 1)
+        );
         assert!(p.shared_bytes <= DeviceProps::h100().shared_per_block_optin);
     }
 

@@ -1,0 +1,49 @@
+"""Markdown tables from one GPU run: our kernels beside the peers measured in the same call.
+
+Usage: python benches/report.py OUTDIR  (reads gpu_bench.json and peers' anchors_gpu_*.json)
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import sys
+
+
+def main(out: str) -> None:
+    ours = json.load(open(os.path.join(out, "gpu_bench.json")))
+    peers: dict[tuple[str, int, str], float] = {}
+    roof = None
+    for path in glob.glob(os.path.join(out, "anchors_gpu_*.json")):
+        for r in json.load(open(path)):
+            if r.get("what") == "gpu_1d" and "ms" in r:
+                peers[(r["impl"], r["bins"], r["dist"])] = r["ms"]
+            if r.get("what") == "read_roofline_cupy_sum":
+                roof = r["ms"]
+    print(f"{ours['device']}, 2^29 values on the device, kernel time (ms) and share of the read "
+          f"roofline (peers' cupy.sum: {roof:.3f} ms)\n")
+    print("| dtype | data | bins | plan's kernel | ours ms | roofline share | torch.histc ms "
+          "| cupy.histogram ms | vs torch | vs cupy |")
+    print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    for r in ours["device_resident"]:
+        key_t = ("torch.histc", r["bins"], r["dist"])
+        key_c = ("cupy.histogram(edges)", r["bins"], r["dist"])
+        t = peers.get(key_t) if r["dtype"] == "float32" else None
+        c = peers.get(key_c) if r["dtype"] == "float32" else None
+        fmt = lambda v: f"{v:.2f}" if v else "-"  # noqa: E731
+        ratio = lambda v: f"{v / r['kernel_ms']:.1f}x" if v else "-"  # noqa: E731
+        print(f"| {r['dtype']} | {r['dist']} | {r['bins']} | `{r['kernel']}` | "
+              f"{r['kernel_ms']:.3f} | {100 * r['share']:.0f}% | {fmt(t)} | {fmt(c)} | "
+              f"{ratio(t)} | {ratio(c)} |")
+    print("\nFrom a Polars column in host memory (median ms of `df.select(...)`):\n")
+    print("| dtype | rows | bins | ours, device=gpu (plain copy) | ours, device=cpu (16 cores) "
+          "| Polars `hist` |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for r in ours["host"]:
+        print(f"| {r['dtype']} | {r['n']} | {r['bins']} | {r['gpu_ms']:.1f} | {r['cpu_ms']:.1f} "
+              f"| {r['polars_hist_ms']:.1f} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
