@@ -25,15 +25,15 @@ demo: develop
 # The whole test suite (GPU tests run only where a GPU is found: see scripts/gpu_check.sh).
 test: develop
 	cargo fmt --all -- --check
-	$(VENV)/bin/ruff check python tests benches
+	$(VENV)/bin/ruff check python tests benches scripts
 	LD_LIBRARY_PATH=$(NVRTC_LIB):$$LD_LIBRARY_PATH PGH_REQUIRE_NVRTC=1 cargo test --quiet
 	$(PY) -m pytest -q
 
 lint: $(VENV)/.installed
 	cargo fmt --all -- --check
 	cargo clippy --all-targets -- -D warnings
-	$(VENV)/bin/ruff check python tests benches
-	$(VENV)/bin/ruff format --check python tests benches
+	$(VENV)/bin/ruff check python tests benches scripts
+	$(VENV)/bin/ruff format --check python tests benches scripts
 
 bench: develop
 	$(PY) benches/cpu_bench.py

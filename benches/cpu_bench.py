@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 import polars as pl
+
 import polars_gpu_hist  # noqa: F401
 
 CORES = os.cpu_count() or 1

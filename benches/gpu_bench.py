@@ -43,8 +43,9 @@ def roofline_ms(x: cp.ndarray, reps: int) -> float:
 
 def ours(x: cp.ndarray, bins: int, reps: int, **kw: object) -> dict[str, object]:
     iface = x.__cuda_array_interface__
-    options = json.dumps(gh._kwargs(bins, kw.get("range"), False, "left", "auto",
-                                    kw.get("kernel", "auto")))
+    options = gh._pickled(
+        gh._kwargs(bins, kw.get("range"), False, "left", "auto", kw.get("kernel", "auto"))
+    )
     args = ("x", iface["data"][0], x.size, iface["typestr"], options, None)
     series, plan, _ = _internal.histogram_cuda(*args)  # warm-up: compile/load, first touch
     kernel, wall = [], []
@@ -108,9 +109,15 @@ def main() -> None:
                     ok = check(x, bins, r.pop("counts"), rng_arg)
                     chosen = r["plan"].splitlines()[0].split()[1]
                     row = {
-                        "dtype": dtype, "dist": dist, "bins": bins, "kernel": chosen,
-                        "kernel_ms": r["kernel_ms"], "api_ms": r["api_ms"],
-                        "roofline_ms": roof, "share": roof / r["kernel_ms"], "ok": ok,
+                        "dtype": dtype,
+                        "dist": dist,
+                        "bins": bins,
+                        "kernel": chosen,
+                        "kernel_ms": r["kernel_ms"],
+                        "api_ms": r["api_ms"],
+                        "roofline_ms": roof,
+                        "share": roof / r["kernel_ms"],
+                        "ok": ok,
                     }
                     results.append(row)
                     print(json.dumps(row), flush=True)
@@ -145,16 +152,22 @@ def main() -> None:
         json.dump({"device": dev, "n": n, "device_resident": results, "host": host}, f, indent=1)
 
     print(f"\n{dev}, 2^{args.log2n} values on the device; kernel time (events), median of {reps}")
-    print(f"{'dtype':8s}{'dist':11s}{'bins':>9s}  {'kernel':24s}{'ms':>8s}{'api ms':>8s}"
-          f"{'roofline':>9s}{'ok':>4s}")
+    print(
+        f"{'dtype':8s}{'dist':11s}{'bins':>9s}  {'kernel':24s}{'ms':>8s}{'api ms':>8s}"
+        f"{'roofline':>9s}{'ok':>4s}"
+    )
     for r in results:
-        print(f"{r['dtype']:8s}{r['dist']:11s}{r['bins']:>9d}  {r['kernel']:24s}"
-              f"{r['kernel_ms']:8.3f}{r['api_ms']:8.2f}{100 * r['share']:8.0f}%"
-              f"{'' if r['ok'] else ' !!':>4s}")
+        print(
+            f"{r['dtype']:8s}{r['dist']:11s}{r['bins']:>9d}  {r['kernel']:24s}"
+            f"{r['kernel_ms']:8.3f}{r['api_ms']:8.2f}{100 * r['share']:8.0f}%"
+            f"{'' if r['ok'] else ' !!':>4s}"
+        )
     print("\nfrom host memory (Polars column), median ms: gpu (plain copy) / cpu backend / polars")
     for r in host:
-        print(f"{r['dtype']:8s} n={r['n']:>10d} bins={r['bins']:>6d}  gpu {r['gpu_ms']:8.1f}  "
-              f"cpu {r['cpu_ms']:8.1f}  polars.hist {r['polars_hist_ms']:8.1f}")
+        print(
+            f"{r['dtype']:8s} n={r['n']:>10d} bins={r['bins']:>6d}  gpu {r['gpu_ms']:8.1f}  "
+            f"cpu {r['cpu_ms']:8.1f}  polars.hist {r['polars_hist_ms']:8.1f}"
+        )
 
 
 if __name__ == "__main__":

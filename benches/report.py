@@ -11,6 +11,14 @@ import os
 import sys
 
 
+def _ms(v: float | None) -> str:
+    return f"{v:.2f}" if v else "-"
+
+
+def _ratio(peer: float | None, ours: float) -> str:
+    return f"{peer / ours:.1f}x" if peer else "-"
+
+
 def main(out: str) -> None:
     ours = json.load(open(os.path.join(out, "gpu_bench.json")))
     peers: dict[tuple[str, int, str], float] = {}
@@ -21,28 +29,37 @@ def main(out: str) -> None:
                 peers[(r["impl"], r["bins"], r["dist"])] = r["ms"]
             if r.get("what") == "read_roofline_cupy_sum":
                 roof = r["ms"]
-    print(f"{ours['device']}, 2^29 values on the device, kernel time (ms) and share of the read "
-          f"roofline (peers' cupy.sum: {roof:.3f} ms)\n")
-    print("| dtype | data | bins | plan's kernel | ours ms | roofline share | torch.histc ms "
-          "| cupy.histogram ms | vs torch | vs cupy |")
+    print(
+        f"{ours['device']}, 2^29 values on the device, kernel time (ms) and share of the read "
+        f"roofline (peers' cupy.sum: {roof:.3f} ms)\n"
+    )
+    print(
+        "| dtype | data | bins | plan's kernel | ours ms | roofline share | torch.histc ms "
+        "| cupy.histogram ms | vs torch | vs cupy |"
+    )
     print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for r in ours["device_resident"]:
         key_t = ("torch.histc", r["bins"], r["dist"])
         key_c = ("cupy.histogram(edges)", r["bins"], r["dist"])
         t = peers.get(key_t) if r["dtype"] == "float32" else None
         c = peers.get(key_c) if r["dtype"] == "float32" else None
-        fmt = lambda v: f"{v:.2f}" if v else "-"  # noqa: E731
-        ratio = lambda v: f"{v / r['kernel_ms']:.1f}x" if v else "-"  # noqa: E731
-        print(f"| {r['dtype']} | {r['dist']} | {r['bins']} | `{r['kernel']}` | "
-              f"{r['kernel_ms']:.3f} | {100 * r['share']:.0f}% | {fmt(t)} | {fmt(c)} | "
-              f"{ratio(t)} | {ratio(c)} |")
+        ms = r["kernel_ms"]
+        print(
+            f"| {r['dtype']} | {r['dist']} | {r['bins']} | `{r['kernel']}` | "
+            f"{ms:.3f} | {100 * r['share']:.0f}% | {_ms(t)} | {_ms(c)} | "
+            f"{_ratio(t, ms)} | {_ratio(c, ms)} |"
+        )
     print("\nFrom a Polars column in host memory (median ms of `df.select(...)`):\n")
-    print("| dtype | rows | bins | ours, device=gpu (plain copy) | ours, device=cpu (16 cores) "
-          "| Polars `hist` |")
+    print(
+        "| dtype | rows | bins | ours, device=gpu (plain copy) | ours, device=cpu (16 cores) "
+        "| Polars `hist` |"
+    )
     print("|---|---:|---:|---:|---:|---:|")
     for r in ours["host"]:
-        print(f"| {r['dtype']} | {r['n']} | {r['bins']} | {r['gpu_ms']:.1f} | {r['cpu_ms']:.1f} "
-              f"| {r['polars_hist_ms']:.1f} |")
+        print(
+            f"| {r['dtype']} | {r['n']} | {r['bins']} | {r['gpu_ms']:.1f} | {r['cpu_ms']:.1f} "
+            f"| {r['polars_hist_ms']:.1f} |"
+        )
 
 
 if __name__ == "__main__":

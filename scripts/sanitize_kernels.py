@@ -31,15 +31,28 @@ for kernel in ["shared", "global"]:
                     hist = [
                         frame.select(
                             pl.col(column).gpu_hist.histogram(
-                                bins, weights=weights, closed=closed, device=d, kernel=kernel,
+                                bins,
+                                weights=weights,
+                                closed=closed,
+                                device=d,
+                                kernel=kernel,
                                 **args,
                             )
-                        ).unnest(column)["count"].to_list()
+                        )
+                        .unnest(column)["count"]
+                        .to_list()
                         for d in ["gpu", "cpu"]
                     ]
                     bad += hist[0] != hist[1]
-                    print(kernel, column, type(bins).__name__, closed, weights,
-                          "ok" if hist[0] == hist[1] else "MISMATCH", flush=True)
+                    print(
+                        kernel,
+                        column,
+                        type(bins).__name__,
+                        closed,
+                        weights,
+                        "ok" if hist[0] == hist[1] else "MISMATCH",
+                        flush=True,
+                    )
 try:
     import cupy as cp
 

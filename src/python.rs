@@ -24,8 +24,10 @@ fn histogram(inputs: &[Series], kwargs: HistogramOptions) -> PolarsResult<Series
     crate::histogram(&inputs[0], inputs.get(1), &kwargs)
 }
 
-fn options(json: &str) -> PyResult<HistogramOptions> {
-    serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))
+/// Options pickled by the Python wrapper, as Polars pickles a plugin's kwargs: floats stay exact.
+fn options(pickled: &[u8]) -> PyResult<HistogramOptions> {
+    serde_pickle::from_slice(pickled, Default::default())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 fn to_py(e: crate::HistError) -> PyErr {
@@ -55,32 +57,32 @@ fn gpu_info() -> String {
 
 /// Which backend and kernel would run, and why (see `polars_gpu_hist.explain`).
 #[pyfunction]
-#[pyo3(signature = (dtype, rows, options_json, weighted, on_device))]
+#[pyo3(signature = (dtype, rows, pickled_options, weighted, on_device))]
 fn explain(
     dtype: &str,
     rows: u64,
-    options_json: &str,
+    pickled_options: &[u8],
     weighted: bool,
     on_device: bool,
 ) -> PyResult<String> {
-    let opts = options(options_json)?;
+    let opts = options(pickled_options)?;
     crate::explain(dtype, rows, &opts, weighted, on_device).map_err(to_py)
 }
 
 /// The histogram of a device array given by address, length and array-interface type string:
 /// (the Struct Series, the plan as text, the kernels' time in ms).
 #[pyfunction]
-#[pyo3(signature = (name, ptr, len, typestr, options_json, weights_ptr=None))]
+#[pyo3(signature = (name, ptr, len, typestr, pickled_options, weights_ptr=None))]
 fn histogram_cuda(
     py: Python<'_>,
     name: &str,
     ptr: u64,
     len: u64,
     typestr: &str,
-    options_json: &str,
+    pickled_options: &[u8],
     weights_ptr: Option<u64>,
 ) -> PyResult<(PySeries, String, f32)> {
-    let opts = options(options_json)?;
+    let opts = options(pickled_options)?;
     let dtype = crate::DataTypeTag::from_typestr(typestr).map_err(to_py)?;
     let values = crate::DeviceArray { ptr, len, dtype };
     let (series, plan, kernel_ms) = py

@@ -4,9 +4,10 @@ import os
 
 import numpy as np
 import polars as pl
-import polars_gpu_hist  # noqa: F401  (registers the namespace)
 import pytest
 from hypothesis import HealthCheck, settings
+
+import polars_gpu_hist  # noqa: F401  (registers the namespace)
 
 # CI runs thousands of generated cases; PGH_HYPOTHESIS_PROFILE=quick for a fast local loop.
 settings.register_profile(

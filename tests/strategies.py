@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from conftest import NUMERIC
 from hypothesis import strategies as st
+
+from conftest import NUMERIC
 
 
 @dataclass

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+
 from polars_gpu_hist.__main__ import main
 
 

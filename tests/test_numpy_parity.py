@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
-import polars_gpu_hist as gh
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
+import polars_gpu_hist as gh
 from strategies import Case, cases, numpy_histogram
 
 

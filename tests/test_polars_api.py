@@ -6,8 +6,9 @@ import datetime as dt
 
 import numpy as np
 import polars as pl
-import polars_gpu_hist as gh
 import pytest
+
+import polars_gpu_hist as gh
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ Importing this package registers the ``gpu_hist`` expression namespace::
 
 from __future__ import annotations
 
-import json
+import pickle
 import operator
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,6 +45,11 @@ RangeArg: TypeAlias = Union[tuple[float, float], Sequence[float], None]
 Closed: TypeAlias = Literal["left", "right"]
 Device: TypeAlias = Literal["auto", "cpu", "gpu"]
 Kernel: TypeAlias = Literal["auto", "shared", "global"]
+
+
+def _pickled(kwargs: dict[str, Any]) -> bytes:
+    """Options for the native functions, pickled as Polars pickles a plugin's kwargs."""
+    return pickle.dumps(kwargs, protocol=5)
 
 
 def gpu_available() -> bool:
@@ -244,7 +249,7 @@ def explain(
     shared memory the plan chooses. ``data`` is a Series, an array (host or GPU) or a dtype
     (then for 2^29 rows).
     """
-    kwargs = json.dumps(_kwargs(bins, range, False, closed, device, kernel))
+    kwargs = _pickled(_kwargs(bins, range, False, closed, device, kernel))
     cuda = _cuda_array(data)
     if cuda is not None:
         typestr, length = cuda["typestr"], cuda["shape"][0]
@@ -308,7 +313,7 @@ def _histogram_cuda(
             )
         weights_ptr = w["data"][0]
     _sync_stream(iface)
-    kwargs = json.dumps(_kwargs(bins, range, density, closed, device, kernel))
+    kwargs = _pickled(_kwargs(bins, range, density, closed, device, kernel))
     series, _plan, _kernel_ms = _internal.histogram_cuda(
         "x", iface["data"][0], length, iface["typestr"], kwargs, weights_ptr
     )

@@ -4,12 +4,14 @@ __version__: str
 
 def gpu_available() -> bool: ...
 def gpu_info() -> str: ...
-def explain(dtype: str, rows: int, options_json: str, weighted: bool, on_device: bool) -> str: ...
+def explain(
+    dtype: str, rows: int, pickled_options: bytes, weighted: bool, on_device: bool
+) -> str: ...
 def histogram_cuda(
     name: str,
     ptr: int,
     len: int,
     typestr: str,
-    options_json: str,
+    pickled_options: bytes,
     weights_ptr: int | None = None,
 ) -> tuple[object, str, float]: ...
