@@ -268,14 +268,31 @@ impl<F: BinFloat> UniformBins<F> {
         if !(x >= lo && x <= e[n]) {
             return n;
         }
-        let mut i = (((x - lo) / self.denom) * self.n_f)
-            .trunc_usize()
-            .min(n - 1);
-        // SAFETY of the indexing below: i <= n - 1, and i > 0 whenever x < e[i] (x >= e[0]).
-        if x < e[i] {
+        if self.literal {
+            // numpy's own steps; i > 0 whenever x < e[i], since x >= e[0].
+            let mut i = (((x - lo) / self.denom) * self.n_f)
+                .trunc_usize()
+                .min(n - 1);
+            if x < e[i] {
+                i -= 1;
+            }
+            if i != n - 1 && x >= e[i + 1] {
+                i += 1;
+            }
+            return i;
+        }
+        // The edge bin: e[i] <= x < e[i+1], the last bin closed. Away from a boundary the
+        // estimate alone is proof (see `margin`); near one, search from it.
+        let f = self.cheap_estimate(x);
+        let mut i = f.trunc_usize().min(n - 1);
+        let frac = f - F::from_usize(i);
+        if frac > self.margin && frac < F::HALF + F::HALF - self.margin {
+            return i;
+        }
+        while i > 0 && x < e[i] {
             i -= 1;
         }
-        if i != n - 1 && x >= e[i + 1] {
+        while i < n - 1 && x >= e[i + 1] {
             i += 1;
         }
         i
@@ -351,11 +368,9 @@ fn upper_bound(e: &[f64], x: f64) -> usize {
     let mut len = e.len();
     while len > 1 {
         let half = len / 2;
-        base = if e[base + half - 1] <= x {
-            base + half
-        } else {
-            base
-        };
+        // Random data mispredicts a branch on every level (about 30 cycles each, measured):
+        // ask for a conditional move, which LLVM otherwise turns back into a branch in loops.
+        base = std::hint::select_unpredictable(e[base + half - 1] <= x, base + half, base);
         len -= half;
     }
     base + (e[base] <= x) as usize
@@ -368,11 +383,7 @@ fn lower_bound(e: &[f64], x: f64) -> usize {
     let mut len = e.len();
     while len > 1 {
         let half = len / 2;
-        base = if e[base + half - 1] < x {
-            base + half
-        } else {
-            base
-        };
+        base = std::hint::select_unpredictable(e[base + half - 1] < x, base + half, base);
         len -= half;
     }
     base + (e[base] < x) as usize

@@ -10,8 +10,8 @@ Importing this package registers the ``gpu_hist`` expression namespace::
 
 from __future__ import annotations
 
-import pickle
 import operator
+import pickle
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Union
