@@ -6,10 +6,10 @@ use polars::prelude::*;
 use polars_gpu_hist::{histogram_frame, Bins, HistogramOptions};
 
 fn main() -> PolarsResult<()> {
-    let n = 1_000_000;
+    let n = 1_000_000i32;
     let df = df!(
-        "sensor" => (0..n).map(|i| (i % 3) as i32).collect::<Vec<_>>(),
-        "reading" => (0..n).map(|i| ((i * 7919) % 1000) as f64 / 10.0).collect::<Vec<_>>(),
+        "sensor" => (0..n).map(|i| i % 3).collect::<Vec<_>>(),
+        "reading" => (0..n).map(|i| ((i as i64 * 7919) % 1000) as f64 / 10.0).collect::<Vec<_>>(),
     )?;
     let options = HistogramOptions {
         bins: Bins::Edges(vec![0.0, 10.0, 25.0, 50.0, 100.0]),

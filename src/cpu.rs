@@ -27,15 +27,15 @@ pub enum Counts {
     Weighted(Vec<f64>),
 }
 
-/// A value-to-bin rule for values of type `T`: returns `len()` for rows that are not counted.
+/// A value-to-bin rule for values of type `T`: returns `bins()` for rows that are not counted.
 pub trait Rule<T>: Sync {
-    fn len(&self) -> usize;
+    fn bins(&self) -> usize;
     fn bin(&self, x: T) -> usize;
 }
 
 impl<T: Value> Rule<T> for UniformBins<f64> {
     #[inline(always)]
-    fn len(&self) -> usize {
+    fn bins(&self) -> usize {
         UniformBins::len(self)
     }
     #[inline(always)]
@@ -46,7 +46,7 @@ impl<T: Value> Rule<T> for UniformBins<f64> {
 
 impl<T: Value> Rule<T> for UniformBins<f32> {
     #[inline(always)]
-    fn len(&self) -> usize {
+    fn bins(&self) -> usize {
         UniformBins::len(self)
     }
     #[inline(always)]
@@ -57,7 +57,7 @@ impl<T: Value> Rule<T> for UniformBins<f32> {
 
 impl<T: Value> Rule<T> for EdgeBins {
     #[inline(always)]
-    fn len(&self) -> usize {
+    fn bins(&self) -> usize {
         EdgeBins::len(self)
     }
     #[inline(always)]
@@ -77,7 +77,7 @@ pub fn histogram<T: Value>(column: &Column<'_, T>, spec: &BinSpec) -> Counts {
 
 fn run<T: Value, R: Rule<T>>(column: &Column<'_, T>, rule: &R) -> Counts {
     let weighted = column.segments.iter().any(|s| s.weights.is_some());
-    let tasks = split(column, rule.len());
+    let tasks = split(column, rule.bins());
     if weighted {
         let partial = |range: &Vec<Segment<'_, T>>| weighted_task(range, rule);
         Counts::Weighted(merge(tasks, partial, |a, b| a + b))
@@ -154,7 +154,7 @@ fn block_bins<T: Value, R: Rule<T>>(
     for (o, &x) in out.iter_mut().zip(values) {
         *o = rule.bin(x) as u32;
     }
-    let n = rule.len() as u32;
+    let n = rule.bins() as u32;
     if let Some(v) = seg.validity {
         for (j, o) in out[..len].iter_mut().enumerate() {
             if !v.is_valid(start + j) {
@@ -166,7 +166,7 @@ fn block_bins<T: Value, R: Rule<T>>(
 }
 
 fn count_task<T: Value, R: Rule<T>>(segments: &Vec<Segment<'_, T>>, rule: &R) -> Vec<u64> {
-    let n = rule.len();
+    let n = rule.bins();
     let stride = n + 1;
     let replicas = if stride <= 4096 { REPLICAS } else { 1 };
     let mut private = vec![0u32; stride * replicas];
@@ -220,7 +220,7 @@ fn count_task<T: Value, R: Rule<T>>(segments: &Vec<Segment<'_, T>>, rule: &R) ->
 }
 
 fn weighted_task<T: Value, R: Rule<T>>(segments: &Vec<Segment<'_, T>>, rule: &R) -> Vec<f64> {
-    let n = rule.len();
+    let n = rule.bins();
     let mut sums = vec![0f64; n + 1];
     let mut idx = [0u32; BLOCK];
     for seg in segments {

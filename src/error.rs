@@ -10,8 +10,6 @@ pub enum HistError {
     UnsupportedDtype(String),
     #[error("`bins` asks for {bins} bins, more than the {max} this histogram can hold")]
     TooManyBins { bins: usize, max: usize },
-    #[error("out of host memory: {0}")]
-    OutOfMemory(String),
     #[error("GPU: {0}")]
     Gpu(String),
     #[error(transparent)]

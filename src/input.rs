@@ -226,9 +226,7 @@ impl<T: Value> Segment<'_, T> {
         };
         if self.validity.is_none() && self.weights.is_none_or(|(_, wv)| wv.is_none()) {
             // Branch-free over plain values: a seed from the data, then min/max that skip NaN.
-            let Some(first) = self.values.iter().position(|x| !x.is_nan()) else {
-                return None;
-            };
+            let first = self.values.iter().position(|x| !x.is_nan())?;
             let (mut lo, mut hi) = (self.values[first], self.values[first]);
             for &x in &self.values[first..] {
                 lo = if x < lo { x } else { lo };

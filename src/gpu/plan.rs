@@ -140,7 +140,7 @@ pub fn plan(
     let bins = spec.len();
     let counter_bytes: u64 = if weighted { 8 } else { 4 };
     let edge_bytes: u64 = match spec {
-        BinSpec::Edges(e) => ((e.edges.len() as u64 * 8) + 15) / 16 * 16,
+        BinSpec::Edges(e) => (e.edges.len() as u64 * 8).div_ceil(16) * 16,
         _ => 0,
     };
     // An odd stride puts each replica's bin i in a different bank.
