@@ -360,3 +360,4 @@ HIST_KERNELS(edges, EdgeRule, EdgeBin, left, false)
 HIST_KERNELS(edges, EdgeRule, EdgeBin, right, true)
 
 #include "extremes.cuh"
+#include "histogramdd.cuh"

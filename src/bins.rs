@@ -167,6 +167,24 @@ impl<F: BinFloat> UniformBins<F> {
         bins
     }
 
+    /// Equal bins binned by their edges alone, as `numpy.histogramdd` does (`searchsorted` on
+    /// the linspace edges): the cheap rule always finds the edge bin, so `literal` is never set.
+    fn edge_bin(edges: Vec<F>) -> Self {
+        let n = edges.len() - 1;
+        let span = edges[n].to_f64() - edges[0].to_f64();
+        let mut bins = UniformBins {
+            scale: F::from_f64(n as f64 / span),
+            margin: F::HALF,
+            denom: F::from_f64(span),
+            n_f: F::from_usize(n),
+            edges,
+            closed: Closed::Left,
+            literal: false,
+        };
+        bins.margin = bins.cheap_estimate_margin();
+        bins
+    }
+
     /// The cheap estimate, `(x - lo) * scale` in `F`, as the kernels compute it.
     #[inline(always)]
     pub fn cheap_estimate(&self, x: F) -> F {
@@ -503,6 +521,76 @@ impl BinSpec {
         }
     }
 
+    /// One dimension of `numpy.histogramdd`: the edges are `linspace` over `range` (or the
+    /// data's [min, max], widened by 0.5 when equal) in the sample's precision (float32 only when
+    /// the whole sample is float32 and the range comes from it), and a value's bin is found by
+    /// `searchsorted` on them, the last bin closed: the edge bin, never numpy.histogram's
+    /// estimate. `closed = Right` mirrors it: `(a, b]`, the first bin closed.
+    pub fn resolve_dd(
+        bins: &Bins,
+        range: Option<(f64, f64)>,
+        closed: Closed,
+        float32_sample: bool,
+        extremes: impl FnOnce() -> Extremes,
+    ) -> HistResult<BinSpec> {
+        let n = match bins {
+            Bins::Edges(_) => {
+                return BinSpec::resolve(bins, range, closed, ValueKind::Float64, extremes)
+            }
+            &Bins::Count(n) => n,
+        };
+        validate_count(n)?;
+        let range = range.map(validate_range).transpose()?;
+        let extremes = match range {
+            Some(_) => Extremes::Empty,
+            None => extremes(),
+        };
+        check_finite(extremes)?;
+        let widened = |lo: f64, hi: f64| {
+            if lo == hi {
+                (lo - 0.5, hi + 0.5)
+            } else {
+                (lo, hi)
+            }
+        };
+        let spec = match (range, extremes) {
+            (None, Extremes::Float32(lo, hi)) if float32_sample => {
+                let (lo, hi) = if lo == hi {
+                    (lo - 0.5, hi + 0.5)
+                } else {
+                    (lo, hi)
+                };
+                let edges = linspace(lo, hi, n);
+                match closed {
+                    Closed::Left if strictly_increasing(&edges) => {
+                        BinSpec::Uniform32(UniformBins::edge_bin(edges))
+                    }
+                    _ => BinSpec::Edges(EdgeBins::new(
+                        edges.iter().map(|&e| e as f64).collect(),
+                        closed,
+                    )),
+                }
+            }
+            (range, extremes) => {
+                let (lo, hi) = match (range, extremes) {
+                    (Some((lo, hi)), _) => widened(lo, hi),
+                    (None, Extremes::Float32(lo, hi)) => widened(lo as f64, hi as f64),
+                    (None, Extremes::Float64(lo, hi)) => widened(lo, hi),
+                    (None, Extremes::Integer(lo, hi)) => widened(lo as f64, hi as f64),
+                    (None, Extremes::Empty) => (0.0, 1.0),
+                };
+                let edges = linspace(lo, hi, n);
+                match closed {
+                    Closed::Left if strictly_increasing(&edges) => {
+                        BinSpec::Uniform64(UniformBins::edge_bin(edges))
+                    }
+                    _ => BinSpec::Edges(EdgeBins::new(edges, closed)),
+                }
+            }
+        };
+        Ok(spec)
+    }
+
     /// numpy refuses equal bins that collapse (the span is too narrow for `n` distinct edges).
     fn strictly_increasing(self) -> HistResult<BinSpec> {
         let (lo, hi, precision) = match &self {
@@ -558,6 +646,10 @@ impl BinSpec {
             BinSpec::Edges(e) => e.edges.windows(2).map(|w| w[1] - w[0]).collect(),
         }
     }
+}
+
+fn strictly_increasing<P: BinFloat>(edges: &[P]) -> bool {
+    edges.windows(2).all(|w| w[0] < w[1])
 }
 
 fn validate_count(n: usize) -> HistResult<()> {

@@ -9,7 +9,7 @@ use crate::bins::{BinSpec, EdgeBins, UniformBins};
 use crate::input::{Column, Segment, Value};
 
 /// Rows handled per bin-index block (fits in L1 beside a small histogram).
-const BLOCK: usize = 2048;
+pub(crate) const BLOCK: usize = 2048;
 /// Below this many rows a single task on the caller's thread is fastest; Polars often calls us
 /// from its own threads (one call per group), so small calls must not queue on the pool.
 const MIN_ROWS_PER_TASK: usize = 1 << 16;
@@ -79,21 +79,18 @@ fn run<T: Value, R: Rule<T>>(column: &Column<'_, T>, rule: &R) -> Counts {
     let weighted = column.segments.iter().any(|s| s.weights.is_some());
     let tasks = split(column, rule.bins());
     if weighted {
-        let partial = |range: &Vec<Segment<'_, T>>| weighted_task(range, rule);
-        Counts::Weighted(merge(tasks, partial, |a, b| a + b))
+        Counts::Weighted(merge(tasks, |range| weighted_task(range, rule)))
     } else {
-        let partial = |range: &Vec<Segment<'_, T>>| count_task(range, rule);
-        Counts::Exact(merge(tasks, partial, |a, b| a + b))
+        Counts::Exact(merge(tasks, |range| count_task(range, rule)))
     }
 }
 
 /// Runs `partial` on every task (in parallel when there are several) and sums the results.
-fn merge<T, A, F, G>(tasks: Vec<Vec<Segment<'_, T>>>, partial: F, add: G) -> Vec<A>
+pub(crate) fn merge<P, A, F>(tasks: Vec<P>, partial: F) -> Vec<A>
 where
-    T: Value,
-    A: Copy + Send + Sync,
-    F: Fn(&Vec<Segment<'_, T>>) -> Vec<A> + Sync + Send,
-    G: Fn(A, A) -> A + Sync,
+    P: Sync,
+    A: Copy + Send + Sync + std::ops::Add<Output = A>,
+    F: Fn(&P) -> Vec<A> + Sync + Send,
 {
     if tasks.len() == 1 {
         return partial(&tasks[0]);
@@ -105,21 +102,26 @@ where
         total
             .par_chunks_mut(1 << 14)
             .zip(part.par_chunks(1 << 14))
-            .for_each(|(t, p)| t.iter_mut().zip(p).for_each(|(t, &p)| *t = add(*t, p)));
+            .for_each(|(t, p)| t.iter_mut().zip(p).for_each(|(t, &p)| *t = *t + p));
     }
     total
 }
 
-/// Splits the column's rows into contiguous tasks: as many as there are threads, fewer for small
-/// inputs or where the private histograms would take too much memory.
-fn split<'a, T: Value>(column: &Column<'a, T>, bins: usize) -> Vec<Vec<Segment<'a, T>>> {
-    let rows = column.len();
+/// How many tasks `rows` rows over `bins` bins are split into: as many as there are threads,
+/// fewer for small inputs or where the private histograms would take too much memory.
+pub(crate) fn task_count(rows: usize, bins: usize) -> usize {
     let by_rows = rows / MIN_ROWS_PER_TASK;
     let by_memory = PRIVATE_BYTES_BUDGET / ((bins + 1) * 8).max(1);
-    let tasks = rayon::current_num_threads()
+    rayon::current_num_threads()
         .min(by_rows)
         .min(by_memory)
-        .max(1);
+        .max(1)
+}
+
+/// Splits the column's rows into `task_count` contiguous tasks.
+fn split<'a, T: Value>(column: &Column<'a, T>, bins: usize) -> Vec<Vec<Segment<'a, T>>> {
+    let rows = column.len();
+    let tasks = task_count(rows, bins);
     let per_task = rows.div_ceil(tasks).max(1);
     let mut out: Vec<Vec<Segment<'a, T>>> = vec![Vec::new(); tasks];
     let mut task = 0;
@@ -165,8 +167,45 @@ fn block_bins<T: Value, R: Rule<T>>(
     len
 }
 
-fn count_task<T: Value, R: Rule<T>>(segments: &Vec<Segment<'_, T>>, rule: &R) -> Vec<u64> {
-    let n = rule.bins();
+fn count_task<T: Value, R: Rule<T>>(segments: &[Segment<'_, T>], rule: &R) -> Vec<u64> {
+    let mut blocks = segments
+        .iter()
+        .flat_map(|seg| (0..seg.len()).step_by(BLOCK).map(move |start| (seg, start)));
+    count_blocks(rule.bins(), |idx| match blocks.next() {
+        Some((seg, start)) => block_bins(rule, seg, start, idx),
+        None => 0,
+    })
+}
+
+fn weighted_task<T: Value, R: Rule<T>>(segments: &[Segment<'_, T>], rule: &R) -> Vec<f64> {
+    let n = rule.bins() as u32;
+    let mut blocks = segments
+        .iter()
+        .flat_map(|seg| (0..seg.len()).step_by(BLOCK).map(move |start| (seg, start)));
+    sum_blocks(rule.bins(), |idx, amounts| {
+        let Some((seg, start)) = blocks.next() else {
+            return 0;
+        };
+        let len = block_bins(rule, seg, start, idx);
+        let (weights, wvalid) = seg.weights.expect("every segment of a weighted column");
+        amounts[..len].copy_from_slice(&weights[start..start + len]);
+        if let Some(v) = wvalid {
+            for (j, i) in idx[..len].iter_mut().enumerate() {
+                if !v.is_valid(start + j) {
+                    *i = n;
+                }
+            }
+        }
+        len
+    })
+}
+
+/// Counts bin indices handed over a block at a time by `next_block`, which fills the block
+/// (`n` for rows not counted) and returns its length, 0 at the end.
+pub(crate) fn count_blocks(
+    n: usize,
+    mut next_block: impl FnMut(&mut [u32; BLOCK]) -> usize,
+) -> Vec<u64> {
     let stride = n + 1;
     let replicas = if stride <= 4096 { REPLICAS } else { 1 };
     let mut private = vec![0u32; stride * replicas];
@@ -184,57 +223,55 @@ fn count_task<T: Value, R: Rule<T>>(segments: &Vec<Segment<'_, T>>, rule: &R) ->
             }
         }
     };
-    for seg in segments {
-        let mut start = 0;
-        while start < seg.len() {
-            let len = block_bins(rule, seg, start, &mut idx);
-            if replicas == REPLICAS {
-                let (h0, rest) = private.split_at_mut(stride);
-                let (h1, rest) = rest.split_at_mut(stride);
-                let (h2, h3) = rest.split_at_mut(stride);
-                let mut quads = idx[..len].chunks_exact(4);
-                for q in &mut quads {
-                    h0[q[0] as usize] += 1;
-                    h1[q[1] as usize] += 1;
-                    h2[q[2] as usize] += 1;
-                    h3[q[3] as usize] += 1;
-                }
-                for &i in quads.remainder() {
-                    h0[i as usize] += 1;
-                }
-            } else {
-                for &i in &idx[..len] {
-                    private[i as usize] += 1;
-                }
+    loop {
+        let len = next_block(&mut idx);
+        if len == 0 {
+            break;
+        }
+        if replicas == REPLICAS {
+            let (h0, rest) = private.split_at_mut(stride);
+            let (h1, rest) = rest.split_at_mut(stride);
+            let (h2, h3) = rest.split_at_mut(stride);
+            let mut quads = idx[..len].chunks_exact(4);
+            for q in &mut quads {
+                h0[q[0] as usize] += 1;
+                h1[q[1] as usize] += 1;
+                h2[q[2] as usize] += 1;
+                h3[q[3] as usize] += 1;
             }
-            start += len;
-            since_flush += len;
-            if since_flush >= FLUSH_ROWS {
-                flush(&mut private, &mut total);
-                since_flush = 0;
+            for &i in quads.remainder() {
+                h0[i as usize] += 1;
             }
+        } else {
+            for &i in &idx[..len] {
+                private[i as usize] += 1;
+            }
+        }
+        since_flush += len;
+        if since_flush >= FLUSH_ROWS {
+            flush(&mut private, &mut total);
+            since_flush = 0;
         }
     }
     flush(&mut private, &mut total);
     total
 }
 
-fn weighted_task<T: Value, R: Rule<T>>(segments: &Vec<Segment<'_, T>>, rule: &R) -> Vec<f64> {
-    let n = rule.bins();
+/// Sums the amounts of rows handed over a block at a time, as [`count_blocks`] counts them.
+pub(crate) fn sum_blocks(
+    n: usize,
+    mut next_block: impl FnMut(&mut [u32; BLOCK], &mut [f64; BLOCK]) -> usize,
+) -> Vec<f64> {
     let mut sums = vec![0f64; n + 1];
     let mut idx = [0u32; BLOCK];
-    for seg in segments {
-        let (weights, wvalid) = seg.weights.expect("every segment of a weighted column");
-        let mut start = 0;
-        while start < seg.len() {
-            let len = block_bins(rule, seg, start, &mut idx);
-            for (j, &i) in idx[..len].iter().enumerate() {
-                let row = start + j;
-                if wvalid.is_none_or(|v| v.is_valid(row)) {
-                    sums[i as usize] += weights[row];
-                }
-            }
-            start += len;
+    let mut amounts = [0f64; BLOCK];
+    loop {
+        let len = next_block(&mut idx, &mut amounts);
+        if len == 0 {
+            break;
+        }
+        for (&i, &a) in idx[..len].iter().zip(&amounts[..len]) {
+            sums[i as usize] += a;
         }
     }
     sums.truncate(n);

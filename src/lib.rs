@@ -18,6 +18,7 @@ pub mod cpu;
 pub mod error;
 pub mod gpu;
 pub mod input;
+pub mod nd;
 pub mod output;
 #[cfg(feature = "python")]
 mod python;
@@ -27,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 pub use bins::{BinSpec, Bins, Closed};
 pub use error::{HistError, HistResult};
+pub use nd::{histogram_by, histogramdd, histogramdd_device, DeviceDim, HistogramDdOptions};
 
 /// Where a histogram is computed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -233,7 +235,7 @@ impl DataTypeTag {
         })
     }
 
-    fn dtype(self) -> DataType {
+    pub(crate) fn dtype(self) -> DataType {
         use DataTypeTag::*;
         match self {
             Float32 => DataType::Float32,
@@ -249,7 +251,7 @@ impl DataTypeTag {
         }
     }
 
-    fn c_type_and_size(self) -> (&'static str, u64) {
+    pub(crate) fn c_type_and_size(self) -> (&'static str, u64) {
         use DataTypeTag::*;
         match self {
             Float32 => ("float", 4),

@@ -54,6 +54,15 @@ pub fn density(spec: &BinSpec, counts: &Counts) -> Vec<f64> {
     }
 }
 
+/// Edges named `field`, in the dtype the edges of a column of `input` dtype have.
+pub fn edge_series(field: &str, values: &[f64], input: &DataType) -> PolarsResult<Series> {
+    let s = Series::new(field.into(), values);
+    match edge_dtype(input) {
+        DataType::Float64 => Ok(s),
+        temporal => s.cast(&temporal.to_physical())?.cast(&temporal),
+    }
+}
+
 /// The result as a Struct Series named `name`.
 pub fn to_struct(
     name: PlSmallStr,
@@ -64,15 +73,8 @@ pub fn to_struct(
 ) -> PolarsResult<Series> {
     let edges = spec.edges_f64();
     let n = edges.len() - 1;
-    let edge_series = |field: &str, values: &[f64]| -> PolarsResult<Series> {
-        let s = Series::new(field.into(), values);
-        match edge_dtype(input) {
-            DataType::Float64 => Ok(s),
-            temporal => s.cast(&temporal.to_physical())?.cast(&temporal),
-        }
-    };
-    let start = edge_series(BIN_START, &edges[..n])?;
-    let end = edge_series(BIN_END, &edges[1..])?;
+    let start = edge_series(BIN_START, &edges[..n], input)?;
+    let end = edge_series(BIN_END, &edges[1..], input)?;
     let count = if density_requested {
         Series::new(COUNT.into(), density(spec, &counts))
     } else {

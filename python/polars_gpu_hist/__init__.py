@@ -10,6 +10,8 @@ Importing this package registers the ``gpu_hist`` expression namespace::
 
 from __future__ import annotations
 
+import builtins
+import math
 import operator
 import pickle
 from collections.abc import Sequence
@@ -35,7 +37,9 @@ __all__ = [
     "explain",
     "gpu_available",
     "histogram",
+    "histogram2d",
     "histogram_expr",
+    "histogramdd",
 ]
 
 _PLUGIN_PATH = Path(__file__).parent
@@ -110,19 +114,26 @@ def histogram_expr(
     closed: Closed = "left",
     device: Device = "auto",
     kernel: Kernel = "auto",
+    by: pl.Expr | str | None = None,
 ) -> pl.Expr:
     """The histogram of ``expr`` as an expression; see :meth:`GpuHistNamespace.histogram`."""
-    args = [pl.col(expr) if isinstance(expr, str) else expr]
+    args = [_expr(expr)]
+    if by is not None:
+        args.append(_expr(by))
     if weights is not None:
-        args.append(pl.col(weights) if isinstance(weights, str) else weights)
+        args.append(_expr(weights))
     return register_plugin_function(
         plugin_path=_PLUGIN_PATH,
-        function_name="histogram",
+        function_name="histogram" if by is None else "histogram_by",
         args=args,
         kwargs=_kwargs(bins, range, density, closed, device, kernel),
         is_elementwise=False,
         changes_length=True,
     )
+
+
+def _expr(column: pl.Expr | str) -> pl.Expr:
+    return pl.col(column) if isinstance(column, str) else column
 
 
 @pl.api.register_expr_namespace("gpu_hist")
@@ -142,6 +153,7 @@ class GpuHistNamespace:
         closed: Closed = "left",
         device: Device = "auto",
         kernel: Kernel = "auto",
+        by: pl.Expr | str | None = None,
     ) -> pl.Expr:
         """One row per bin: a Struct with fields ``bin_start``, ``bin_end`` and ``count``.
 
@@ -168,6 +180,15 @@ class GpuHistNamespace:
         kernel
             On the GPU, pin the kernel family (``"shared"`` or ``"global"``) instead of
             letting the plan choose; for benchmarks and tests.
+        by
+            A group key (a column name or expression: integers, strings, booleans, temporal):
+            every group's histogram in one pass, as a 2-D histogram with the group as an axis.
+            All groups share one binning (with ``bins=int`` and no ``range``, the range of the
+            whole column), so each group's rows equal ``group_by().agg()`` of this histogram
+            with the same ``range`` or edges; ``density`` normalizes each group. Rows are the
+            groups in order of first appearance (a null key is a group), each with all its bins,
+            and the Struct starts with the key field. Much faster than ``group_by().agg()``,
+            which calls the plugin once per group.
 
         Returns
         -------
@@ -185,6 +206,7 @@ class GpuHistNamespace:
             closed=closed,
             device=device,
             kernel=kernel,
+            by=by,
         )
 
 
@@ -235,6 +257,167 @@ def histogram(
     return out.unnest("x")
 
 
+def _dd_bins(bins: Any, dims: int) -> list[int | list[float]]:
+    """numpy.histogramdd's ``bins``: one int for all, or a sequence with one entry per dimension."""
+    if isinstance(bins, (str, bytes, bool)):
+        raise TypeError(f"`bins` must be an int or one entry per dimension, got {bins!r}")
+    try:
+        return [_bins(operator.index(bins))] * dims
+    except TypeError:
+        pass
+    entries = list(bins)
+    if len(entries) != dims:
+        raise ValueError(
+            f"`bins` has {len(entries)} entries for {dims} dimensions: give one per dimension"
+        )
+    return [_bins(entry) for entry in entries]
+
+
+def _dd_range(range: Any, dims: int) -> list[tuple[float, float] | None]:
+    if range is None:
+        return []
+    entries = list(range)
+    if len(entries) != dims:
+        raise ValueError(
+            f"`range` has {len(entries)} entries for {dims} dimensions: give one (or None) per "
+            "dimension"
+        )
+    return [_range(entry) for entry in entries]
+
+
+def _dd_kwargs(
+    dims: int,
+    bins: Any,
+    range: Any,
+    density: bool,
+    closed: str,
+    device: str,
+    kernel: str,
+) -> dict[str, Any]:
+    return {
+        "bins": _dd_bins(bins, dims),
+        "range": _dd_range(range, dims),
+        "density": bool(density),
+        "closed": str(closed),
+        "device": str(device),
+        "kernel": None if kernel == "auto" else str(kernel),
+    }
+
+
+def histogramdd(
+    *columns: Any,
+    bins: Any = 10,
+    range: Sequence[RangeArg] | None = None,
+    weights: Any = None,
+    density: bool = False,
+    closed: Closed = "left",
+    device: Device = "auto",
+    kernel: Kernel = "auto",
+) -> Any:
+    """The n-D histogram of 2 to 8 columns: counts identical to ``numpy.histogramdd``.
+
+    ``columns`` are column names or expressions (the result is an expression), Series or
+    array-likes (the result is a DataFrame), or arrays in GPU memory with
+    ``__cuda_array_interface__``: several 1-D arrays or one ``(n, d)`` array, counted where they
+    lie (a DataFrame; ``weights`` then a float64 GPU array).
+
+    The result has one row per cell in row-major order of the linearized index, with fields
+    ``<column>_start`` and ``<column>_end`` for each column and ``count`` (UInt64; Float64 with
+    ``weights`` or ``density``). A row is counted only when every coordinate is valid: rows with
+    a null in any column are dropped, and so are rows with a NaN where a range comes from the
+    data. Bins are numpy.histogramdd's: ``linspace`` edges in the sample's precision and
+    ``searchsorted`` on them, the last bin closed.
+
+    Parameters
+    ----------
+    bins
+        One int for every dimension, or one entry per dimension: an int (equal bins) or a
+        sequence of strictly increasing edges.
+    range
+        ``None``, or one ``(min, max)`` (or ``None``) per dimension for its equal bins.
+    weights
+        A column (name or expression) of the same length: ``count`` sums the weights (Float64).
+    density
+        numpy's density: ``count / (product of the cell's widths) / total``.
+    closed
+        ``"left"``: ``[a, b)`` bins, the last closed, as numpy. ``"right"``: ``(a, b]`` bins, the
+        first closed, over the same edges.
+    device, kernel
+        As for :meth:`GpuHistNamespace.histogram`.
+    """
+    if len(columns) == 1 and _cuda_array(columns[0], ndim=2) is not None:
+        return _histogramdd_cuda(
+            columns, bins, range, weights, density, closed, device, kernel
+        ).unnest("x0")
+    if columns and all(_cuda_array(c) is not None for c in columns):
+        return _histogramdd_cuda(
+            columns, bins, range, weights, density, closed, device, kernel
+        ).unnest("x0")
+    kwargs = {
+        "options": _dd_kwargs(len(columns), bins, range, density, closed, device, kernel),
+        "weighted": weights is not None,
+    }
+    if all(isinstance(c, (str, pl.Expr)) for c in columns):
+        args = [_expr(c) for c in columns]
+        if weights is not None:
+            args.append(_expr(weights))
+        return register_plugin_function(
+            plugin_path=_PLUGIN_PATH,
+            function_name="histogramdd",
+            args=args,
+            kwargs=kwargs,
+            is_elementwise=False,
+            changes_length=True,
+        )
+    series = [
+        c if isinstance(c, pl.Series) else pl.Series(f"x{i}", c) for i, c in enumerate(columns)
+    ]
+    frame = pl.DataFrame(series)
+    names = frame.columns
+    args = [pl.col(n) for n in names]
+    if weights is not None:
+        frame = frame.with_columns(
+            weights if isinstance(weights, pl.Series) else pl.Series("__weights", weights)
+        )
+        args.append(pl.col(frame.columns[-1]))
+    kwargs_expr = register_plugin_function(
+        plugin_path=_PLUGIN_PATH,
+        function_name="histogramdd",
+        args=args,
+        kwargs=kwargs,
+        is_elementwise=False,
+        changes_length=True,
+    )
+    return frame.select(kwargs_expr).unnest(names[0])
+
+
+def histogram2d(
+    x: Any,
+    y: Any,
+    *,
+    bins: Any = 10,
+    range: Sequence[RangeArg] | None = None,
+    weights: Any = None,
+    density: bool = False,
+    closed: Closed = "left",
+    device: Device = "auto",
+    kernel: Kernel = "auto",
+) -> Any:
+    """The 2-D histogram of ``x`` and ``y``: :func:`histogramdd` of two columns (the basis of
+    heatmaps and of mutual information); counts identical to ``numpy.histogram2d``."""
+    return histogramdd(
+        x,
+        y,
+        bins=bins,
+        range=range,
+        weights=weights,
+        density=density,
+        closed=closed,
+        device=device,
+        kernel=kernel,
+    )
+
+
 def explain(
     data: Any,
     bins: BinsArg = 10,
@@ -276,17 +459,22 @@ _DTYPE_OF_TYPESTR = {
 }
 
 
-def _cuda_array(data: Any) -> dict[str, Any] | None:
-    """The CUDA array interface of ``data`` (a 1-D, contiguous, unmasked array), if it has one."""
+def _cuda_array(data: Any, ndim: int = 1) -> dict[str, Any] | None:
+    """The CUDA array interface of ``data`` (a C-contiguous, unmasked array of ``ndim``
+    dimensions), if it has one; ``None`` also for a GPU array of another ``ndim`` when 2 is
+    asked for (the caller then tries 1)."""
     iface = getattr(data, "__cuda_array_interface__", None)
     if iface is None:
         return None
     shape = tuple(iface["shape"])
-    if len(shape) != 1:
+    if len(shape) != ndim:
+        if ndim == 2:
+            return None
         raise ValueError(f"expected a 1-D array in GPU memory, got shape {shape}")
     strides = iface.get("strides")
     itemsize = int(iface["typestr"][2:])
-    if strides is not None and shape[0] > 1 and strides[0] != itemsize:
+    contiguous = tuple(itemsize * math.prod(shape[i + 1 :]) for i in builtins.range(ndim))
+    if strides is not None and shape[0] > 1 and tuple(strides) != contiguous:
         raise ValueError("the array in GPU memory must be contiguous (make a contiguous copy)")
     if iface.get("mask") is not None:
         raise ValueError("masked arrays in GPU memory are not supported")
@@ -329,3 +517,55 @@ def _sync_stream(iface: dict[str, Any]) -> None:
         cuda = ctypes.CDLL("libcuda.so.1")
         if cuda.cuStreamSynchronize(ctypes.c_void_p(stream)) != 0:
             raise RuntimeError("cuStreamSynchronize failed on the array's stream")
+
+
+def _histogramdd_cuda(
+    columns: Sequence[Any],
+    bins: Any,
+    range: Any,
+    weights: Any,
+    density: bool,
+    closed: str,
+    device: str,
+    kernel: str,
+) -> pl.DataFrame:
+    """histogramdd of GPU arrays: one ``(n, d)`` array (column j at offset j, stride d) or
+    several 1-D arrays of one dtype."""
+    matrix = _cuda_array(columns[0], ndim=2) if len(columns) == 1 else None
+    if matrix is not None:
+        length, dims = matrix["shape"]
+        itemsize = int(matrix["typestr"][2:])
+        base = matrix["data"][0]
+        ptrs = [base + j * itemsize for j in builtins.range(dims)]
+        strides = [dims] * dims
+        typestr = matrix["typestr"]
+        ifaces = [matrix]
+    else:
+        ifaces = [_cuda_array(c) for c in columns]
+        typestrs = {i["typestr"] for i in ifaces}
+        lengths = {i["shape"][0] for i in ifaces}
+        if len(typestrs) != 1 or len(lengths) != 1:
+            raise ValueError(
+                f"arrays in GPU memory must share one dtype and length, got {sorted(typestrs)} "
+                f"and lengths {sorted(lengths)}"
+            )
+        length, typestr = lengths.pop(), typestrs.pop()
+        dims = len(ifaces)
+        ptrs = [i["data"][0] for i in ifaces]
+        strides = [1] * dims
+    weights_ptr = None
+    if weights is not None:
+        w = _cuda_array(weights)
+        if w is None or w["typestr"][1:] != "f8" or w["shape"][0] != length:
+            raise ValueError(
+                "weights of arrays in GPU memory must be a float64 GPU array of the same length"
+            )
+        weights_ptr = w["data"][0]
+    for iface in ifaces:
+        _sync_stream(iface)
+    kwargs = _pickled(_dd_kwargs(dims, bins, range, density, closed, device, kernel))
+    names = [f"x{j}" for j in builtins.range(dims)]
+    series, _plan, _kernel_ms = _internal.histogramdd_cuda(
+        names, ptrs, strides, length, typestr, kwargs, weights_ptr
+    )
+    return series.to_frame()

@@ -15,3 +15,12 @@ def histogram_cuda(
     pickled_options: bytes,
     weights_ptr: int | None = None,
 ) -> tuple[object, str, float]: ...
+def histogramdd_cuda(
+    names: list[str],
+    ptrs: list[int],
+    strides: list[int],
+    len: int,
+    typestr: str,
+    pickled_options: bytes,
+    weights_ptr: int | None = None,
+) -> tuple[object, str, float]: ...

@@ -10,9 +10,13 @@ use crate::error::{HistError, HistResult};
 
 const HISTOGRAM_CU: &str = include_str!("../../kernels/histogram.cu");
 /// The headers `histogram.cu` includes, by name.
-const HEADERS: [(&str, &str); 2] = [
+const HEADERS: [(&str, &str); 3] = [
     ("bin_rule.cuh", include_str!("../../kernels/bin_rule.cuh")),
     ("extremes.cuh", include_str!("../../kernels/extremes.cuh")),
+    (
+        "histogramdd.cuh",
+        include_str!("../../kernels/histogramdd.cuh"),
+    ),
 ];
 const KERNELS_HASH: &str = env!("KERNELS_HASH");
 

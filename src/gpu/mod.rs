@@ -509,3 +509,403 @@ pub fn extremes_device(
         D::UInt64 => finish::<u64>(gpu, stream, rows),
     }
 }
+
+// ---- Linearized n-D histograms (kernels/histogramdd.cuh) ----
+
+/// One dimension's rule, laid out as the kernels' `DimRule` (static_asserts there).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct DimRule {
+    values: u64,
+    edges: u64,
+    n: u32,
+    kind: u32,
+    right: u32,
+    literal: u32,
+    cell_stride: u32,
+    value_stride: u32,
+    lo: f64,
+    hi: f64,
+    denom: f64,
+    n_f: f64,
+    scale: f64,
+    margin: f64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct DimRules {
+    dim: [DimRule; crate::nd::MAX_DIMS],
+    dims: u32,
+    cells: u32,
+}
+// SAFETY: plain-old-data, layouts checked against the kernels.
+unsafe impl DeviceRepr for DimRules {}
+
+const DIM_U32: u32 = 0;
+const DIM_U64: u32 = 1;
+const DIM_EDGES: u32 = 2;
+const DIM_GROUPS: u32 = 3;
+
+/// Device buffers that must outlive the kernels reading them.
+type Keep = Vec<Box<dyn std::any::Any>>;
+
+/// The rule of one binned dimension over device values at `values`, `value_stride` apart; the
+/// edges are copied to the device and kept in `keep`.
+fn dim_rule(
+    stream: &Arc<CudaStream>,
+    spec: &BinSpec,
+    values: u64,
+    value_stride: u32,
+    cell_stride: usize,
+    keep: &mut Keep,
+) -> HistResult<DimRule> {
+    use cudarc::driver::DevicePtr;
+    let copy = driver("copying edges");
+    let mut rule = DimRule {
+        values,
+        n: spec.len() as u32,
+        right: (spec.closed() == crate::bins::Closed::Right) as u32,
+        cell_stride: cell_stride as u32,
+        value_stride,
+        ..Default::default()
+    };
+    match spec {
+        BinSpec::Uniform32(u) => {
+            let e = stream.clone_htod(&u.edges).map_err(copy)?;
+            rule.edges = e.device_ptr(stream).0;
+            keep.push(Box::new(e));
+            rule.kind = DIM_U32;
+            rule.literal = u.literal as u32;
+            (rule.lo, rule.hi) = (u.edges[0] as f64, u.edges[u.len()] as f64);
+            (rule.denom, rule.n_f) = (u.denom as f64, u.n_f as f64);
+            (rule.scale, rule.margin) = (u.scale as f64, u.margin as f64);
+        }
+        BinSpec::Uniform64(u) => {
+            let e = stream.clone_htod(&u.edges).map_err(copy)?;
+            rule.edges = e.device_ptr(stream).0;
+            keep.push(Box::new(e));
+            rule.kind = DIM_U64;
+            rule.literal = u.literal as u32;
+            (rule.lo, rule.hi) = (u.edges[0], u.edges[u.len()]);
+            (rule.denom, rule.n_f, rule.scale, rule.margin) = (u.denom, u.n_f, u.scale, u.margin);
+        }
+        BinSpec::Edges(b) => {
+            let e = stream.clone_htod(&b.edges).map_err(copy)?;
+            rule.edges = e.device_ptr(stream).0;
+            keep.push(Box::new(e));
+            rule.kind = DIM_EDGES;
+        }
+    }
+    Ok(rule)
+}
+
+/// Launches `plan` over `len` rows under `rules`, optionally weighted; returns the counts and the
+/// kernels' time in ms.
+fn run_linear(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    value_type: &'static str,
+    rules: &DimRules,
+    plan: &Plan,
+    len: u64,
+    weights: Option<u64>,
+) -> HistResult<(Counts, f32)> {
+    let cells = rules.cells as usize;
+    let func = gpu.function(value_type, &plan.kernel)?;
+    if plan.shared_bytes > 48 * 1024 {
+        use cudarc::driver::sys::CUfunction_attribute as F;
+        func.set_attribute(
+            F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            plan.shared_bytes as i32,
+        )
+        .map_err(driver("asking for shared memory"))?;
+    }
+    let most = func
+        .max_threads_per_block()
+        .map_err(driver("querying the kernel"))? as u32;
+    let cfg = LaunchConfig {
+        grid_dim: (plan.grid, 1, 1),
+        block_dim: (plan.block.min(most / 32 * 32), 1, 1),
+        shared_mem_bytes: plan.shared_bytes,
+    };
+    let event = |what| {
+        gpu.ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(driver(what))
+    };
+    let (start_event, end_event) = (event("creating an event")?, event("creating an event")?);
+    let alloc = driver("allocating the histogram");
+    let mut exact = match weights {
+        None => Some(stream.alloc_zeros::<u64>(cells).map_err(&alloc)?),
+        Some(_) => None,
+    };
+    let mut sums = match weights {
+        Some(_) => Some(stream.alloc_zeros::<f64>(cells).map_err(&alloc)?),
+        None => None,
+    };
+    start_event
+        .record(stream)
+        .map_err(driver("recording an event"))?;
+    // Shared-memory counters are u32: no block may see 2^32 rows in one launch.
+    let mut start = 0u64;
+    while start < len {
+        let rows = (len - start).min(plan.rows_per_launch);
+        let mut shifted = *rules;
+        for d in &mut shifted.dim[..rules.dims as usize] {
+            let elem = if d.kind == DIM_GROUPS {
+                4
+            } else {
+                plan_elem_bytes(value_type)
+            };
+            d.values += start * d.value_stride as u64 * elem;
+        }
+        let w = weights.map(|w| w + start * 8);
+        let mut launch = stream.launch_builder(&func);
+        launch.arg(&shifted).arg(&rows);
+        if let Some(w) = &w {
+            launch.arg(w);
+        }
+        if plan.family == Family::Shared {
+            launch.arg(&plan.replicas).arg(&plan.stride);
+        }
+        match (&mut exact, &mut sums) {
+            (Some(out), _) => launch.arg(out),
+            (_, Some(out)) => launch.arg(out),
+            _ => unreachable!("one output is allocated"),
+        };
+        // SAFETY: arguments match kernels/histogramdd.cuh; the buffers outlive the synchronize.
+        unsafe { launch.launch(cfg) }.map_err(driver("launching the kernel"))?;
+        start += rows;
+    }
+    end_event
+        .record(stream)
+        .map_err(driver("recording an event"))?;
+    let read = driver("reading the histogram");
+    let counts = match (exact, sums) {
+        (Some(out), _) => Counts::Exact(stream.clone_dtoh(&out).map_err(&read)?),
+        (_, Some(out)) => Counts::Weighted(stream.clone_dtoh(&out).map_err(&read)?),
+        _ => unreachable!("one output is allocated"),
+    };
+    stream.synchronize().map_err(driver("running the kernel"))?;
+    let ms = start_event
+        .elapsed_ms(&end_event)
+        .map_err(driver("reading an event"))?;
+    Ok((counts, ms))
+}
+
+/// Bytes of one value of the module compiled for `value_type`.
+fn plan_elem_bytes(value_type: &str) -> u64 {
+    match value_type {
+        "double" | "long long" | "unsigned long long" => 8,
+        "float" | "int" | "unsigned int" => 4,
+        "short" | "unsigned short" => 2,
+        _ => 1,
+    }
+}
+
+/// A linearized histogram of host columns on the GPU: the dense coordinates (and weights) are
+/// copied to the device and counted in one pass.
+pub(crate) fn histogram_linear(
+    gpu: &Gpu,
+    linear: &crate::nd::Linear,
+    force: Option<Family>,
+) -> HistResult<(Counts, Plan)> {
+    use crate::nd::{dense, Dim};
+    use cudarc::driver::DevicePtr;
+    let weighted = linear.weights.is_some();
+    let plan = plan::plan_linear(
+        &gpu.props,
+        linear.cells,
+        weighted,
+        linear.rows as u64,
+        force,
+    )?;
+    let stream = gpu.stream()?;
+    let copy = driver("copying the columns to the device");
+    let mut keep: Keep = Vec::new();
+    let mut rules = DimRules {
+        dims: linear.dims.len() as u32,
+        cells: linear.cells as u32,
+        ..Default::default()
+    };
+    let mut value_type = "double";
+    for (d, (dim, &cell_stride)) in linear.dims.iter().zip(&linear.strides).enumerate() {
+        rules.dim[d] = match dim {
+            Dim::F32(spec, ca) => {
+                value_type = "float";
+                let v = stream.clone_htod(dense(ca)).map_err(&copy)?;
+                let ptr = v.device_ptr(&stream).0;
+                keep.push(Box::new(v));
+                dim_rule(&stream, spec, ptr, 1, cell_stride, &mut keep)?
+            }
+            Dim::F64(spec, ca) => {
+                let v = stream.clone_htod(dense(ca)).map_err(&copy)?;
+                let ptr = v.device_ptr(&stream).0;
+                keep.push(Box::new(v));
+                dim_rule(&stream, spec, ptr, 1, cell_stride, &mut keep)?
+            }
+            Dim::Groups(groups, ids) => {
+                let v = stream.clone_htod(dense(ids)).map_err(&copy)?;
+                let ptr = v.device_ptr(&stream).0;
+                keep.push(Box::new(v));
+                DimRule {
+                    values: ptr,
+                    n: *groups as u32,
+                    kind: DIM_GROUPS,
+                    cell_stride: cell_stride as u32,
+                    value_stride: 1,
+                    ..Default::default()
+                }
+            }
+        };
+    }
+    let weights = match &linear.weights {
+        Some(w) => {
+            let w = stream.clone_htod(dense(w)).map_err(&copy)?;
+            let ptr = w.device_ptr(&stream).0;
+            keep.push(Box::new(w));
+            Some(ptr)
+        }
+        None => None,
+    };
+    let (counts, _ms) = run_linear(
+        gpu,
+        &stream,
+        value_type,
+        &rules,
+        &plan,
+        linear.rows as u64,
+        weights,
+    )?;
+    drop(keep);
+    Ok((counts, plan))
+}
+
+/// Rules for dimensions over device columns `(address, stride)` of the module's value type.
+fn device_rules(
+    stream: &Arc<CudaStream>,
+    columns: &[(u64, u32)],
+    specs: &[BinSpec],
+    strides: &[usize],
+    cells: usize,
+    keep: &mut Keep,
+) -> HistResult<DimRules> {
+    let mut rules = DimRules {
+        dims: columns.len() as u32,
+        cells: cells as u32,
+        ..Default::default()
+    };
+    for (d, &(ptr, value_stride)) in columns.iter().enumerate() {
+        rules.dim[d] = match specs.get(d) {
+            Some(spec) => dim_rule(stream, spec, ptr, value_stride, strides[d], keep)?,
+            None => DimRule {
+                values: ptr,
+                value_stride,
+                ..Default::default()
+            },
+        };
+    }
+    Ok(rules)
+}
+
+/// Per-dimension minimum and maximum of device columns over the rows with no NaN in any of them.
+pub fn extremes_dd_device(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    tag: crate::DataTypeTag,
+    columns: &[(u64, u32)],
+    len: u64,
+) -> HistResult<Vec<crate::bins::Extremes>> {
+    use crate::input::Value;
+    use crate::DataTypeTag as D;
+
+    fn finish<T: Value + cudarc::driver::ValidAsZeroBits>(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        columns: &[(u64, u32)],
+        len: u64,
+    ) -> HistResult<Vec<crate::bins::Extremes>> {
+        let mut keep: Keep = Vec::new();
+        let rules = device_rules(stream, columns, &[], &[], 0, &mut keep)?;
+        let dims = columns.len();
+        let grid = (gpu.props.sm_count * 4).min(len.div_ceil(256).max(1) as u32);
+        let func = gpu.function(T::C_TYPE, "extremes_dd")?;
+        let alloc = driver("allocating partial extremes");
+        let per = grid as usize * dims;
+        let mut mins = stream.alloc_zeros::<T>(per).map_err(&alloc)?;
+        let mut maxs = stream.alloc_zeros::<T>(per).map_err(&alloc)?;
+        let mut found = stream.alloc_zeros::<u32>(grid as usize).map_err(&alloc)?;
+        let cfg = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&func);
+        launch
+            .arg(&rules)
+            .arg(&len)
+            .arg(&mut mins)
+            .arg(&mut maxs)
+            .arg(&mut found);
+        // SAFETY: matches `extremes_dd(DimRules, u64, Value*, Value*, unsigned*)`.
+        unsafe { launch.launch(cfg) }.map_err(driver("launching the extremes kernel"))?;
+        let read = driver("reading partial extremes");
+        let mins = stream.clone_dtoh(&mins).map_err(&read)?;
+        let maxs = stream.clone_dtoh(&maxs).map_err(&read)?;
+        let found = stream.clone_dtoh(&found).map_err(&read)?;
+        stream
+            .synchronize()
+            .map_err(driver("running the extremes kernel"))?;
+        let blocks = grid as usize;
+        Ok((0..dims)
+            .map(|d| {
+                let mut acc: Option<(T, T)> = None;
+                for b in (0..blocks).filter(|&b| found[b] != 0) {
+                    let (lo, hi) = (mins[d * blocks + b], maxs[d * blocks + b]);
+                    acc = Some(match acc {
+                        None => (lo, hi),
+                        Some((a, c)) => (if lo < a { lo } else { a }, if hi > c { hi } else { c }),
+                    });
+                }
+                acc.map_or(crate::bins::Extremes::Empty, |(lo, hi)| T::extremes(lo, hi))
+            })
+            .collect())
+    }
+
+    match tag {
+        D::Float32 => finish::<f32>(gpu, stream, columns, len),
+        D::Float64 => finish::<f64>(gpu, stream, columns, len),
+        D::Int8 => finish::<i8>(gpu, stream, columns, len),
+        D::Int16 => finish::<i16>(gpu, stream, columns, len),
+        D::Int32 => finish::<i32>(gpu, stream, columns, len),
+        D::Int64 => finish::<i64>(gpu, stream, columns, len),
+        D::UInt8 => finish::<u8>(gpu, stream, columns, len),
+        D::UInt16 => finish::<u16>(gpu, stream, columns, len),
+        D::UInt32 => finish::<u32>(gpu, stream, columns, len),
+        D::UInt64 => finish::<u64>(gpu, stream, columns, len),
+    }
+}
+
+/// The linearized histogram of device columns `(address, stride)` of dtype `tag`.
+#[allow(clippy::too_many_arguments)]
+pub fn linear_device(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    tag: crate::DataTypeTag,
+    columns: &[(u64, u32)],
+    specs: &[BinSpec],
+    strides: &[usize],
+    cells: usize,
+    len: u64,
+    weights: Option<u64>,
+    force: Option<Family>,
+) -> HistResult<(Counts, Plan, f32)> {
+    let plan = plan::plan_linear(&gpu.props, cells, weights.is_some(), len, force)?;
+    let mut keep: Keep = Vec::new();
+    let rules = device_rules(stream, columns, specs, strides, cells, &mut keep)?;
+    let (c_type, _) = tag.c_type_and_size();
+    let (counts, ms) = run_linear(gpu, stream, c_type, &rules, &plan, len, weights)?;
+    drop(keep);
+    Ok((counts, plan, ms))
+}

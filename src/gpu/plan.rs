@@ -137,12 +137,54 @@ pub fn plan(
     rows: u64,
     force: Option<Family>,
 ) -> HistResult<Plan> {
-    let bins = spec.len();
-    let counter_bytes: u64 = if weighted { 8 } else { 4 };
     let edge_bytes: u64 = match spec {
         BinSpec::Edges(e) => (e.edges.len() as u64 * 8).div_ceil(16) * 16,
         _ => 0,
     };
+    let mut plan = layout(props, spec.len(), edge_bytes, weighted, rows, force)?;
+    let closed = match spec.closed() {
+        Closed::Left => "left",
+        Closed::Right => "right",
+    };
+    plan.kernel = format!(
+        "hist_{}{}_{}_{}",
+        plan.family.name(),
+        if weighted { "_weighted" } else { "" },
+        RuleKind::of(spec).suffix(),
+        closed
+    );
+    Ok(plan)
+}
+
+/// The plan for a linearized n-D histogram of `cells` cells (`kernels/histogramdd.cuh`): the
+/// same families and grid as 1-D, the per-dimension rules read from the kernel's parameters.
+pub fn plan_linear(
+    props: &DeviceProps,
+    cells: usize,
+    weighted: bool,
+    rows: u64,
+    force: Option<Family>,
+) -> HistResult<Plan> {
+    let mut plan = layout(props, cells, 0, weighted, rows, force)?;
+    plan.kernel = format!(
+        "histdd_{}{}",
+        plan.family.name(),
+        if weighted { "_weighted" } else { "" }
+    );
+    Ok(plan)
+}
+
+/// Family, grid, replicas and shared memory for `bins` counters (and `edge_bytes` of edges
+/// staged before them); the caller names the kernel.
+fn layout(
+    props: &DeviceProps,
+    bins: usize,
+    edge_bytes: u64,
+    weighted: bool,
+    rows: u64,
+    force: Option<Family>,
+) -> HistResult<Plan> {
+    let counter_bytes: u64 = if weighted { 8 } else { 4 };
     // An odd stride puts each replica's bin i in a different bank.
     let stride = (bins as u64) | 1;
     let one_copy = edge_bytes + stride * counter_bytes;
@@ -206,19 +248,8 @@ pub fn plan(
     // Small inputs: no more blocks than 8 rows a thread can keep busy.
     let needed = rows.div_ceil(block as u64 * 8).max(1);
     let grid = (full_grid as u64).min(needed) as u32;
-    let closed = match spec.closed() {
-        Closed::Left => "left",
-        Closed::Right => "right",
-    };
-    let weighted_part = if weighted { "_weighted" } else { "" };
     Ok(Plan {
-        kernel: format!(
-            "hist_{}{}_{}_{}",
-            family.name(),
-            weighted_part,
-            RuleKind::of(spec).suffix(),
-            closed
-        ),
+        kernel: String::new(),
         family,
         bins,
         rows,
