@@ -547,14 +547,31 @@ pub fn histogram_by(
     weights: Option<&Series>,
     options: &HistogramOptions,
 ) -> PolarsResult<Series> {
-    Ok(compute_by(values, keys, weights, options)?)
+    Ok(compute_by(
+        values,
+        keys,
+        weights,
+        options,
+        KeyField::Values,
+    )?)
 }
 
-fn compute_by(
+/// What the key field of a `by=` result holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyField {
+    /// The group's key.
+    Values,
+    /// The row where the group first appears (`IDX_DTYPE`): the Python wrapper gathers the key
+    /// there itself, so that keys of dtypes the plugin cannot import (Categorical) keep theirs.
+    FirstRow,
+}
+
+pub(crate) fn compute_by(
     values: &Series,
     keys: &Series,
     weights: Option<&Series>,
     options: &HistogramOptions,
+    key_field: KeyField,
 ) -> HistResult<Series> {
     let kind = input::value_kind(values.dtype())?;
     if keys.len() != values.len() {
@@ -606,7 +623,10 @@ fn compute_by(
     // One row per (group, bin): the key of each group repeated over its bins.
     let cells = linear.cells;
     let repeat: IdxCa = (0..cells).map(|c| Some(firsts[c / n])).collect::<IdxCa>();
-    let key_column = keys.take(&repeat)?;
+    let key_column = match key_field {
+        KeyField::Values => keys.take(&repeat)?,
+        KeyField::FirstRow => repeat.into_series().with_name(keys.name().clone()),
+    };
     let (Dim::F64(spec, _) | Dim::F32(spec, _)) = &linear.dims[1] else {
         unreachable!("the value axis is second")
     };
@@ -620,11 +640,15 @@ fn compute_by(
         count_series(&Shape::of(&linear), counts, options.density, |c| c / n),
     ];
     let s = StructChunked::from_series(values.name().clone(), cells, fields.iter())?.into_series();
+    let key_dtype = match key_field {
+        KeyField::Values => keys.dtype().clone(),
+        KeyField::FirstRow => IDX_DTYPE,
+    };
     debug_assert_eq!(
         s.dtype(),
         &histogram_by_dtype(
             values.dtype(),
-            &Field::new(keys.name().clone(), keys.dtype().clone()),
+            &Field::new(keys.name().clone(), key_dtype),
             weighted,
             options.density
         )?

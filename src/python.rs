@@ -26,15 +26,24 @@ fn histogram(inputs: &[Series], kwargs: HistogramOptions) -> PolarsResult<Series
 
 fn histogram_by_field(inputs: &[Field], options: HistogramOptions) -> PolarsResult<Field> {
     let x = &inputs[0];
+    let first_row = Field::new(inputs[1].name().clone(), IDX_DTYPE);
     let dtype =
-        crate::nd::histogram_by_dtype(x.dtype(), &inputs[1], inputs.len() > 2, options.density)?;
+        crate::nd::histogram_by_dtype(x.dtype(), &first_row, inputs.len() > 2, options.density)?;
     Ok(Field::new(x.name().clone(), dtype))
 }
 
-/// `inputs`: the column, the group key, then optionally the weights.
+/// `inputs`: the column, the group key's physical values, then optionally the weights. The key
+/// field holds each group's first row; the wrapper gathers the key there.
 #[polars_expr(output_type_func_with_kwargs=histogram_by_field)]
 fn histogram_by(inputs: &[Series], kwargs: HistogramOptions) -> PolarsResult<Series> {
-    crate::histogram_by(&inputs[0], &inputs[1], inputs.get(2), &kwargs)
+    use crate::nd::{compute_by, KeyField};
+    Ok(compute_by(
+        &inputs[0],
+        &inputs[1],
+        inputs.get(2),
+        &kwargs,
+        KeyField::FirstRow,
+    )?)
 }
 
 /// `histogramdd`'s kwargs: the options, and whether the last input is the weights.

@@ -118,22 +118,33 @@ def histogram_expr(
 ) -> pl.Expr:
     """The histogram of ``expr`` as an expression; see :meth:`GpuHistNamespace.histogram`."""
     args = [_expr(expr)]
-    if by is not None:
-        args.append(_expr(by))
+    key = None if by is None else _expr(by)
+    if key is not None:
+        # The plugin groups by the key's physical values (Categorical codes, for one) and
+        # returns each group's first row; the key itself, in its own dtype, is gathered there.
+        args.append(key.to_physical())
     if weights is not None:
         args.append(_expr(weights))
-    return register_plugin_function(
+    hist = register_plugin_function(
         plugin_path=_PLUGIN_PATH,
-        function_name="histogram" if by is None else "histogram_by",
+        function_name="histogram" if key is None else "histogram_by",
         args=args,
         kwargs=_kwargs(bins, range, density, closed, device, kernel),
         is_elementwise=False,
         changes_length=True,
     )
+    if key is None:
+        return hist
+    key_name = key.meta.output_name()
+    return hist.struct.with_fields(key.gather(pl.field(key_name)).alias(key_name))
 
 
-def _expr(column: pl.Expr | str) -> pl.Expr:
-    return pl.col(column) if isinstance(column, str) else column
+def _expr(column: pl.Expr | str | pl.Series) -> pl.Expr:
+    if isinstance(column, str):
+        return pl.col(column)
+    if isinstance(column, pl.Series):
+        return pl.lit(column)
+    return column
 
 
 @pl.api.register_expr_namespace("gpu_hist")

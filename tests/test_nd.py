@@ -1,0 +1,282 @@
+"""n-D histograms against numpy.histogramdd, and `by=` against group_by().agg(), on the CPU."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import polars_gpu_hist as gh
+from conftest import NUMERIC
+from strategies import base_values, to_series, with_edge_values
+
+
+@dataclass
+class NdCase:
+    frame: pl.DataFrame  # columns x0.. and optionally w
+    bins: list[Any]
+    range: list[tuple[float, float] | None] | None
+    weighted: bool
+
+    @property
+    def names(self) -> list[str]:
+        return [c for c in self.frame.columns if c != "w"]
+
+    def numpy(self, density: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+        """numpy.histogramdd over the complete rows (no null; no NaN where a range is
+        taken from the data)."""
+        mask = pl.all_horizontal(pl.all().is_not_null())
+        auto = any(
+            isinstance(b, int) and (self.range is None or self.range[i] is None)
+            for i, b in enumerate(self.bins)
+        )
+        kept = self.frame.filter(mask)
+        if auto:
+            floats = [c for c in self.names if kept[c].dtype.is_float()]
+            if floats:
+                kept = kept.filter(pl.all_horizontal(pl.col(floats).is_not_nan()))
+        sample = [kept[c].to_numpy().astype(NUMERIC[kept[c].dtype]) for c in self.names]
+        weights = kept["w"].to_numpy() if self.weighted else None
+        return np.histogramdd(
+            sample, bins=self.bins, range=self.range, weights=weights, density=density
+        )
+
+
+@st.composite
+def nd_cases(draw: st.DrawFn, weighted: bool = False, max_size: int = 200) -> NdCase:
+    dims = draw(st.sampled_from([2, 2, 3]))
+    size = draw(st.integers(0, max_size))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    family = draw(st.sampled_from(["f32", "f64", "int", "mixed"]))
+    pool = {
+        "f32": [pl.Float32],
+        "f64": [pl.Float64],
+        "int": [pl.Int8, pl.Int32, pl.Int64, pl.UInt16, pl.UInt64],
+        "mixed": list(NUMERIC),
+    }[family]
+    columns, bins, ranges = {}, [], []
+    for j in range(dims):
+        pl_dtype = draw(st.sampled_from(pool))
+        values = draw(base_values(NUMERIC[pl_dtype], size))
+        finite = values[np.isfinite(values.astype(np.float64))]
+        kind = draw(st.sampled_from(["count", "count", "range", "edges"]))
+        if kind == "edges":
+            lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+            cuts = draw(st.lists(st.floats(lo - 1, hi + 1), min_size=2, max_size=12))
+            edges = sorted({*cuts, *(float(v) for v in finite[:3])})
+            if len(edges) < 2:
+                edges = [edges[0], edges[0] + max(1.0, abs(edges[0]) * 2.0**-50)]
+            bins.append(edges)
+            ranges.append(None)
+            values = with_edge_values(values, np.array(edges), rng)[:size]
+        else:
+            bins.append(draw(st.sampled_from([1, 2, 3, 7, 16, 50])))
+            if kind == "range":
+                a, b = sorted(draw(st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=2)))
+                ranges.append((a, b))
+            else:
+                ranges.append(None)
+        nulls = rng.random(size) < draw(st.sampled_from([0.0, 0.0, 0.2]))
+        columns[f"x{j}"] = to_series(
+            values, pl_dtype, nulls, draw(st.sampled_from([1, 2, 3])), f"x{j}"
+        )
+    frame = pl.DataFrame(columns)
+    if weighted:
+        w = rng.integers(-3, 10, size=size).astype(np.float64)
+        frame = frame.with_columns(w=to_series(w, pl.Float64, rng.random(size) < 0.1, 2, "w"))
+    use_range = ranges if any(r is not None for r in ranges) else None
+    return NdCase(frame, bins, use_range, weighted)
+
+
+def ours(case: NdCase, density: bool = False, **kwargs: Any) -> pl.DataFrame:
+    expr = gh.histogramdd(
+        *case.names,
+        bins=case.bins,
+        range=case.range,
+        weights="w" if case.weighted else None,
+        density=density,
+        device="cpu",
+        **kwargs,
+    )
+    return case.frame.select(expr).unnest(case.names[0])
+
+
+def check(case: NdCase, density: bool = False) -> None:
+    try:
+        expected, edges = case.numpy(density=density)
+    except ValueError as e:
+        assert "not finite" in str(e)
+        with pytest.raises(pl.exceptions.PolarsError, match="not finite"):
+            ours(case, density=density)
+        return
+    got = ours(case, density=density)
+    np.testing.assert_array_equal(got["count"].to_numpy(), expected.ravel())
+    # Edges of every dimension, cell by cell in row-major order.
+    grids = np.meshgrid(*[e[:-1] for e in edges], indexing="ij")
+    for name, grid in zip(case.names, grids):
+        np.testing.assert_array_equal(got[f"{name}_start"].to_numpy(), grid.ravel())
+
+
+@given(nd_cases())
+def test_counts_match_numpy_histogramdd(case: NdCase) -> None:
+    check(case)
+
+
+@given(nd_cases(weighted=True))
+def test_weighted_counts_match_numpy(case: NdCase) -> None:
+    check(case)
+
+
+@given(nd_cases(max_size=100))
+def test_density_matches_numpy(case: NdCase) -> None:
+    if case.frame.height == 0:
+        return
+    with np.errstate(invalid="ignore", divide="ignore"):
+        check(case, density=True)
+
+
+def test_float32_sample_bins_in_float32_like_numpy() -> None:
+    # Values one float32 ulp either side of float32 linspace edges: float64 edges would differ.
+    x = np.float32(0.1) + np.arange(1000, dtype=np.float32) * np.float32(0.0007)
+    y = np.nextafter(x, np.float32(np.inf))
+    case = NdCase(pl.DataFrame({"x0": x, "x1": y}), [37, 41], None, False)
+    check(case)
+
+
+def test_series_and_arrays_return_a_frame() -> None:
+    x = np.array([0.0, 0.5, 1.0, 1.0])
+    y = np.array([0, 1, 2, 2])
+    out = gh.histogram2d(x, y, bins=2, device="cpu")
+    expected, _, _ = np.histogram2d(x, y, bins=2)
+    assert out.columns == ["x0_start", "x0_end", "x1_start", "x1_end", "count"]
+    np.testing.assert_array_equal(out["count"].to_numpy(), expected.ravel())
+    named = gh.histogramdd(pl.Series("a", x), pl.Series("b", y), bins=[2, 3], device="cpu")
+    assert named.columns[:2] == ["a_start", "a_end"]
+
+
+def test_lazy_schema_and_temporal_edges() -> None:
+    lf = pl.LazyFrame(
+        {"t": [0, 86_400_000, 2 * 86_400_000], "v": [1.0, 2.0, 3.0]},
+        schema={"t": pl.Datetime("ms"), "v": pl.Float32},
+    )
+    expr = gh.histogramdd("t", "v", bins=2, weights="v", density=True)
+    schema = lf.select(expr).collect_schema()
+    assert schema["t"] == pl.Struct(
+        {
+            "t_start": pl.Datetime("ms"),
+            "t_end": pl.Datetime("ms"),
+            "v_start": pl.Float64,
+            "v_end": pl.Float64,
+            "count": pl.Float64,
+        }
+    )
+    assert lf.select(expr).collect().unnest("t").schema == pl.Schema(schema["t"])
+
+
+def test_right_closed_mirrors_left() -> None:
+    x = pl.Series("x", [0.0, 1.0, 2.0, 3.0])
+    y = pl.Series("y", [0.0, 0.0, 0.0, 0.0])
+    left = gh.histogramdd(x, y, bins=[[0, 1, 2, 3], [0, 1]], device="cpu")
+    right = gh.histogramdd(x, y, bins=[[0, 1, 2, 3], [0, 1]], closed="right", device="cpu")
+    assert left["count"].to_list() == [1, 1, 2]
+    assert right["count"].to_list() == [2, 1, 1]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda f: gh.histogramdd("x", bins=3), "2 to 8 columns"),
+        (lambda f: gh.histogramdd(*(["x"] * 9), bins=2), "2 to 8 columns"),
+        (lambda f: gh.histogramdd("x", pl.col("y").head(2), bins=2), "same length"),
+        (lambda f: gh.histogramdd("x", "y", bins=[2, 3, 4]), "entries for 2"),
+        (lambda f: gh.histogramdd("x", "y", range=[(0, 1)]), "entries for 2"),
+        (lambda f: gh.histogramdd("x", "y", bins=[1 << 15, 1 << 15]), "cells"),
+        (lambda f: gh.histogramdd("x", "x", bins=2), "appears twice"),
+        (lambda f: gh.histogramdd("x", "s", bins=2), "String"),
+        (lambda f: gh.histogramdd("x", "y", bins=[[0, 1], 2], range=[(0, 1), None]), "range"),
+    ],
+)
+def test_bad_arguments_are_clear_errors(call: Any, message: str) -> None:
+    frame = pl.DataFrame({"x": [1.0, 2.0, 3.0], "y": [1, 2, 3], "s": ["a", "b", "c"]})
+    with pytest.raises((pl.exceptions.PolarsError, ValueError, TypeError), match=message):
+        frame.select(call(frame))
+
+
+# ---- by= -----------------------------------------------------------------------------------
+
+
+@st.composite
+def by_cases(draw: st.DrawFn) -> tuple[pl.DataFrame, dict[str, Any]]:
+    size = draw(st.integers(0, 300))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    groups = draw(st.sampled_from([1, 3, 17, 100]))
+    key_kind = draw(st.sampled_from(["int", "str", "cat", "bool"]))
+    ids = rng.integers(0, groups, size)
+    key: pl.Series
+    if key_kind == "int":
+        key = pl.Series("g", ids * 7 - 20)
+    elif key_kind == "bool":
+        key = pl.Series("g", ids % 2 == 0)
+    else:
+        key = pl.Series("g", [f"k{i}" for i in ids], dtype=pl.String)
+        if key_kind == "cat":
+            key = key.cast(pl.Categorical)
+    key = key.scatter(np.flatnonzero(rng.random(size) < 0.05), None)
+    pl_dtype = draw(st.sampled_from([pl.Float32, pl.Float64, pl.Int32, pl.UInt8]))
+    values = draw(base_values(NUMERIC[pl_dtype], size))
+    x = to_series(values, pl_dtype, rng.random(size) < 0.1, draw(st.sampled_from([1, 3])))
+    frame = pl.DataFrame({"x": x, "g": key, "w": rng.integers(0, 5, size).astype(np.float64)})
+    finite = values[np.isfinite(values.astype(np.float64))]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    if draw(st.booleans()):
+        kwargs: dict[str, Any] = {"bins": sorted({lo - 1, (lo + hi) / 2, hi + 1})}
+    else:
+        kwargs = {"bins": draw(st.sampled_from([1, 4, 10])), "range": (lo, hi)}
+    kwargs["closed"] = draw(st.sampled_from(["left", "right"]))
+    kwargs["density"] = draw(st.booleans())
+    if draw(st.booleans()):
+        kwargs["weights"] = "w"
+    return frame, kwargs
+
+
+@given(by_cases())
+def test_by_equals_group_by_agg(case: tuple[pl.DataFrame, dict[str, Any]]) -> None:
+    frame, kwargs = case
+    try:
+        expected = (
+            frame.group_by("g", maintain_order=True)
+            .agg(pl.col("x").gpu_hist.histogram(device="cpu", **kwargs))
+            .explode("x")
+            .unnest("x")
+        )
+    except pl.exceptions.PolarsError as e:
+        # Bins that collapse (a float32 range too narrow) are refused either way.
+        message = str(e).splitlines()[0].split(": ", 1)[-1]
+        with pytest.raises(pl.exceptions.PolarsError, match="too many bins"):
+            frame.select(pl.col("x").gpu_hist.histogram(by="g", device="cpu", **kwargs))
+        assert "too many bins" in message
+        return
+    got = frame.select(pl.col("x").gpu_hist.histogram(by="g", device="cpu", **kwargs)).unnest("x")
+    assert got.schema == expected.schema
+    # Groups in order of first appearance, then bins: exactly group_by(maintain_order=True).
+    np.testing.assert_array_equal(got["g"].to_numpy(), expected["g"].to_numpy())
+    np.testing.assert_array_equal(got["bin_start"].to_numpy(), expected["bin_start"].to_numpy())
+    np.testing.assert_array_equal(got["count"].to_numpy(), expected["count"].to_numpy())
+
+
+def test_by_shares_the_whole_columns_range() -> None:
+    frame = pl.DataFrame({"x": [0.0, 1.0, 10.0, 11.0], "g": ["a", "a", "b", "b"]})
+    out = frame.select(pl.col("x").gpu_hist.histogram(bins=2, by="g")).unnest("x")
+    assert out["bin_start"].to_list() == [0.0, 5.5, 0.0, 5.5]
+    assert out["count"].to_list() == [2, 0, 0, 2]
+
+
+def test_by_key_of_another_length_is_an_error() -> None:
+    frame = pl.DataFrame({"x": [0.0, 1.0, 2.0]})
+    with pytest.raises(pl.exceptions.PolarsError, match="same length"):
+        frame.select(pl.col("x").gpu_hist.histogram(bins=2, by=pl.Series("g", [1, 2])))
