@@ -81,6 +81,101 @@ def check(x: cp.ndarray, bins: int, counts: np.ndarray, rng_arg: tuple[float, fl
     return total == inside
 
 
+def ours_dd(xy: cp.ndarray, bins: object, rng_arg: object, reps: int) -> dict[str, object]:
+    """histogramdd of an (n, d) device array through the native call, kernel time by events."""
+    iface = xy.__cuda_array_interface__
+    length, dims = xy.shape
+    item = xy.dtype.itemsize
+    ptrs = [iface["data"][0] + j * item for j in range(dims)]
+    options = gh._pickled(gh._dd_kwargs(dims, bins, rng_arg, False, "left", "auto", "auto"))
+    args = ([f"x{j}" for j in range(dims)], ptrs, [dims] * dims, length, iface["typestr"], options)
+    series, plan, _ = _internal.histogramdd_cuda(*args)
+    kernel, wall = [], []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        series, plan, k_ms = _internal.histogramdd_cuda(*args)
+        wall.append((time.perf_counter() - t0) * 1e3)
+        kernel.append(k_ms)
+    counts = series.struct.field("count").to_numpy()
+    return {"kernel_ms": median(kernel), "api_ms": median(wall), "plan": plan, "counts": counts}
+
+
+def bench_2d(reps: int) -> list[dict[str, object]]:
+    """2^27 float32 (x, y) pairs: on the device as one (n, 2) array (as peers.py gives
+    cupy.histogramdd), with equal bins and with explicit edges; then from a Polars frame."""
+    m = 1 << 27
+    rng = cp.random.default_rng(5)
+    xy = cp.stack([rng.random(m, dtype=cp.float32), rng.random(m, dtype=cp.float32)], axis=1)
+    rows = []
+    for b in [64, 256, 1024]:
+        edges = np.linspace(0, 1, b + 1).tolist()
+        for label, bins, rng_arg in [
+            ("equal bins", b, [(0.0, 1.0), (0.0, 1.0)]),
+            ("edges", [edges, edges], None),
+        ]:
+            r = ours_dd(xy, bins, rng_arg, reps)
+            counts = r.pop("counts")
+            row = {
+                "what": "2d_device",
+                "bins": f"{b}x{b}",
+                "how": label,
+                "kernel": r["plan"].splitlines()[0].split()[1],
+                "kernel_ms": r["kernel_ms"],
+                "api_ms": r["api_ms"],
+                "ok": int(counts.sum()) == m,
+            }
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    host = cp.asnumpy(xy)
+    del xy
+    cp.get_default_memory_pool().free_all_blocks()
+    frame = pl.DataFrame({"x": host[:, 0], "y": host[:, 1]})
+    del host
+    for b in [64, 1024]:
+        row = {"what": "2d_host", "bins": f"{b}x{b}", "rows": m}
+        for device in ["gpu", "cpu"]:
+            expr = gh.histogram2d("x", "y", bins=b, range=[(0, 1), (0, 1)], device=device)
+            frame.select(expr)
+            times = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                frame.select(expr)
+                times.append((time.perf_counter() - t0) * 1e3)
+            row[f"{device}_ms"] = median(times)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+def bench_by() -> list[dict[str, object]]:
+    """by= with 10,000 groups against group_by().agg(), which calls the plugin per group."""
+    n = 1 << 25
+    rng = np.random.default_rng(9)
+    frame = pl.DataFrame({"x": rng.random(n).astype(np.float32), "g": rng.integers(0, 10_000, n)})
+    row: dict[str, object] = {"what": "by", "rows": n, "groups": 10_000, "bins": 64}
+    variants = {
+        "by_gpu_ms": lambda: frame.select(
+            pl.col("x").gpu_hist.histogram(bins=64, range=(0, 1), by="g", device="gpu")
+        ),
+        "by_cpu_ms": lambda: frame.select(
+            pl.col("x").gpu_hist.histogram(bins=64, range=(0, 1), by="g", device="cpu")
+        ),
+        "group_by_agg_ms": lambda: frame.group_by("g").agg(
+            pl.col("x").gpu_hist.histogram(bins=64, range=(0, 1))
+        ),
+    }
+    for name, run in variants.items():
+        run()
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            run()
+            times.append((time.perf_counter() - t0) * 1e3)
+        row[name] = median(times)
+    print(json.dumps(row), flush=True)
+    return [row]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--log2n", type=int, default=29)
@@ -148,8 +243,14 @@ def main() -> None:
             host.append(row)
             print(json.dumps(row), flush=True)
 
+    nd = bench_2d(reps) + bench_by()
+
     with open(os.path.join(OUT, "gpu_bench.json"), "w") as f:
-        json.dump({"device": dev, "n": n, "device_resident": results, "host": host}, f, indent=1)
+        json.dump(
+            {"device": dev, "n": n, "device_resident": results, "host": host, "nd": nd},
+            f,
+            indent=1,
+        )
 
     print(f"\n{dev}, 2^{args.log2n} values on the device; kernel time (events), median of {reps}")
     print(
@@ -168,6 +269,9 @@ def main() -> None:
             f"{r['dtype']:8s} n={r['n']:>10d} bins={r['bins']:>6d}  gpu {r['gpu_ms']:8.1f}  "
             f"cpu {r['cpu_ms']:8.1f}  polars.hist {r['polars_hist_ms']:8.1f}"
         )
+    print("\nn-D and by=")
+    for r in nd:
+        print(json.dumps(r))
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ def main(out: str) -> None:
         for r in json.load(open(path)):
             if r.get("what") == "gpu_1d" and "ms" in r:
                 peers[(r["impl"], r["bins"], r["dist"])] = r["ms"]
+            if r.get("what") == "gpu_2d" and "ms" in r:
+                peers[("cupy.histogramdd", r["bins"], "2d")] = r["ms"]
             if r.get("what") == "read_roofline_cupy_sum":
                 roof = r["ms"]
     print(
@@ -60,6 +62,31 @@ def main(out: str) -> None:
             f"| {r['dtype']} | {r['n']} | {r['bins']} | {r['gpu_ms']:.1f} | {r['cpu_ms']:.1f} "
             f"| {r['polars_hist_ms']:.1f} |"
         )
+    nd = ours.get("nd", [])
+    print("\n2-D, 2^27 float32 (x, y) pairs in one (n, 2) device array, kernel time (ms):\n")
+    print("| bins | ours, equal bins | ours, explicit edges | cupy.histogramdd (edges) | vs cupy |")
+    print("|---|---:|---:|---:|---:|")
+    device_2d = [r for r in nd if r["what"] == "2d_device"]
+    for b in dict.fromkeys(r["bins"] for r in device_2d):
+        equal = next(r for r in device_2d if r["bins"] == b and r["how"] == "equal bins")
+        edges = next(r for r in device_2d if r["bins"] == b and r["how"] == "edges")
+        c = peers.get(("cupy.histogramdd", b, "2d"))
+        print(
+            f"| {b} | {equal['kernel_ms']:.3f} | {edges['kernel_ms']:.3f} | {_ms(c)} "
+            f"| {_ratio(c, equal['kernel_ms'])} / {_ratio(c, edges['kernel_ms'])} |"
+        )
+    for r in nd:
+        if r["what"] == "2d_host":
+            print(
+                f"\nFrom a Polars frame, 2^27 pairs, {r['bins']}: gpu {r['gpu_ms']:.1f} ms, "
+                f"cpu {r['cpu_ms']:.1f} ms"
+            )
+        if r["what"] == "by":
+            print(
+                f"\nby= with {r['groups']} groups, {r['rows']} float32 rows, {r['bins']} bins: "
+                f"by= gpu {r['by_gpu_ms']:.1f} ms, by= cpu {r['by_cpu_ms']:.1f} ms, "
+                f"group_by().agg() {r['group_by_agg_ms']:.1f} ms"
+            )
 
 
 if __name__ == "__main__":

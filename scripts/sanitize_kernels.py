@@ -53,8 +53,49 @@ for kernel in ["shared", "global"]:
                         "ok" if hist[0] == hist[1] else "MISMATCH",
                         flush=True,
                     )
+# n-D (histdd kernels): every dimension rule kind, both families, weights, and by= groups.
+for kernel in ["shared", "global"]:
+    for weights in [None, "w"]:
+        for closed in ["left", "right"]:
+            hist = [
+                frame.select(
+                    gh.histogramdd(
+                        "f32",
+                        "i32",
+                        bins=[16, [-200.0, -10.0, 0.0, 50.0]],
+                        range=[(-3.0, 3.0), None],
+                        weights=weights,
+                        closed=closed,
+                        device=d,
+                        kernel=kernel,
+                    )
+                )
+                .unnest("f32")["count"]
+                .to_list()
+                for d in ["gpu", "cpu"]
+            ]
+            by = [
+                frame.select(
+                    pl.col("f64").gpu_hist.histogram(
+                        bins=8, by="i32", weights=weights, closed=closed, device=d, kernel=kernel
+                    )
+                )
+                .unnest("f64")["count"]
+                .to_list()
+                for d in ["gpu", "cpu"]
+            ]
+            ok = hist[0] == hist[1] and by[0] == by[1]
+            bad += not ok
+            print("nd", kernel, weights, closed, "ok" if ok else "MISMATCH", flush=True)
 try:
     import cupy as cp
+
+    xy = cp.asarray(np.stack([x64, x64 * 2], axis=1))
+    got = gh.histogramdd(xy, bins=5)["count"].to_list()
+    complete = np.stack([x64, x64 * 2], axis=1)
+    want = np.histogramdd(complete[~np.isnan(x64)], bins=5)[0].ravel().tolist()
+    bad += got != want
+    print("extremes_dd", "ok" if got == want else "MISMATCH")
 
     d = cp.asarray(x64)
     got = gh.histogram(d, 10)["count"].to_list()

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 
 import polars_gpu_hist as gh
 from conftest import NUMERIC
-from strategies import Case, cases, numpy_histogram
+from strategies import Case, NdCase, by_cases, cases, nd_cases, numpy_histogram
 
 pytestmark = pytest.mark.gpu
 
@@ -189,3 +189,115 @@ def test_reads_wait_for_the_producers_copy() -> None:
         x = rng.normal(size=1 << 21).astype(np.float32)
         want = gh.histogram(x, edges, device="cpu")["count"].to_numpy()
         np.testing.assert_array_equal(device_counts(x, edges), want)
+
+
+# ---- n-D and by= -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8])
+@pytest.mark.parametrize("dist", ["uniform", "normal", "degenerate"])
+def test_device_nd_matches_numpy_histogramdd(kernel: str, dtype, dist: str) -> None:
+    rng = np.random.default_rng(zlib.crc32(f"dd{kernel}{np.dtype(dtype)}{dist}".encode()))
+    n = 200_003
+    xy = np.stack([sample(np.dtype(dtype), dist, n, rng) for _ in range(3)], axis=1)
+    for bins, rng_arg in [(8, None), ([64, 64, 2], None), (5, [(0, 1), None, (0.2, 0.7)])]:
+        expected, edges = np.histogramdd(xy, bins=bins, range=rng_arg)
+        # One (n, d) array, and three separate arrays: the same answer.
+        got = gh.histogramdd(cp.asarray(xy), bins=bins, range=rng_arg, kernel=kernel)
+        np.testing.assert_array_equal(got["count"].to_numpy(), expected.ravel())
+        cols = [cp.asarray(np.ascontiguousarray(xy[:, j])) for j in range(3)]
+        got = gh.histogramdd(*cols, bins=bins, range=rng_arg, kernel=kernel)
+        np.testing.assert_array_equal(got["count"].to_numpy(), expected.ravel())
+        grid = np.meshgrid(*[e[:-1] for e in edges], indexing="ij")
+        np.testing.assert_array_equal(got["x2_start"].to_numpy(), grid[2].ravel())
+
+
+def test_device_nd_large_grids_weights_and_density() -> None:
+    rng = np.random.default_rng(7)
+    xy = rng.random((1 << 21, 2)).astype(np.float32)
+    xy[::13] = np.float32(0.5)  # a hot cell
+    w = rng.integers(0, 4, len(xy)).astype(np.float64)
+    for b in [64, 1024]:
+        expected, _ = np.histogramdd(xy, bins=b, range=[(0, 1), (0, 1)])
+        got = gh.histogramdd(cp.asarray(xy), bins=b, range=[(0, 1), (0, 1)])
+        np.testing.assert_array_equal(got["count"].to_numpy(), expected.ravel())
+        expected, _ = np.histogramdd(xy, bins=b, range=[(0, 1), (0, 1)], weights=w)
+        got = gh.histogramdd(cp.asarray(xy), bins=b, range=[(0, 1), (0, 1)], weights=cp.asarray(w))
+        np.testing.assert_array_equal(got["count"].to_numpy(), expected.ravel())
+        expected, _ = np.histogramdd(xy, bins=b, density=True)
+        got = gh.histogramdd(cp.asarray(xy), bins=b, density=True)
+        np.testing.assert_array_equal(got["count"].to_numpy(), expected.ravel())
+
+
+def test_device_nd_nan_rows_are_dropped_for_the_range() -> None:
+    xy = np.array([[0.0, 1.0], [np.nan, 5.0], [2.0, 3.0], [1.0, np.nan]])
+    complete = xy[~np.isnan(xy).any(axis=1)]
+    expected, _ = np.histogramdd(complete, bins=3)
+    got = gh.histogramdd(cp.asarray(xy), bins=3)
+    np.testing.assert_array_equal(got["count"].to_numpy(), expected.ravel())
+
+
+def nd_ours(case: NdCase, **kwargs: object) -> pl.DataFrame:
+    expr = gh.histogramdd(
+        *case.names,
+        bins=case.bins,
+        range=case.range,
+        weights="w" if case.weighted else None,
+        **kwargs,
+    )
+    return case.frame.select(expr).unnest(case.names[0])
+
+
+@settings(max_examples=100, deadline=None)
+@given(nd_cases(weighted=False, max_size=2000))
+def test_host_nd_gpu_equals_cpu(case: NdCase) -> None:
+    for kernel in KERNELS:
+        try:
+            want = nd_ours(case, device="cpu")
+        except pl.exceptions.PolarsError:
+            return
+        got = nd_ours(case, device="gpu", kernel=kernel)
+        assert got.equals(want)
+
+
+@settings(max_examples=50, deadline=None)
+@given(nd_cases(weighted=True, max_size=2000))
+def test_host_nd_weighted_gpu_equals_numpy(case: NdCase) -> None:
+    try:
+        expected, _ = case.numpy()
+    except ValueError:
+        return
+    got = nd_ours(case, device="gpu")
+    np.testing.assert_array_equal(got["count"].to_numpy(), expected.ravel())
+
+
+@settings(max_examples=100, deadline=None)
+@given(by_cases())
+def test_by_gpu_equals_cpu(case: tuple[pl.DataFrame, dict]) -> None:
+    frame, kwargs = case
+    try:
+        want = frame.select(pl.col("x").gpu_hist.histogram(by="g", device="cpu", **kwargs))
+    except pl.exceptions.PolarsError:
+        return
+    for kernel in KERNELS:
+        got = frame.select(
+            pl.col("x").gpu_hist.histogram(by="g", device="gpu", kernel=kernel, **kwargs)
+        )
+        if "weights" in kwargs or kwargs.get("density"):
+            np.testing.assert_allclose(
+                got.unnest("x")["count"].to_numpy(), want.unnest("x")["count"].to_numpy()
+            )
+        else:
+            assert got.equals(want)
+
+
+def test_by_ten_thousand_groups_on_the_gpu() -> None:
+    rng = np.random.default_rng(11)
+    n = 1 << 22
+    frame = pl.DataFrame({"x": rng.random(n).astype(np.float32), "g": rng.integers(0, 10_000, n)})
+    expr = pl.col("x").gpu_hist.histogram(bins=64, range=(0, 1), by="g")
+    want = frame.select(pl.col("x").gpu_hist.histogram(bins=64, range=(0, 1), by="g", device="cpu"))
+    assert frame.select(expr).equals(want)
+    gpu = frame.select(pl.col("x").gpu_hist.histogram(bins=64, range=(0, 1), by="g", device="gpu"))
+    assert gpu.equals(want)

@@ -2,95 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 import polars_gpu_hist as gh
-from conftest import NUMERIC
-from strategies import base_values, to_series, with_edge_values
-
-
-@dataclass
-class NdCase:
-    frame: pl.DataFrame  # columns x0.. and optionally w
-    bins: list[Any]
-    range: list[tuple[float, float] | None] | None
-    weighted: bool
-
-    @property
-    def names(self) -> list[str]:
-        return [c for c in self.frame.columns if c != "w"]
-
-    def numpy(self, density: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
-        """numpy.histogramdd over the complete rows (no null; no NaN where a range is
-        taken from the data)."""
-        mask = pl.all_horizontal(pl.all().is_not_null())
-        auto = any(
-            isinstance(b, int) and (self.range is None or self.range[i] is None)
-            for i, b in enumerate(self.bins)
-        )
-        kept = self.frame.filter(mask)
-        if auto:
-            floats = [c for c in self.names if kept[c].dtype.is_float()]
-            if floats:
-                kept = kept.filter(pl.all_horizontal(pl.col(floats).is_not_nan()))
-        sample = [kept[c].to_numpy().astype(NUMERIC[kept[c].dtype]) for c in self.names]
-        weights = kept["w"].to_numpy() if self.weighted else None
-        return np.histogramdd(
-            sample, bins=self.bins, range=self.range, weights=weights, density=density
-        )
-
-
-@st.composite
-def nd_cases(draw: st.DrawFn, weighted: bool = False, max_size: int = 200) -> NdCase:
-    dims = draw(st.sampled_from([2, 2, 3]))
-    size = draw(st.integers(0, max_size))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    family = draw(st.sampled_from(["f32", "f64", "int", "mixed"]))
-    pool = {
-        "f32": [pl.Float32],
-        "f64": [pl.Float64],
-        "int": [pl.Int8, pl.Int32, pl.Int64, pl.UInt16, pl.UInt64],
-        "mixed": list(NUMERIC),
-    }[family]
-    columns, bins, ranges = {}, [], []
-    for j in range(dims):
-        pl_dtype = draw(st.sampled_from(pool))
-        values = draw(base_values(NUMERIC[pl_dtype], size))
-        finite = values[np.isfinite(values.astype(np.float64))]
-        kind = draw(st.sampled_from(["count", "count", "range", "edges"]))
-        if kind == "edges":
-            lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-            cuts = draw(st.lists(st.floats(lo - 1, hi + 1), min_size=2, max_size=12))
-            edges = sorted({*cuts, *(float(v) for v in finite[:3])})
-            if len(edges) < 2:
-                edges = [edges[0], edges[0] + max(1.0, abs(edges[0]) * 2.0**-50)]
-            bins.append(edges)
-            ranges.append(None)
-            values = with_edge_values(values, np.array(edges), rng)[:size]
-        else:
-            bins.append(draw(st.sampled_from([1, 2, 3, 7, 16, 50])))
-            if kind == "range":
-                a, b = sorted(draw(st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=2)))
-                ranges.append((a, b))
-            else:
-                ranges.append(None)
-        nulls = rng.random(size) < draw(st.sampled_from([0.0, 0.0, 0.2]))
-        columns[f"x{j}"] = to_series(
-            values, pl_dtype, nulls, draw(st.sampled_from([1, 2, 3])), f"x{j}"
-        )
-    frame = pl.DataFrame(columns)
-    if weighted:
-        w = rng.integers(-3, 10, size=size).astype(np.float64)
-        frame = frame.with_columns(w=to_series(w, pl.Float64, rng.random(size) < 0.1, 2, "w"))
-    use_range = ranges if any(r is not None for r in ranges) else None
-    return NdCase(frame, bins, use_range, weighted)
+from strategies import NdCase, by_cases, nd_cases
 
 
 def ours(case: NdCase, density: bool = False, **kwargs: Any) -> pl.DataFrame:
@@ -208,40 +128,6 @@ def test_bad_arguments_are_clear_errors(call: Any, message: str) -> None:
 
 
 # ---- by= -----------------------------------------------------------------------------------
-
-
-@st.composite
-def by_cases(draw: st.DrawFn) -> tuple[pl.DataFrame, dict[str, Any]]:
-    size = draw(st.integers(0, 300))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    groups = draw(st.sampled_from([1, 3, 17, 100]))
-    key_kind = draw(st.sampled_from(["int", "str", "cat", "bool"]))
-    ids = rng.integers(0, groups, size)
-    key: pl.Series
-    if key_kind == "int":
-        key = pl.Series("g", ids * 7 - 20)
-    elif key_kind == "bool":
-        key = pl.Series("g", ids % 2 == 0)
-    else:
-        key = pl.Series("g", [f"k{i}" for i in ids], dtype=pl.String)
-        if key_kind == "cat":
-            key = key.cast(pl.Categorical)
-    key = key.scatter(np.flatnonzero(rng.random(size) < 0.05), None)
-    pl_dtype = draw(st.sampled_from([pl.Float32, pl.Float64, pl.Int32, pl.UInt8]))
-    values = draw(base_values(NUMERIC[pl_dtype], size))
-    x = to_series(values, pl_dtype, rng.random(size) < 0.1, draw(st.sampled_from([1, 3])))
-    frame = pl.DataFrame({"x": x, "g": key, "w": rng.integers(0, 5, size).astype(np.float64)})
-    finite = values[np.isfinite(values.astype(np.float64))]
-    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-    if draw(st.booleans()):
-        kwargs: dict[str, Any] = {"bins": sorted({lo - 1, (lo + hi) / 2, hi + 1})}
-    else:
-        kwargs = {"bins": draw(st.sampled_from([1, 4, 10])), "range": (lo, hi)}
-    kwargs["closed"] = draw(st.sampled_from(["left", "right"]))
-    kwargs["density"] = draw(st.booleans())
-    if draw(st.booleans()):
-        kwargs["weights"] = "w"
-    return frame, kwargs
 
 
 @given(by_cases())
