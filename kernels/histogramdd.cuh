@@ -91,6 +91,31 @@ __device__ __forceinline__ unsigned int cell_of(const DimRules& rules, u64 row)
     return counted ? cell : rules.cells;
 }
 
+// Calls op(row, cell) for every row of the grid-stride range (cell = rules.cells when the row
+// is not counted). Four rows a step, their cells computed before any is used, so a thread has
+// four rows' loads in flight instead of one.
+template <class Op>
+__device__ __forceinline__ void for_each_cell(const DimRules& rules, u64 len, Op op)
+{
+    constexpr unsigned int STEP = 4;
+    const u64 threads = u64(gridDim.x) * blockDim.x;
+    u64 row = u64(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (; row + (STEP - 1) * threads < len; row += STEP * threads) {
+        unsigned int cells[STEP];
+#pragma unroll
+        for (unsigned int j = 0; j < STEP; ++j) {
+            cells[j] = cell_of(rules, row + j * threads);
+        }
+#pragma unroll
+        for (unsigned int j = 0; j < STEP; ++j) {
+            op(row + j * threads, cells[j]);
+        }
+    }
+    for (; row < len; row += threads) {
+        op(row, cell_of(rules, row));
+    }
+}
+
 // Per-block replicated histograms in shared memory (see shared_hist in histogram.cu).
 template <class C, class Out, class Amount>
 __device__ __forceinline__ void shared_histdd(
@@ -103,13 +128,11 @@ __device__ __forceinline__ void shared_histdd(
     }
     __syncthreads();
     C* const mine = counters + threadIdx.x / 32 % replicas * stride;
-    const u64 threads = u64(gridDim.x) * blockDim.x;
-    for (u64 row = u64(blockIdx.x) * blockDim.x + threadIdx.x; row < len; row += threads) {
-        const unsigned int c = cell_of(rules, row);
+    for_each_cell(rules, len, [&](u64 row, unsigned int c) {
         if (c < rules.cells) {
             atomicAdd(mine + c, amount.amount(row));
         }
-    }
+    });
     __syncthreads();
     for (unsigned int c = threadIdx.x; c < rules.cells; c += blockDim.x) {
         Out sum = 0;
@@ -140,29 +163,25 @@ extern "C" __global__ void histdd_global(DimRules rules, u64 len, u64* out)
 {
     unsigned int run_cell = rules.cells;
     unsigned int run = 0;
-    const u64 threads = u64(gridDim.x) * blockDim.x;
-    for (u64 row = u64(blockIdx.x) * blockDim.x + threadIdx.x; row < len; row += threads) {
-        const unsigned int c = cell_of(rules, row);
+    for_each_cell(rules, len, [&](u64, unsigned int c) {
         if (c != run_cell) {
             if (run_cell < rules.cells) atomicAdd(out + run_cell, u64(run));
             run_cell = c;
             run = 0;
         }
         run += 1;
-    }
+    });
     if (run_cell < rules.cells) atomicAdd(out + run_cell, u64(run));
 }
 
 extern "C" __global__ void histdd_global_weighted(
     DimRules rules, u64 len, const double* weights, double* out)
 {
-    const u64 threads = u64(gridDim.x) * blockDim.x;
-    for (u64 row = u64(blockIdx.x) * blockDim.x + threadIdx.x; row < len; row += threads) {
-        const unsigned int c = cell_of(rules, row);
+    for_each_cell(rules, len, [&](u64 row, unsigned int c) {
         if (c < rules.cells) {
             atomicAdd(out + c, __ldg(weights + row));
         }
-    }
+    });
 }
 
 // __shfl_down_sync has no overloads below 32 bits: widen, shuffle, narrow (exact).

@@ -563,6 +563,7 @@ pub(crate) enum KeyField {
     Values,
     /// The row where the group first appears (`IDX_DTYPE`): the Python wrapper gathers the key
     /// there itself, so that keys of dtypes the plugin cannot import (Categorical) keep theirs.
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
     FirstRow,
 }
 
