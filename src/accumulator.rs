@@ -459,8 +459,8 @@ impl Histogram {
                     let temporal_mismatch = (a.is_temporal() || b.is_temporal()) && a != b;
                     if temporal_mismatch || mine.spec != theirs.spec {
                         return Err(HistError::InvalidArgument(format!(
-                            "cannot merge a histogram filled with {da} with one filled with \
-                             {db}: numpy bins them differently"
+                            "cannot merge a histogram filled with {da:?} with one filled with \
+                             {db:?}: numpy bins them differently"
                         )));
                     }
                 }
@@ -551,7 +551,7 @@ impl Histogram {
         if let Span::Data(e) = &axis.span {
             if let Some(k) = e.kind().filter(|&k| k != kind) {
                 return Err(HistError::InvalidArgument(format!(
-                    "this histogram's range was taken from {k:?} data; a {dtype} column bins \
+                    "this histogram's range was taken from {k:?} data; a {dtype:?} column bins \
                      differently (cast it, or take the range from this column)"
                 )));
             }
@@ -560,7 +560,7 @@ impl Histogram {
             Some((first, first_dtype)) => {
                 if (first.is_temporal() || value_dtype.is_temporal()) && *first != value_dtype {
                     return Err(HistError::InvalidArgument(format!(
-                        "this histogram was first filled with {first_dtype}; a {dtype} column \
+                        "this histogram was first filled with {first_dtype:?}; a {dtype:?} column \
                          cannot be added to it (its values have other units)"
                     )));
                 }
@@ -571,9 +571,9 @@ impl Histogram {
                     return Ok(None);
                 }
                 Err(HistError::InvalidArgument(format!(
-                    "this histogram was first filled with {first_dtype}, which numpy bins with \
-                     other edges than a {dtype} column (float32 data gets float32 edges): cast \
-                     the column to {first_dtype}, or use one histogram per dtype"
+                    "this histogram was first filled with {first_dtype:?}, which numpy bins with \
+                     other edges than a {dtype:?} column (float32 data gets float32 edges): cast \
+                     the column to {first_dtype:?}, or use one histogram per dtype"
                 )))
             }
             None => {
@@ -749,7 +749,7 @@ impl std::fmt::Display for Histogram {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let dtype = self
             .dtype()
-            .map(|d| format!(", dtype={d}"))
+            .map(|d| format!(", dtype={d:?}"))
             .unwrap_or_default();
         let total = match &self.counts {
             Counts::Exact(c) => format!("{}", c.iter().sum::<u64>()),

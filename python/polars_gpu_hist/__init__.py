@@ -31,11 +31,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GpuHistNamespace",
+    "Histogram",
     "__version__",
     "explain",
     "gpu_available",
     "histogram",
     "histogram_expr",
+    "histogram_scan",
 ]
 
 _PLUGIN_PATH = Path(__file__).parent
@@ -329,3 +331,8 @@ def _sync_stream(iface: dict[str, Any]) -> None:
         cuda = ctypes.CDLL("libcuda.so.1")
         if cuda.cuStreamSynchronize(ctypes.c_void_p(stream)) != 0:
             raise RuntimeError("cuStreamSynchronize failed on the array's stream")
+
+
+# The mergeable histogram and the scan over larger-than-memory data build on the helpers above.
+from polars_gpu_hist._accumulator import Histogram  # noqa: E402
+from polars_gpu_hist._scan import histogram_scan  # noqa: E402
