@@ -113,23 +113,24 @@ def test_progress_bar_draws_on_long_scans(frame: pl.DataFrame, monkeypatch, caps
 
 
 PEAK_RSS = """
-import json, resource, sys
+import json, sys
 import polars_gpu_hist as gh
 import polars as pl
 
-def rss_kib():
+def status_kib(key):
+    # /proc, not getrusage: ru_maxrss keeps the high-water mark of the forking parent.
     for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
+        if line.startswith(key + ":"):
             return int(line.split()[1])
 
-base = rss_kib()
+base = status_kib("VmRSS")
 path, mode = sys.argv[1], sys.argv[2]
 if mode == "scan":
     h = gh.histogram_scan(path, "x", 100, range=(0, 1), chunk_size=1 << 18, device="cpu")
     total = int(h.counts.sum())
 else:
     total = pl.read_parquet(path).height
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = status_kib("VmHWM")
 print(json.dumps({"base_kib": base, "peak_kib": peak, "total": total}))
 """
 
@@ -145,7 +146,7 @@ def peak_rss(path: Path, mode: str) -> dict[str, int]:
 
 
 def test_memory_stays_bounded_on_a_large_file(tmp_path: Path) -> None:
-    rows, per_group = 40 << 20, 1 << 20  # 320 MiB of float64 in 40 row groups
+    rows, per_group = 128 << 20, 1 << 20  # 1 GiB of float64 in 128 row groups
     path = tmp_path / "big.parquet"
     rng = np.random.default_rng(5)
     # Uncompressed and incompressible: the file is as large as the data.
@@ -153,7 +154,9 @@ def test_memory_stays_bounded_on_a_large_file(tmp_path: Path) -> None:
         path, compression="uncompressed", row_group_size=per_group, statistics=False
     )
     data_kib = rows * 8 // 1024
-    bound_kib = data_kib // 3  # ~107 MiB beyond the interpreter and libraries
+    # A memory limit five times smaller than the data, beyond the interpreter and libraries
+    # (measured: about 130 MiB for Polars' streaming buffers and ours, whatever the file size).
+    bound_kib = data_kib // 5
     scan = peak_rss(path, "scan")
     assert scan["total"] == rows
     assert scan["peak_kib"] - scan["base_kib"] < bound_kib, scan
