@@ -43,7 +43,7 @@ def test_dask_array_on_a_cluster_equals_numpy(client, seed: int) -> None:
     x = x.astype(dtype)
     chunks = random_splits(rng, n, int(rng.integers(1, 12)))
     darr = da.from_array(x, chunks=(chunks,))
-    lo, hi = sorted(rng.uniform(-50, 260, 2))
+    lo, hi = (float(v) for v in sorted(rng.uniform(-50, 260, 2)))  # Python floats, as numpy sees them
     bins = int(rng.integers(1, 300))
     got = ghd.histogram(darr, bins=bins, range=(lo, hi), split_every=3).compute()
     expected, edges = np.histogram(x, bins=bins, range=(lo, hi))
