@@ -88,9 +88,7 @@ def test_integer_weights_in_batches_equal_numpy(case: Case, data: st.DataObject)
 def test_to_frame_matches_the_expression() -> None:
     x = pl.Series("x", np.random.default_rng(1).normal(size=5000))
     h = gh.Histogram([-3, -1, 0, 0.5, 2, 3]).fill(x[:1234]).fill(x[1234:])
-    expected = pl.DataFrame({"x": x}).select(
-        pl.col("x").gpu_hist.histogram([-3, -1, 0, 0.5, 2, 3])
-    )
+    expected = pl.DataFrame({"x": x}).select(pl.col("x").gpu_hist.histogram([-3, -1, 0, 0.5, 2, 3]))
     assert h.to_frame().equals(expected.unnest("x"))
     dens = pl.DataFrame({"x": x}).select(
         pl.col("x").gpu_hist.histogram([-3, -1, 0, 0.5, 2, 3], density=True)

@@ -23,7 +23,11 @@ import polars_gpu_hist.dask as ghd  # noqa: E402
 def client():
     # Worker processes: partials really travel pickled between processes.
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
     )
     with cluster, distributed.Client(cluster) as c:
         yield c
@@ -43,7 +47,8 @@ def test_dask_array_on_a_cluster_equals_numpy(client, seed: int) -> None:
     x = x.astype(dtype)
     chunks = random_splits(rng, n, int(rng.integers(1, 12)))
     darr = da.from_array(x, chunks=(chunks,))
-    lo, hi = (float(v) for v in sorted(rng.uniform(-50, 260, 2)))  # Python floats, as numpy sees them
+    # Python floats, as numpy sees a range.
+    lo, hi = (float(v) for v in sorted(rng.uniform(-50, 260, 2)))
     bins = int(rng.integers(1, 300))
     got = ghd.histogram(darr, bins=bins, range=(lo, hi), split_every=3).compute()
     expected, edges = np.histogram(x, bins=bins, range=(lo, hi))

@@ -20,6 +20,7 @@ import polars as pl
 from polars_gpu_hist import histogram_scan, plot
 from polars_gpu_hist._scan import scan_source
 
+
 def demo_frame(rows: int = 10_000_000, seed: int = 0) -> pl.LazyFrame:
     """Two overlapping normal populations (float64) with a NaN every 1000 rows."""
     import numpy as np

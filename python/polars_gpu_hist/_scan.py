@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, TextIO, Union
+from typing import Literal, TextIO, Union
 
 import polars as pl
 

@@ -4,11 +4,11 @@ reduction as dask-histogram does. Needs ``pip install polars-gpu-hist[dask]``.
 
 ::
 
-    from dask.distributed import Client, LocalCluster   # dask_cuda.LocalCUDACluster: one worker per GPU
+    from dask.distributed import Client, LocalCluster
     import dask.dataframe as dd
     import polars_gpu_hist.dask as ghd
 
-    client = Client(LocalCluster())
+    client = Client(LocalCluster())  # or dask_cuda.LocalCUDACluster(): one worker per GPU
     ddf = dd.read_parquet("data/*.parquet")
     hist = ghd.histogram(ddf, "x", bins=256, range=(0, 1)).compute()   # a polars_gpu_hist.Histogram
     hist.to_frame()
@@ -25,9 +25,7 @@ try:
     import dask
     from dask.delayed import Delayed
 except ImportError as e:  # pragma: no cover - exercised only without dask
-    raise ImportError(
-        "polars_gpu_hist.dask needs Dask: pip install 'polars-gpu-hist[dask]'"
-    ) from e
+    raise ImportError("polars_gpu_hist.dask needs Dask: pip install 'polars-gpu-hist[dask]'") from e
 
 from polars_gpu_hist import BinsArg, Closed, Device, RangeArg
 from polars_gpu_hist._accumulator import Histogram
@@ -104,11 +102,11 @@ def _partitions(data: Any, column: str | None, weights: Any) -> list[tuple[Any, 
         names = [column] + ([weights] if weights is not None else [])
         missing = [n for n in names if n not in data.columns]
         if missing:
-            raise KeyError(f"no column {missing[0]!r}; columns: {', '.join(map(str, data.columns))}")
+            raise KeyError(
+                f"no column {missing[0]!r}; columns: {', '.join(map(str, data.columns))}"
+            )
         frames = data[names].to_delayed()
-        return [
-            (_get(f, column), None if weights is None else _get(f, weights)) for f in frames
-        ]
+        return [(_get(f, column), None if weights is None else _get(f, weights)) for f in frames]
     if column is not None:
         raise ValueError("`column` is only for a Dask DataFrame")
     if isinstance(data, dd.Series):
@@ -116,7 +114,9 @@ def _partitions(data: Any, column: str | None, weights: Any) -> list[tuple[Any, 
         if weights is None:
             return [(p, None) for p in parts]
         if not isinstance(weights, dd.Series) or weights.npartitions != data.npartitions:
-            raise ValueError("weights of a Dask Series must be a Dask Series of the same partitions")
+            raise ValueError(
+                "weights of a Dask Series must be a Dask Series of the same partitions"
+            )
         return list(zip(parts, weights.to_delayed()))
     if isinstance(data, da.Array):
         if data.ndim != 1:
@@ -153,3 +153,25 @@ def _sum(*partials: Histogram) -> Histogram:
     for p in partials[1:]:
         total = total + p
     return total
+
+
+def _per_gpu_cluster(gpus: list[int], threads_per_worker: int = 1) -> Any:
+    """One worker process per GPU, each seeing only its own (``CUDA_VISIBLE_DEVICES``), as
+    dask-cuda's ``LocalCUDACluster`` makes them; for hosts without dask-cuda."""
+    from dask.distributed import Nanny, Scheduler, SpecCluster
+
+    workers = {
+        f"gpu{gpu}": {
+            "cls": Nanny,
+            "options": {
+                "host": "127.0.0.1",
+                "nthreads": threads_per_worker,
+                "env": {"CUDA_VISIBLE_DEVICES": str(gpu)},
+                "memory_limit": 0,
+            },
+        }
+        for gpu in gpus
+    }
+    # Local to this host, as LocalCluster's defaults are.
+    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": None}}
+    return SpecCluster(workers=workers, scheduler=scheduler)
