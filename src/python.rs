@@ -149,12 +149,9 @@ impl PyHistogram {
         let o: AccumulatorOptions = serde_pickle::from_slice(pickled_options, Default::default())
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let h = match (&o.data_range, o.range, &o.bins) {
-            (Some(extremes), None, &crate::Bins::Count(n)) => crate::Histogram::with_data_range(
-                n,
-                data_extremes(extremes)?,
-                o.closed,
-                o.weighted,
-            ),
+            (Some(extremes), None, &crate::Bins::Count(n)) => {
+                crate::Histogram::with_data_range(n, data_extremes(extremes)?, o.closed, o.weighted)
+            }
             (Some(_), _, _) => {
                 return Err(PyValueError::new_err(
                     "a range from the data needs an int `bins` and no `range`",
@@ -168,7 +165,12 @@ impl PyHistogram {
 
     /// Counts a host Series (and sums its weights) into the histogram.
     #[pyo3(signature = (values, weights=None))]
-    fn fill(&mut self, py: Python<'_>, values: PySeries, weights: Option<PySeries>) -> PyResult<()> {
+    fn fill(
+        &mut self,
+        py: Python<'_>,
+        values: PySeries,
+        weights: Option<PySeries>,
+    ) -> PyResult<()> {
         let h = &mut self.0;
         py.detach(|| h.fill(&values.0, weights.as_ref().map(|w| &w.0)))
             .map_err(to_py)
