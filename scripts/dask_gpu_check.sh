@@ -18,7 +18,8 @@ python3 -c "import dask_cuda; print('dask_cuda', dask_cuda.__version__)" 2>/dev/
 if [[ $what == check || $what == all ]]; then
   echo "== dask gpu tests"
   # No conftest: it needs hypothesis, which is not staged (the carry limit).
-  python3 -m pytest -q -p no:cacheprovider --noconftest -m gpu tests/test_dask_gpu.py -rs 2>&1 \
+  python3 -m pytest -q -p no:cacheprovider --noconftest -m gpu -rs \
+    tests/test_dask_gpu.py tests/test_accumulator_gpu.py 2>&1 \
     | tee "$OUT/pytest_dask_gpu.log" | tail -15
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
