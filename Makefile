@@ -6,7 +6,7 @@ NVRTC_LIB = $(firstword $(wildcard $(abspath $(VENV))/lib/python3*/site-packages
 FILE  ?=
 ARGS  ?= --plot hist.png
 
-.PHONY: demo test develop lint bench gpu-stage clean
+.PHONY: demo test develop lint bench gpu-stage gpu-stage-dask clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -48,6 +48,18 @@ gpu-stage: $(VENV)/.installed
 	  hypothesis sortedcontainers attrs
 	$(VENV)/bin/maturin build --release --strip -o .gpu
 	du -sh .gpu
+
+# The Dask scaling run on a 2-GPU host, in the ignored .gpu-dask/ (no hypothesis or peers: the
+# carry limit is 64 MiB). Then: device run `bash scripts/dask_gpu_check.sh` carrying .gpu-dask.
+gpu-stage-dask: $(VENV)/.installed
+	rm -rf .gpu-dask && bash ../shared/gpu/stage.sh .gpu-dask
+	rm -f .gpu-dask/boost_histogram-* .gpu-dask/fast_histogram-* .gpu-dask/peers.py
+	$(PY) -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
+	  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+	  -d .gpu-dask "dask[array,distributed]"
+	rm -f .gpu-dask/numpy-*
+	$(VENV)/bin/maturin build --release --strip -o .gpu-dask
+	du -sh .gpu-dask
 
 clean:
 	rm -rf $(VENV) target

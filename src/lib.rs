@@ -13,6 +13,7 @@
 //!
 //! The bin rules live in [`bins`]; backends only evaluate them.
 
+pub mod accumulator;
 pub mod bins;
 pub mod cpu;
 pub mod error;
@@ -26,6 +27,7 @@ mod python;
 use polars::prelude::*;
 use serde::{Deserialize, Serialize};
 
+pub use accumulator::Histogram;
 pub use bins::{BinSpec, Bins, Closed};
 pub use error::{HistError, HistResult};
 pub use nd::{histogram_by, histogramdd, histogramdd_device, DeviceDim, HistogramDdOptions};

@@ -183,5 +183,164 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(histogramdd_cuda, m)?)?;
+    m.add_class::<PyHistogram>()?;
     Ok(())
+}
+
+/// The options of `polars_gpu_hist.Histogram`, pickled by the wrapper.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AccumulatorOptions {
+    bins: crate::Bins,
+    #[serde(default)]
+    range: Option<(f64, f64)>,
+    /// `(kind, min, max)` of all the data (range="auto"): kind "float32", "float64", "integer"
+    /// or "empty", the extremes as exact decimal text.
+    #[serde(default)]
+    data_range: Option<(String, String, String)>,
+    #[serde(default)]
+    closed: crate::Closed,
+    #[serde(default)]
+    weighted: bool,
+    #[serde(default)]
+    device: crate::Device,
+    #[serde(default)]
+    kernel: Option<crate::gpu::Family>,
+}
+
+fn data_extremes((kind, lo, hi): &(String, String, String)) -> PyResult<crate::bins::Extremes> {
+    use crate::bins::Extremes;
+    let bad = |what: &str| PyValueError::new_err(format!("bad data range extreme {what:?}"));
+    let float = |s: &str| s.parse::<f64>().map_err(|_| bad(s));
+    let int = |s: &str| s.parse::<i128>().map_err(|_| bad(s));
+    Ok(match kind.as_str() {
+        "empty" => Extremes::Empty,
+        // The text is a float32 value widened exactly to float64.
+        "float32" => Extremes::Float32(float(lo)? as f32, float(hi)? as f32),
+        "float64" => Extremes::Float64(float(lo)?, float(hi)?),
+        "integer" => Extremes::Integer(int(lo)?, int(hi)?),
+        other => return Err(bad(other)),
+    })
+}
+
+/// The mergeable histogram (`crate::accumulator::Histogram`) behind `polars_gpu_hist.Histogram`.
+#[pyclass(module = "polars_gpu_hist._internal", name = "Histogram")]
+struct PyHistogram(crate::Histogram);
+
+#[pymethods]
+impl PyHistogram {
+    #[new]
+    fn new(pickled_options: &[u8]) -> PyResult<Self> {
+        let o: AccumulatorOptions = serde_pickle::from_slice(pickled_options, Default::default())
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let h = match (&o.data_range, o.range, &o.bins) {
+            (Some(extremes), None, &crate::Bins::Count(n)) => {
+                crate::Histogram::with_data_range(n, data_extremes(extremes)?, o.closed, o.weighted)
+            }
+            (Some(_), _, _) => {
+                return Err(PyValueError::new_err(
+                    "a range from the data needs an int `bins` and no `range`",
+                ))
+            }
+            (None, range, bins) => crate::Histogram::new(bins.clone(), range, o.closed, o.weighted),
+        }
+        .map_err(to_py)?;
+        Ok(PyHistogram(h.with_device(o.device).with_kernel(o.kernel)))
+    }
+
+    /// Counts a host Series (and sums its weights) into the histogram.
+    #[pyo3(signature = (values, weights=None))]
+    fn fill(
+        &mut self,
+        py: Python<'_>,
+        values: PySeries,
+        weights: Option<PySeries>,
+    ) -> PyResult<()> {
+        let h = &mut self.0;
+        py.detach(|| h.fill(&values.0, weights.as_ref().map(|w| &w.0)))
+            .map_err(to_py)
+    }
+
+    /// Counts an array in GPU memory, given by address, length and array-interface type string.
+    #[pyo3(signature = (ptr, len, typestr, weights_ptr=None))]
+    fn fill_cuda(
+        &mut self,
+        py: Python<'_>,
+        ptr: u64,
+        len: u64,
+        typestr: &str,
+        weights_ptr: Option<u64>,
+    ) -> PyResult<()> {
+        let dtype = crate::DataTypeTag::from_typestr(typestr).map_err(to_py)?;
+        let values = crate::DeviceArray { ptr, len, dtype };
+        let h = &mut self.0;
+        py.detach(|| h.fill_device(values, weights_ptr))
+            .map_err(to_py)
+    }
+
+    /// A new histogram: the sum of both, or a ValueError when their binnings differ.
+    fn merge(&self, other: PyRef<'_, PyHistogram>) -> PyResult<PyHistogram> {
+        let mut merged = self.0.clone();
+        merged.merge(&other.0).map_err(to_py)?;
+        Ok(PyHistogram(merged))
+    }
+
+    /// The same binning, device and dtype, with every count zero.
+    fn empty_like(&self) -> PyHistogram {
+        PyHistogram(self.0.empty_like())
+    }
+
+    /// Counts per bin: UInt64, or Float64 sums of weights.
+    fn counts(&self) -> PySeries {
+        PySeries(match self.0.counts() {
+            crate::cpu::Counts::Exact(c) => Series::new("count".into(), c),
+            crate::cpu::Counts::Weighted(s) => Series::new("count".into(), s),
+        })
+    }
+
+    /// The bin edges as Float64 (float32 edges widened exactly).
+    fn edges(&self) -> PySeries {
+        PySeries(Series::new("edges".into(), self.0.edges()))
+    }
+
+    /// The expression's Struct rows (bin_start, bin_end, count), named `name`.
+    #[pyo3(signature = (name, density=false))]
+    fn to_series(&self, name: &str, density: bool) -> PyResult<PySeries> {
+        Ok(PySeries(self.0.to_series(name, density).map_err(to_py)?))
+    }
+
+    /// The state as bytes (pickle protocol, floats exact), for `from_bytes`.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let bytes = serde_pickle::to_vec(&self.0, Default::default())
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(pyo3::types::PyBytes::new(py, &bytes))
+    }
+
+    #[staticmethod]
+    fn from_bytes(state: &[u8]) -> PyResult<PyHistogram> {
+        serde_pickle::from_slice(state, Default::default())
+            .map(PyHistogram)
+            .map_err(|e| PyValueError::new_err(format!("not a serialized Histogram: {e}")))
+    }
+
+    /// The number of bins.
+    #[getter]
+    fn n_bins(&self) -> usize {
+        self.0.len()
+    }
+
+    #[getter]
+    fn weighted(&self) -> bool {
+        self.0.is_weighted()
+    }
+
+    /// The Polars dtype the first fill fixed (e.g. "Float32"), or None before any fill.
+    #[getter]
+    fn dtype(&self) -> Option<String> {
+        self.0.dtype().map(|d| format!("{d:?}"))
+    }
+
+    fn __repr__(&self) -> String {
+        self.0.to_string()
+    }
 }

@@ -74,3 +74,15 @@ def test_module_entry_point_runs() -> None:
         check=True,
     )
     assert "3 bins" in done.stdout
+
+
+def test_files_without_range_take_numpys_range_in_a_first_pass(
+    tmp_path: Path, data: pl.DataFrame, capsys
+) -> None:
+    path = tmp_path / "d.parquet"
+    data.write_parquet(path)
+    assert main([str(path), "--column", "v", "--bins", "7", "--progress"]) == 0
+    captured = capsys.readouterr()
+    expected, _ = np.histogram(data["v"].to_numpy(), bins=7)
+    lines = [line for line in captured.out.splitlines() if line.startswith("[")]
+    assert [int(line.split(")")[1].split()[0]) for line in lines] == expected.tolist()

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GpuHistNamespace",
+    "Histogram",
     "__version__",
     "explain",
     "gpu_available",
@@ -40,6 +41,9 @@ __all__ = [
     "histogram2d",
     "histogram_expr",
     "histogramdd",
+
+
+    "histogram_scan",
 ]
 
 _PLUGIN_PATH = Path(__file__).parent
@@ -580,3 +584,8 @@ def _histogramdd_cuda(
         names, ptrs, strides, length, typestr, kwargs, weights_ptr
     )
     return series.to_frame()
+
+
+# The mergeable histogram and the scan over larger-than-memory data build on the helpers above.
+from polars_gpu_hist._accumulator import Histogram  # noqa: E402
+from polars_gpu_hist._scan import histogram_scan  # noqa: E402

@@ -2,6 +2,10 @@
 
 python -m polars_gpu_hist data.parquet --column x --bins 40 --plot hist.png
 python -m polars_gpu_hist                      # a generated demo data set
+
+Files are read in bounded batches (``histogram_scan``), so they may be larger than memory;
+without ``--range`` equal bins span the column's [min, max], found in a first pass (the file
+is then read twice).
 """
 
 from __future__ import annotations
@@ -13,17 +17,8 @@ from pathlib import Path
 
 import polars as pl
 
-from polars_gpu_hist import plot
-
-_SCANNERS = {
-    ".parquet": pl.scan_parquet,
-    ".pq": pl.scan_parquet,
-    ".csv": pl.scan_csv,
-    ".tsv": lambda p: pl.scan_csv(p, separator="\t"),
-    ".ipc": pl.scan_ipc,
-    ".arrow": pl.scan_ipc,
-    ".feather": pl.scan_ipc,
-}
+from polars_gpu_hist import histogram_scan, plot
+from polars_gpu_hist._scan import scan_source
 
 
 def demo_frame(rows: int = 10_000_000, seed: int = 0) -> pl.LazyFrame:
@@ -40,12 +35,25 @@ def demo_frame(rows: int = 10_000_000, seed: int = 0) -> pl.LazyFrame:
 
 
 def scan(path: Path) -> pl.LazyFrame:
-    scanner = _SCANNERS.get(path.suffix.lower())
-    if scanner is None:
-        raise SystemExit(f"error: cannot read {path.name}: use .parquet, .csv, .tsv or .ipc/.arrow")
-    if not path.exists() and "*" not in str(path):
-        raise SystemExit(f"error: no such file: {path}")
-    return scanner(str(path))
+    try:
+        return scan_source(path)
+    except (FileNotFoundError, ValueError) as e:
+        raise SystemExit(f"error: {e}") from None
+
+
+def demo_histogram(
+    lf: pl.LazyFrame, column: str, bins: int | list[float], args: argparse.Namespace
+) -> pl.DataFrame:
+    """The demo data lives in memory: one expression over it."""
+    expr = pl.col(column).gpu_hist.histogram(
+        bins,
+        range=args.range,
+        weights=args.weights,
+        density=args.density,
+        closed=args.closed,
+        device=args.device,
+    )
+    return lf.select(expr).collect().unnest(column)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -69,6 +77,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rows", type=int, default=10_000_000, help="rows of demo data")
     p.add_argument("--plot", type=Path, help="also write a chart (.png, .html, .svg)")
     p.add_argument("--width", type=int, default=50, help="width of the terminal bars")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="show a progress bar on stderr (the default when stderr is a terminal)",
+    )
     return p.parse_args(argv)
 
 
@@ -83,18 +96,25 @@ def main(argv: list[str] | None = None) -> int:
     if column is None or column not in schema:
         names = ", ".join(schema.names())
         raise SystemExit(f"error: no column {column!r} to histogram; columns: {names}")
-    expr = pl.col(column).gpu_hist.histogram(
-        bins,
-        range=args.range,
-        weights=args.weights,
-        density=args.density,
-        closed=args.closed,
-        device=args.device,
-    )
     t0 = time.perf_counter()
     try:
-        hist = lf.select(expr).collect().unnest(column)
-    except pl.exceptions.PolarsError as e:
+        if args.file is None:
+            hist = demo_histogram(lf, column, bins, args)
+        else:
+            progress = args.progress or sys.stderr.isatty()
+            auto = args.range is None and isinstance(bins, int)
+            scanned = histogram_scan(
+                args.file,
+                column,
+                bins,
+                range="auto" if auto else args.range,
+                weights=args.weights,
+                closed=args.closed,
+                device=args.device,
+                progress=progress,
+            )
+            hist = scanned.to_frame(density=args.density)
+    except (pl.exceptions.PolarsError, ValueError, TypeError, RuntimeError) as e:
         raise SystemExit(f"error: {str(e).splitlines()[0]}") from None
     elapsed = time.perf_counter() - t0
     source = "demo data" if args.file is None else str(args.file)

@@ -1,0 +1,219 @@
+"""The mergeable Histogram: any batch split equals one numpy.histogram; refusals; pickling."""
+
+from __future__ import annotations
+
+import datetime as dt
+import pickle
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import polars_gpu_hist as gh
+from polars_gpu_hist._scan import _data_extremes
+from strategies import Case, cases, numpy_histogram
+
+# Each example fills several batches: fewer examples than the one-call parity tests.
+EXAMPLES = min(settings().max_examples, 150)
+
+
+def split_points(draw: st.DrawFn, n: int) -> list[int]:
+    cuts = draw(st.lists(st.integers(0, n), max_size=6))
+    return [0, *sorted(cuts), n]
+
+
+def batches(case: Case, cuts: list[int]) -> list[tuple[pl.Series, pl.Series | None]]:
+    out = []
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        w = None if case.weights is None else case.weights.slice(a, b - a)
+        out.append((case.series.slice(a, b - a), w))
+    return out
+
+
+def new_histogram(case: Case) -> gh.Histogram:
+    weighted = case.weights is not None
+    if isinstance(case.bins, int) and case.range is None:
+        # numpy's range from all the data, found first (what histogram_scan(range="auto") does).
+        frame = pl.DataFrame({"x": case.series, "w": case.weights})
+        w = None if case.weights is None else "w"
+        extremes = _data_extremes(frame.lazy(), "x", case.series.dtype, w)
+        return gh.Histogram._from_data_range(
+            case.bins, extremes, closed="left", weights=weighted, device="cpu"
+        )
+    return gh.Histogram(case.bins, range=case.range, weights=weighted, device="cpu")
+
+
+def check_batches(case: Case, cuts: list[int], merge_at: int) -> None:
+    try:
+        expected, expected_edges = numpy_histogram(case)
+    except ValueError as e:
+        message = "not finite" if "not finite" in str(e) else "too many bins"
+        with pytest.raises(ValueError, match=message):
+            h = new_histogram(case)
+            for values, w in batches(case, cuts):
+                h.fill(values, w)
+        return
+    parts = batches(case, cuts)
+    # Two histograms fill the batches before and after `merge_at`, then merge.
+    merge_at = min(merge_at, len(parts))
+    first, second = new_histogram(case), new_histogram(case)
+    for values, w in parts[:merge_at]:
+        first.fill(values, w)
+    for values, w in parts[merge_at:]:
+        second.fill(values, w)
+    total = first + second
+    np.testing.assert_array_equal(total.counts, expected, strict=False)
+    np.testing.assert_array_equal(total.edges, expected_edges.astype(np.float64))
+    frame = total.to_frame()
+    assert frame.columns == ["bin_start", "bin_end", "count"]
+    assert frame.height == len(expected)
+
+
+@settings(max_examples=EXAMPLES)
+@given(cases(), st.data())
+def test_any_batch_split_equals_numpy(case: Case, data: st.DataObject) -> None:
+    cuts = split_points(data.draw, len(case.series))
+    check_batches(case, cuts, data.draw(st.integers(0, len(cuts))))
+
+
+@settings(max_examples=EXAMPLES // 2)
+@given(cases(weighted=True, max_size=200), st.data())
+def test_integer_weights_in_batches_equal_numpy(case: Case, data: st.DataObject) -> None:
+    cuts = split_points(data.draw, len(case.series))
+    check_batches(case, cuts, data.draw(st.integers(0, len(cuts))))
+
+
+def test_to_frame_matches_the_expression() -> None:
+    x = pl.Series("x", np.random.default_rng(1).normal(size=5000))
+    h = gh.Histogram([-3, -1, 0, 0.5, 2, 3]).fill(x[:1234]).fill(x[1234:])
+    expected = pl.DataFrame({"x": x}).select(pl.col("x").gpu_hist.histogram([-3, -1, 0, 0.5, 2, 3]))
+    assert h.to_frame().equals(expected.unnest("x"))
+    dens = pl.DataFrame({"x": x}).select(
+        pl.col("x").gpu_hist.histogram([-3, -1, 0, 0.5, 2, 3], density=True)
+    )
+    assert h.to_frame(density=True).equals(dens.unnest("x"))
+
+
+def test_inputs_of_every_kind() -> None:
+    pd = pytest.importorskip("pandas")
+    values = [0.5, 1.5, 2.5, np.nan]
+    h = gh.Histogram(3, range=(0, 3))
+    h.fill(pl.Series(values)).fill(np.array(values)).fill(values)
+    h.fill(pl.DataFrame({"v": values})).fill(pd.Series(values))
+    assert h.counts.tolist() == [5, 5, 5]
+    with pytest.raises(TypeError, match="one column"):
+        h.fill(pl.DataFrame({"a": [1.0], "b": [2.0]}))
+    with pytest.raises(ValueError, match="1-D"):
+        h.fill(np.zeros((2, 2)))
+    with pytest.raises(TypeError, match="histogram_scan"):
+        h.fill(pl.LazyFrame({"a": [1.0]}))
+
+
+def test_merge_refuses_different_binning() -> None:
+    a = gh.Histogram(10, range=(0, 1))
+    for other in [
+        gh.Histogram(11, range=(0, 1)),
+        gh.Histogram(10, range=(0, 2)),
+        gh.Histogram(10, range=(0, 1), closed="right"),
+        gh.Histogram(np.linspace(0, 1, 11)),
+    ]:
+        with pytest.raises(ValueError, match="different binning"):
+            a + other
+    with pytest.raises(ValueError, match="weighted"):
+        a.merge(gh.Histogram(10, range=(0, 1), weights=True))
+    with pytest.raises(TypeError):
+        a + 1  # type: ignore[operator]
+
+
+def test_the_first_fill_fixes_the_dtype() -> None:
+    f32 = gh.Histogram(10, range=(0.1, 0.9)).fill(np.float32([0.1, 0.3]))
+    # numpy bins Float32 data with float32 edges: 0.1f32 != 0.1.
+    assert f32.edges[0] == np.float32(0.1)
+    before = f32.counts.copy()
+    with pytest.raises(ValueError, match="Float32"):
+        f32.fill(np.float64([0.5]))
+    np.testing.assert_array_equal(f32.counts, before)  # nothing changed
+    f64 = gh.Histogram(10, range=(0.1, 0.9)).fill(np.float64([0.5]))
+    with pytest.raises(ValueError, match="Float32"):
+        f64 + f32
+    # Integers bin like Float64 and mix with it.
+    f64.fill(np.int64([0, 1])).fill(pl.Series([1], dtype=pl.UInt8))
+    assert int(f64.counts.sum()) == 1
+    # An unfilled histogram merges with anything of its binning and takes its dtype.
+    taken = gh.Histogram(10, range=(0.1, 0.9)) + f32
+    with pytest.raises(ValueError, match="Float32"):
+        taken.fill(np.float64([0.5]))
+
+
+def test_temporal_fills_keep_dtype_and_units() -> None:
+    days = pl.Series([dt.date(2024, 1, d) for d in range(1, 11)])
+    lo, hi = days.to_physical().min(), days.to_physical().max()
+    h = gh.Histogram(3, range=(lo, hi)).fill(days[:4]).fill(days[4:])
+    frame = h.to_frame()
+    assert frame["bin_start"].dtype == pl.Date
+    assert frame["count"].to_list() == [3, 3, 4]
+    with pytest.raises(ValueError, match="other units"):
+        h.fill(days.cast(pl.Datetime("us")))
+
+
+def test_bad_arguments_are_clear_errors() -> None:
+    with pytest.raises(ValueError, match="needs `range=\\(min, max\\)`"):
+        gh.Histogram(10)
+    with pytest.raises(ValueError, match="histogram_scan"):
+        gh.Histogram(10, range="auto")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="positive"):
+        gh.Histogram(0, range=(0, 1))
+    with pytest.raises(ValueError, match="min <= max"):
+        gh.Histogram(3, range=(1, 0))
+    with pytest.raises(ValueError, match="increase strictly"):
+        gh.Histogram([0, 2, 1])
+    with pytest.raises(ValueError, match="left"):
+        gh.Histogram(3, range=(0, 1), closed="middle")  # type: ignore[arg-type]
+    counting, summing = gh.Histogram(2, range=(0, 1)), gh.Histogram(2, range=(0, 1), weights=True)
+    with pytest.raises(ValueError, match="weights=True"):
+        counting.fill([0.5], weights=[2.0])
+    with pytest.raises(ValueError, match="needs `weights`"):
+        summing.fill([0.5])
+    with pytest.raises(ValueError, match="same length"):
+        summing.fill([0.5, 0.6], weights=[1.0])
+    with pytest.raises(TypeError, match="dtype String"):
+        counting.fill(pl.Series(["a"]))
+
+
+def test_pickles_and_sums() -> None:
+    rng = np.random.default_rng(7)
+    x, w = rng.uniform(-1, 2, 1000).astype(np.float32), rng.integers(0, 5, 1000).astype(float)
+    h = gh.Histogram(7, range=(0, 1), weights=True, device="cpu").fill(x, w)
+    back = pickle.loads(pickle.dumps(h))
+    np.testing.assert_array_equal(back.counts, h.counts)
+    np.testing.assert_array_equal(back.edges, h.edges)  # float32 edges survive
+    assert back.to_frame().equals(h.to_frame())
+    with pytest.raises(ValueError, match="Float32"):
+        back.fill(x.astype(np.float64), w)
+    parts = [
+        gh.Histogram(7, range=(0, 1), weights=True).fill(xs, ws)
+        for xs, ws in zip(np.array_split(x, 5), np.array_split(w, 5))
+    ]
+    np.testing.assert_array_equal(sum(parts).counts, h.counts)
+    expected, _ = np.histogram(x, bins=7, range=(0, 1), weights=w)
+    np.testing.assert_array_equal(h.counts, expected)
+    assert len(h) == 7 and h.weighted
+
+
+def test_counts_beyond_u32_survive_merges_and_pickles() -> None:
+    h = gh.Histogram(2, range=(0, 1)).fill(np.zeros(1000))
+    total = h
+    for _ in range(32):  # 1000 * 2^32 rows' worth of counts by doubling
+        total = total + total
+    assert int(total.counts[0]) == 1000 * 2**32
+    assert int(pickle.loads(pickle.dumps(total)).counts[0]) == 1000 * 2**32
+
+
+def test_plot_is_an_altair_bar_chart() -> None:
+    pytest.importorskip("altair")
+    chart = gh.Histogram(4, range=(0, 1)).fill(np.linspace(0, 1, 50)).plot(title="t")
+    spec = chart.to_dict()
+    assert spec["mark"]["type"] == "bar"
+    assert spec["encoding"]["x"]["field"] == "bin_start"

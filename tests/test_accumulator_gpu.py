@@ -1,0 +1,44 @@
+"""The mergeable Histogram on a GPU (marker `gpu`): device arrays and host batches, exact counts.
+
+Runs without the project's conftest too (scripts/dask_gpu_check.sh), so it checks for a GPU itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import polars_gpu_hist as gh
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def gpu() -> None:
+    if not gh.gpu_available():
+        pytest.skip("needs an NVIDIA GPU with a driver")
+
+
+def test_host_batches_on_the_gpu_equal_numpy(gpu: None) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(0.5, 0.2, 1 << 22).astype(np.float32)
+    h = gh.Histogram(4096, range=(0, 1), device="gpu")
+    for part in np.array_split(x, 7):
+        h.fill(part)
+    expected, edges = np.histogram(x, bins=4096, range=(0, 1))
+    np.testing.assert_array_equal(h.counts, expected, strict=False)
+    np.testing.assert_array_equal(h.edges, edges.astype(np.float64))
+
+
+def test_device_arrays_merge_with_host_batches(gpu: None) -> None:
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(1)
+    x = rng.random(1 << 21)
+    w = rng.integers(0, 4, x.size).astype(np.float64)
+    edges = np.sort(rng.random(257))
+    on_gpu = gh.Histogram(edges, weights=True).fill(cp.asarray(x[:1000]), cp.asarray(w[:1000]))
+    on_cpu = gh.Histogram(edges, weights=True, device="cpu").fill(x[1000:], w[1000:])
+    expected, _ = np.histogram(x, bins=edges, weights=w)
+    np.testing.assert_array_equal((on_gpu + on_cpu).counts, expected)
+    with pytest.raises(ValueError, match="float64 GPU array"):
+        on_gpu.fill(cp.asarray(x), cp.asarray(w, dtype=cp.float32))
