@@ -40,10 +40,8 @@ __all__ = [
     "histogram",
     "histogram2d",
     "histogram_expr",
-    "histogramdd",
-
-
     "histogram_scan",
+    "histogramdd",
 ]
 
 _PLUGIN_PATH = Path(__file__).parent
