@@ -3,7 +3,9 @@
 // `Value` is the module's column type; a group axis (`by=`) reads u32 ids instead.
 //
 // Kernel names: histdd_{shared,global}[_weighted]. Rows are dense (nulls were dropped on the
-// host); a dimension may be strided (an (n, d) array has value_stride d).
+// host); a dimension may be strided (an (n, d) array has value_stride d). The rules are a
+// __grid_constant__ parameter: they are read by reference, and a plain parameter whose address
+// is taken is first copied to every thread's local memory.
 #pragma once
 
 enum DimKind : unsigned int {
@@ -146,20 +148,21 @@ __device__ __forceinline__ void shared_histdd(
 }
 
 extern "C" __global__ void histdd_shared(
-    DimRules rules, u64 len, unsigned int replicas, unsigned int stride, u64* out)
+    const __grid_constant__ DimRules rules, u64 len, unsigned int replicas, unsigned int stride,
+    u64* out)
 {
     shared_histdd<unsigned int>(rules, len, Unit(), replicas, stride, out);
 }
 
 extern "C" __global__ void histdd_shared_weighted(
-    DimRules rules, u64 len, const double* weights, unsigned int replicas, unsigned int stride,
-    double* out)
+    const __grid_constant__ DimRules rules, u64 len, const double* weights,
+    unsigned int replicas, unsigned int stride, double* out)
 {
     shared_histdd<double>(rules, len, Weights{weights, nullptr, 0}, replicas, stride, out);
 }
 
 // Global atomics with each thread's runs of one cell added at once (see global_hist).
-extern "C" __global__ void histdd_global(DimRules rules, u64 len, u64* out)
+extern "C" __global__ void histdd_global(const __grid_constant__ DimRules rules, u64 len, u64* out)
 {
     unsigned int run_cell = rules.cells;
     unsigned int run = 0;
@@ -175,7 +178,7 @@ extern "C" __global__ void histdd_global(DimRules rules, u64 len, u64* out)
 }
 
 extern "C" __global__ void histdd_global_weighted(
-    DimRules rules, u64 len, const double* weights, double* out)
+    const __grid_constant__ DimRules rules, u64 len, const double* weights, double* out)
 {
     for_each_cell(rules, len, [&](u64 row, unsigned int c) {
         if (c < rules.cells) {
@@ -198,7 +201,7 @@ __device__ __forceinline__ T shfl_down(T v, unsigned int offset)
 // Minimum and maximum of each dimension over the rows with no NaN in any dimension (numpy's
 // range of a device-resident n-D sample). One (min, max, found) per block and dimension.
 extern "C" __global__ void extremes_dd(
-    DimRules rules, u64 len, Value* mins, Value* maxs, unsigned int* found)
+    const __grid_constant__ DimRules rules, u64 len, Value* mins, Value* maxs, unsigned int* found)
 {
     __shared__ Value lo_s[MAX_DIMS][32];
     __shared__ Value hi_s[MAX_DIMS][32];

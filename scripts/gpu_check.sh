@@ -19,7 +19,7 @@ python3 -c "import polars, polars_gpu_hist as g; print('polars', polars.__versio
 
 if [[ $what == check || $what == all ]]; then
   echo "== gpu tests"
-  python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py 2>&1 | tee "$OUT/pytest_gpu.log" | tail -25
+  python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py tests/test_accumulator_gpu.py 2>&1 | tee "$OUT/pytest_gpu.log" | tail -25
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool"

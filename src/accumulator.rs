@@ -24,9 +24,9 @@ use polars::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::bins::{BinSpec, Bins, Closed, Extremes, ValueKind};
-use crate::cpu::{self, Counts};
+use crate::cpu::Counts;
 use crate::error::{HistError, HistResult};
-use crate::{gpu, input, output, Backend, Device, DeviceArray, HistogramOptions};
+use crate::{gpu, input, output, Device, DeviceArray, HistogramOptions};
 
 /// Where the edges of `bins=n` come from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -389,7 +389,7 @@ impl Histogram {
         let (device, kernel) = (self.device, self.kernel);
         let counts = crate::with_physical!(values, |ca: T| {
             let column = input::Column::<T>::new(ca, weights.as_ref());
-            count_host(&column, spec, device, kernel)?
+            crate::count_host(&column, spec, device, kernel, None)?
         });
         self.add_counts(counts)?;
         if let Some(r) = resolved {
@@ -640,27 +640,6 @@ fn resolve(axis: &Axis, closed: Closed, kind: ValueKind) -> HistResult<BinSpec> 
             let extremes = e.to_extremes()?;
             BinSpec::resolve(&axis.bins, None, closed, kind, || extremes)
         }
-    }
-}
-
-/// Counts a host column with `spec` on the backend [`crate::choose_backend`] picks, falling
-/// back to the CPU under `Device::Auto` when the GPU fails (as the expression does).
-pub(crate) fn count_host<T: input::Value>(
-    column: &input::Column<'_, T>,
-    spec: &BinSpec,
-    device: Device,
-    kernel: Option<gpu::Family>,
-) -> HistResult<Counts> {
-    match crate::choose_backend(device, column.len(), std::mem::size_of::<T>())? {
-        Backend::Cpu { .. } => Ok(cpu::histogram(column, spec)),
-        Backend::Gpu { .. } => match gpu::histogram_host(gpu::get()?, column, spec, kernel) {
-            Ok((counts, _plan)) => Ok(counts),
-            Err(e) if device == Device::Auto => {
-                gpu::record_fallback(&e);
-                Ok(cpu::histogram(column, spec))
-            }
-            Err(e) => Err(e),
-        },
     }
 }
 

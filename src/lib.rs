@@ -94,16 +94,31 @@ pub enum Backend {
 }
 
 /// Costs behind `device="auto"` for a host column, measured on an H200 host (16 cores,
-/// 2026-11-21, BENCHMARKS.md): the CPU backend takes about 10 ns of one thread per row (2^28
-/// float32 in 175 ms, 2^27 float64 in 84 ms, on 16 threads); the GPU path is bound by the copy
-/// from pageable memory, 9.6 GB/s, plus about a millisecond to set up.
+/// BENCHMARKS.md): the CPU backend takes about 10 ns of one thread per row (2^28 float32 in
+/// 175 ms, 2^27 float64 in 84 ms, on 16 threads); the GPU path costs its copy (the transfer's
+/// rate, [`gpu::Transfer`]), about 5 ps a row of kernel and a millisecond to set up; a column in
+/// the device cache costs no copy.
 const CPU_THREAD_NS_PER_ROW: f64 = 10.2;
-const GPU_NS_PER_BYTE: f64 = 0.105;
 const GPU_NS_PER_ROW: f64 = 0.005;
 const GPU_SETUP_MS: f64 = 1.0;
 
-/// The device choice for a host (Polars) column of `rows` rows of `elem_bytes` bytes each.
-pub fn choose_backend(device: Device, rows: usize, elem_bytes: usize) -> HistResult<Backend> {
+/// Copy cost of each transfer, ns per byte (measured with the figures above).
+fn copy_ns_per_byte(transfer: gpu::Transfer) -> f64 {
+    match transfer.resolved() {
+        gpu::Transfer::Pageable => 0.105,
+        gpu::Transfer::Registered => 0.035,
+        _ => 0.035,
+    }
+}
+
+/// The device choice for a host (Polars) column of `rows` rows of `elem_bytes` bytes each;
+/// `resident`: its values are in the device cache already.
+pub fn choose_backend(
+    device: Device,
+    rows: usize,
+    elem_bytes: usize,
+    resident: bool,
+) -> HistResult<Backend> {
     match device {
         Device::Cpu => Ok(Backend::Cpu {
             reason: "device=\"cpu\" was asked for".into(),
@@ -127,14 +142,21 @@ pub fn choose_backend(device: Device, rows: usize, elem_bytes: usize) -> HistRes
                     reason: format!("no GPU: {why}"),
                 });
             }
+            let transfer = gpu::Transfer::from_env();
             let threads = rayon::current_num_threads() as f64;
             let cpu_ms = rows as f64 * CPU_THREAD_NS_PER_ROW / threads / 1e6;
-            let gpu_ms = GPU_SETUP_MS
-                + rows as f64 * (elem_bytes as f64 * GPU_NS_PER_BYTE + GPU_NS_PER_ROW) / 1e6;
+            let copy_ms = match resident {
+                true => 0.0,
+                false => (rows * elem_bytes) as f64 * copy_ns_per_byte(transfer) / 1e6,
+            };
+            let gpu_ms = GPU_SETUP_MS + copy_ms + rows as f64 * GPU_NS_PER_ROW / 1e6;
+            let how = match resident {
+                true => "in the device cache".to_string(),
+                false => format!("copied by {}", transfer.name()),
+            };
             let estimate = format!(
                 "for {rows} rows of {elem_bytes} bytes in host memory: about {cpu_ms:.1} ms on \
-                 {threads} CPU threads, {gpu_ms:.1} ms on the GPU (copy from pageable memory \
-                 at 9.6 GB/s)"
+                 {threads} CPU threads, {gpu_ms:.1} ms on the GPU ({how})"
             );
             Ok(if gpu_ms < cpu_ms {
                 Backend::Gpu { reason: estimate }
@@ -153,26 +175,11 @@ fn compute(
     let kind = input::value_kind(values.dtype())?;
     let weights = weights.map(|w| input::weights_f64(values, w)).transpose()?;
     with_physical!(values, |ca: T| {
-        let backend = choose_backend(options.device, values.len(), std::mem::size_of::<T>())?;
         let column = input::Column::<T>::new(ca, weights.as_ref());
         let spec = BinSpec::resolve(&options.bins, options.range, options.closed, kind, || {
             input::extremes(&column)
         })?;
-        let counts = match backend {
-            Backend::Cpu { .. } => cpu::histogram(&column, &spec),
-            Backend::Gpu { .. } => {
-                match gpu::histogram_host(gpu::get()?, &column, &spec, options.kernel) {
-                    Ok((counts, _plan)) => counts,
-                    // Under "auto" a GPU failure (out of memory, a driver error) is not the
-                    // user's problem: count on the CPU and let `explain` report it.
-                    Err(e) if options.device == Device::Auto => {
-                        gpu::record_fallback(&e);
-                        cpu::histogram(&column, &spec)
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-        };
+        let counts = count_host(&column, &spec, options.device, options.kernel, Some(values))?;
         Ok(output::to_struct(
             values.name().clone(),
             &spec,
@@ -181,6 +188,43 @@ fn compute(
             values.dtype(),
         )?)
     })
+}
+
+/// Counts a host column with `spec` on the backend [`choose_backend`] picks, falling back to
+/// the CPU under `Device::Auto` when the GPU fails. `owner` (the column) lets the GPU path keep
+/// the column in its device cache.
+pub(crate) fn count_host<T: input::Value>(
+    column: &input::Column<'_, T>,
+    spec: &BinSpec,
+    device: Device,
+    kernel: Option<gpu::Family>,
+    owner: Option<&Series>,
+) -> HistResult<cpu::Counts> {
+    let weighted = column.segments.iter().any(|s| s.weights.is_some());
+    let resident = !weighted && gpu::available() && gpu::is_cached(column);
+    match choose_backend(device, column.len(), std::mem::size_of::<T>(), resident)? {
+        Backend::Cpu { .. } => Ok(cpu::histogram(column, spec)),
+        Backend::Gpu { .. } => {
+            let how = gpu::HostOptions {
+                force: kernel,
+                transfer: gpu::Transfer::from_env(),
+                owner,
+            };
+            match gpu::histogram_host(gpu::get()?, column, spec, how) {
+                Ok((counts, _plan, route)) => {
+                    gpu::record_route(&route);
+                    Ok(counts)
+                }
+                // Under "auto" a GPU failure (out of memory, a driver error) is not the user's
+                // problem: count on the CPU and let `explain` report it.
+                Err(e) if device == Device::Auto => {
+                    gpu::record_fallback(&e);
+                    Ok(cpu::histogram(column, spec))
+                }
+                Err(e) => Err(e),
+            }
+        }
+    }
 }
 
 /// A column that already lives in GPU memory (CuPy, PyTorch, Numba: `__cuda_array_interface__`).
@@ -360,10 +404,13 @@ pub fn explain(
             bins::ValueKind::Float32 => 4,
             _ => 8,
         };
-        choose_backend(options.device, rows as usize, elem_bytes)?
+        choose_backend(options.device, rows as usize, elem_bytes, false)?
     };
     let fallback = gpu::last_fallback()
         .map(|e| format!("\nnote     the last GPU attempt under device=\"auto\" failed ({e}); it ran on the CPU"))
+        .unwrap_or_default();
+    let route = gpu::last_route()
+        .map(|r| format!("\ncopy     the last host column on the GPU was {r}"))
         .unwrap_or_default();
     let text = match backend {
         Backend::Cpu { reason } => format!(
@@ -375,5 +422,5 @@ pub fn explain(
             format!("backend  gpu: {reason}\n{plan}")
         }
     };
-    Ok(text + &fallback)
+    Ok(text + &route + &fallback)
 }

@@ -171,7 +171,7 @@ impl Linear {
             })
             .sum::<usize>()
             + if self.weights.is_some() { 8 } else { 0 };
-        match choose_backend(device, self.rows, elem_bytes)? {
+        match choose_backend(device, self.rows, elem_bytes, false)? {
             Backend::Cpu { .. } => Ok(self.count_cpu()),
             Backend::Gpu { .. } => {
                 match crate::gpu::histogram_linear(crate::gpu::get()?, self, kernel) {
@@ -659,6 +659,9 @@ pub(crate) fn compute_by(
 
 /// Dense group ids of `keys` in order of first appearance, and each group's first row.
 fn group_ids(keys: &Series) -> HistResult<(UInt32Chunked, Vec<IdxSize>)> {
+    if let Some(ids) = integer_group_ids(keys)? {
+        return Ok(ids);
+    }
     let groups = keys.group_tuples(true, true)?;
     let mut ids = vec![0u32; keys.len()];
     let mut firsts = Vec::with_capacity(groups.len());
@@ -768,4 +771,42 @@ pub fn histogramdd_device(
     };
     let series = dd_struct(names[0].into(), &fields, &shape, counts, options.density)?;
     Ok((series, plan, ms))
+}
+
+/// [`group_ids`] for integer keys (Categorical codes among them) of a narrow span: one pass
+/// with a table indexed by the key, several times faster than hashing. `None` for other keys.
+fn integer_group_ids(keys: &Series) -> HistResult<Option<(UInt32Chunked, Vec<IdxSize>)>> {
+    let physical = keys.to_physical_repr();
+    if !physical.dtype().is_integer() || physical.dtype() == &DataType::UInt64 {
+        return Ok(None);
+    }
+    let ca = physical.cast(&DataType::Int64)?;
+    let ca = ca.i64()?;
+    let (Some(lo), Some(hi)) = (ca.min(), ca.max()) else {
+        return Ok(None);
+    };
+    let span = (hi as i128 - lo as i128 + 1) as usize;
+    if span > (4 * keys.len()).max(1 << 16) || span >= u32::MAX as usize {
+        return Ok(None);
+    }
+    // One slot per key value, and the last for null.
+    let mut table = vec![u32::MAX; span + 1];
+    let mut ids = Vec::with_capacity(keys.len());
+    let mut firsts = Vec::new();
+    let mut row = 0 as IdxSize;
+    for array in ca.downcast_iter() {
+        for v in array.iter() {
+            let slot = v.map_or(span, |&v| (v - lo) as usize);
+            if table[slot] == u32::MAX {
+                table[slot] = firsts.len() as u32;
+                firsts.push(row);
+            }
+            ids.push(table[slot]);
+            row += 1;
+        }
+    }
+    Ok(Some((
+        UInt32Chunked::from_vec(keys.name().clone(), ids),
+        firsts,
+    )))
 }

@@ -2,8 +2,10 @@
 //! and the dispatch of a [`Plan`] over device buffers. Everything here fails with an error,
 //! never a panic: a machine without a driver simply has no GPU.
 
+pub mod cache;
 pub mod compile;
 pub mod plan;
+pub mod transfer;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -15,6 +17,7 @@ use cudarc::driver::{
 };
 
 pub use plan::{DeviceProps, Family, Plan};
+pub use transfer::Transfer;
 
 use crate::bins::BinSpec;
 use crate::cpu::Counts;
@@ -55,6 +58,24 @@ static LAST_FALLBACK: Mutex<Option<String>> = Mutex::new(None);
 /// Remembers why the GPU failed when `device="auto"` fell back to the CPU (shown by `explain`).
 pub fn record_fallback(error: &HistError) {
     *LAST_FALLBACK.lock().unwrap_or_else(|p| p.into_inner()) = Some(error.to_string());
+}
+
+static LAST_ROUTE: Mutex<Option<String>> = Mutex::new(None);
+
+/// Remembers how the last host column reached the GPU (shown by `explain`).
+pub fn record_route(route: &Route) {
+    *LAST_ROUTE.lock().unwrap_or_else(|p| p.into_inner()) = Some(route.to_string());
+}
+
+/// How the last host column reached the GPU.
+pub fn last_route() -> Option<String> {
+    LAST_ROUTE.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// Whether the values of `column` are in the device cache.
+pub fn is_cached<T>(column: &crate::input::Column<'_, T>) -> bool {
+    let key: Vec<cache::SegmentKey> = column.segments.iter().map(segment_key).collect();
+    cache::contains(&key)
 }
 
 /// The last GPU failure that `device="auto"` recovered from on the CPU.
@@ -103,6 +124,9 @@ impl Gpu {
             shared_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
             max_threads_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
             l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+            total_memory: cudarc::driver::result::mem_get_info()
+                .map_err(driver("device query"))?
+                .1 as u64,
         };
         Ok(Gpu {
             ctx,
@@ -388,57 +412,256 @@ pub fn run(
     Ok((counts, kernel_ms))
 }
 
-/// The histogram of a host column on the GPU: each segment's values, validity and weights are
-/// copied to the device (plainly; no staging pipeline yet) and counted into one histogram.
+/// How a host column got to the device for one histogram (explain and benchmarks report it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// Read from the device cache: no copy at all.
+    Cached,
+    /// Copied whole (and kept in the cache when `cached`).
+    Uploaded { transfer: Transfer, cached: bool },
+    /// Larger than the device memory the call may use: copied and counted window by window.
+    Streamed { transfer: Transfer, windows: usize },
+}
+
+impl std::fmt::Display for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Route::Cached => write!(f, "read from the device cache (no copy)"),
+            Route::Uploaded { transfer, cached } => write!(
+                f,
+                "copied by {}{}",
+                transfer.name(),
+                if *cached {
+                    ", then kept in the device cache"
+                } else {
+                    ""
+                }
+            ),
+            Route::Streamed { transfer, windows } => write!(
+                f,
+                "streamed in {windows} windows by {} (larger than the device memory to use)",
+                transfer.name()
+            ),
+        }
+    }
+}
+
+/// How `histogram_host` moves a column: the transfer, and the column itself when it may be
+/// cached (its clone keeps the buffers alive while cached).
+#[derive(Clone, Copy, Default)]
+pub struct HostOptions<'a> {
+    pub force: Option<Family>,
+    pub transfer: Transfer,
+    pub owner: Option<&'a polars::prelude::Series>,
+}
+
+/// Device memory a call may fill with a column: what is free now less a reserve, or
+/// `POLARS_GPU_HIST_DEVICE_BYTES` when set (tests use it to force the streaming path).
+fn usable_device_bytes() -> usize {
+    if let Some(cap) = std::env::var("POLARS_GPU_HIST_DEVICE_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+    {
+        return cap;
+    }
+    let free = cudarc::driver::result::mem_get_info().map_or(0, |(free, _)| free);
+    free.saturating_sub(1 << 30) / 10 * 9
+}
+
+fn segment_key<T>(seg: &crate::input::Segment<'_, T>) -> cache::SegmentKey {
+    let (validity, offset) = seg
+        .validity
+        .map_or((0, 0), |v| (v.bytes.as_ptr() as usize, v.offset));
+    (
+        seg.values.as_ptr() as usize,
+        std::mem::size_of_val(seg.values),
+        validity,
+        offset,
+    )
+}
+
+/// Device copies of `segments` (values and validity; the weights apart, never cached).
+fn upload_segments<T: crate::input::Value>(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    segments: &[crate::input::Segment<'_, T>],
+    transfer: Transfer,
+) -> HistResult<(cache::DeviceColumn, Vec<CudaSlice<u8>>)> {
+    let alloc = driver("allocating device memory for the column");
+    let mut column = cache::DeviceColumn {
+        values: Vec::with_capacity(segments.len()),
+        validity: Vec::with_capacity(segments.len()),
+        bytes: 0,
+    };
+    let mut weights = Vec::new();
+    let send = |bytes: &[u8]| -> HistResult<CudaSlice<u8>> {
+        // SAFETY: filled by the copy before any kernel reads it (same stream).
+        let mut d = unsafe { stream.alloc::<u8>(bytes.len().max(1)) }.map_err(&alloc)?;
+        transfer::upload(gpu, stream, bytes, &mut d, transfer)?;
+        Ok(d)
+    };
+    for seg in segments {
+        let values = transfer::bytes_of(seg.values);
+        column.bytes += values.len();
+        column.values.push(send(values)?);
+        let validity = match seg.validity {
+            Some(v) => {
+                let bits = &v.bytes[v.offset / 8..(v.offset + seg.len()).div_ceil(8)];
+                column.bytes += bits.len();
+                Some(send(bits)?)
+            }
+            None => None,
+        };
+        column.validity.push(validity);
+        if let Some((w, wv)) = seg.weights {
+            weights.push(send(transfer::bytes_of(w))?);
+            if let Some(v) = wv {
+                weights.push(send(
+                    &v.bytes[v.offset / 8..(v.offset + seg.len()).div_ceil(8)],
+                )?);
+            }
+        }
+    }
+    Ok((column, weights))
+}
+
+/// The rows of `segments` as the kernels see them, over their device copies.
+fn device_rows<T: crate::input::Value>(
+    stream: &Arc<CudaStream>,
+    segments: &[crate::input::Segment<'_, T>],
+    column: &cache::DeviceColumn,
+    weights: &[CudaSlice<u8>],
+) -> Vec<DeviceRows> {
+    use cudarc::driver::DevicePtr;
+    let ptr = |d: &CudaSlice<u8>| d.device_ptr(stream).0;
+    let mut next_weights = weights.iter();
+    segments
+        .iter()
+        .enumerate()
+        .map(|(i, seg)| {
+            let weights = seg.weights.map(|(_, wv)| {
+                let w = ptr(next_weights.next().expect("uploaded with the segment"));
+                match wv {
+                    Some(v) => (
+                        w,
+                        ptr(next_weights.next().expect("uploaded with the segment")),
+                        (v.offset % 8) as u64,
+                    ),
+                    None => (w, 0, 0),
+                }
+            });
+            let (validity, validity_offset) = match (&column.validity[i], seg.validity) {
+                (Some(d), Some(v)) => (ptr(d), (v.offset % 8) as u64),
+                _ => (0, 0),
+            };
+            DeviceRows {
+                values: ptr(&column.values[i]),
+                len: seg.len() as u64,
+                elem_bytes: std::mem::size_of::<T>() as u64,
+                validity,
+                validity_offset,
+                weights,
+            }
+        })
+        .collect()
+}
+
+fn add_counts(total: Option<Counts>, more: Counts) -> Counts {
+    match (total, more) {
+        (None, more) => more,
+        (Some(Counts::Exact(mut a)), Counts::Exact(b)) => {
+            a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
+            Counts::Exact(a)
+        }
+        (Some(Counts::Weighted(mut a)), Counts::Weighted(b)) => {
+            a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
+            Counts::Weighted(a)
+        }
+        (Some(_), _) => unreachable!("one kind of counts per histogram"),
+    }
+}
+
+/// The histogram of a host column on the GPU: from the device cache when the column is there,
+/// else copied whole (and cached when `options.owner` is given), or window by window when it is
+/// larger than the device memory at hand.
 pub fn histogram_host<T: crate::input::Value>(
     gpu: &Gpu,
     column: &crate::input::Column<'_, T>,
     spec: &BinSpec,
-    force: Option<Family>,
-) -> HistResult<(Counts, Plan)> {
-    use cudarc::driver::DevicePtr;
+    options: HostOptions<'_>,
+) -> HistResult<(Counts, Plan, Route)> {
     let weighted = column.segments.iter().any(|s| s.weights.is_some());
-    let plan = plan::plan(&gpu.props, spec, weighted, column.len() as u64, force)?;
+    let plan = plan::plan(
+        &gpu.props,
+        spec,
+        weighted,
+        column.len() as u64,
+        options.force,
+    )?;
     let stream = gpu.stream()?;
-    let copy = driver("copying the column to the device");
-    // Device buffers live until `run` has synchronized.
-    let mut keep: Vec<Box<dyn std::any::Any>> = Vec::new();
-    let mut pieces = Vec::with_capacity(column.segments.len());
-    for seg in &column.segments {
-        let values = stream.clone_htod(seg.values).map_err(&copy)?;
-        let mut bitmap = |v: Option<crate::input::Validity<'_>>| -> HistResult<(u64, u64)> {
-            let Some(v) = v else { return Ok((0, 0)) };
-            let first = v.offset / 8;
-            let last = (v.offset + seg.len()).div_ceil(8);
-            let bytes = stream.clone_htod(&v.bytes[first..last]).map_err(&copy)?;
-            let ptr = bytes.device_ptr(&stream).0;
-            keep.push(Box::new(bytes));
-            Ok((ptr, (v.offset % 8) as u64))
-        };
-        let (validity, validity_offset) = bitmap(seg.validity)?;
-        let weights = match seg.weights {
-            Some((w, wv)) => {
-                let (wv_ptr, wv_off) = bitmap(wv)?;
-                let w = stream.clone_htod(w).map_err(&copy)?;
-                let ptr = w.device_ptr(&stream).0;
-                keep.push(Box::new(w));
-                Some((ptr, wv_ptr, wv_off))
-            }
-            None => None,
-        };
-        pieces.push(DeviceRows {
-            values: values.device_ptr(&stream).0,
-            len: seg.len() as u64,
-            elem_bytes: std::mem::size_of::<T>() as u64,
-            validity,
-            validity_offset,
-            weights,
-        });
-        keep.push(Box::new(values));
+    let transfer = options.transfer.resolved();
+    let key: Vec<cache::SegmentKey> = column.segments.iter().map(segment_key).collect();
+    let cacheable = options.owner.is_some() && !weighted;
+    if cacheable {
+        if let Some(cached) = cache::get(&key) {
+            let pieces = device_rows(&stream, &column.segments, &cached, &[]);
+            let (counts, _ms) = run(gpu, &stream, T::C_TYPE, spec, &plan, &pieces)?;
+            return Ok((counts, plan, Route::Cached));
+        }
     }
-    let (counts, _kernel_ms) = run(gpu, &stream, T::C_TYPE, spec, &plan, &pieces)?;
-    drop(keep);
-    Ok((counts, plan))
+
+    let row_bytes = std::mem::size_of::<T>() + if weighted { 8 } else { 0 };
+    let usable = usable_device_bytes().saturating_sub(spec.len() * 8);
+    let total = column.len() * row_bytes;
+    if total <= usable {
+        let (device, weights) = upload_segments(gpu, &stream, &column.segments, transfer)?;
+        let pieces = device_rows(&stream, &column.segments, &device, &weights);
+        let (counts, _ms) = run(gpu, &stream, T::C_TYPE, spec, &plan, &pieces)?;
+        let budget = cache::budget(gpu.props.total_memory as usize);
+        let cached = match options.owner {
+            Some(owner) if cacheable => cache::insert(key, owner.clone(), Arc::new(device), budget),
+            _ => false,
+        };
+        return Ok((counts, plan, Route::Uploaded { transfer, cached }));
+    }
+
+    // Window by window: each window's copy is freed before the next is made.
+    let window_rows = (usable / row_bytes / 2).max(1 << 16);
+    let mut counts = None;
+    let mut windows = 0;
+    let mut pending: Vec<crate::input::Segment<'_, T>> = Vec::new();
+    let mut pending_rows = 0;
+    let mut flush = |pending: &mut Vec<crate::input::Segment<'_, T>>| -> HistResult<()> {
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let (device, weights) = upload_segments(gpu, &stream, pending, transfer)?;
+        let pieces = device_rows(&stream, pending, &device, &weights);
+        let (more, _ms) = run(gpu, &stream, T::C_TYPE, spec, &plan, &pieces)?;
+        counts = Some(add_counts(counts.take(), more));
+        windows += 1;
+        pending.clear();
+        Ok(())
+    };
+    for seg in &column.segments {
+        let mut start = 0;
+        while start < seg.len() {
+            let take = (window_rows - pending_rows).min(seg.len() - start);
+            pending.push(seg.slice(start, start + take));
+            pending_rows += take;
+            start += take;
+            if pending_rows == window_rows {
+                flush(&mut pending)?;
+                pending_rows = 0;
+            }
+        }
+    }
+    flush(&mut pending)?;
+    let counts = counts.unwrap_or_else(|| match weighted {
+        true => Counts::Weighted(vec![0.0; spec.len()]),
+        false => Counts::Exact(vec![0; spec.len()]),
+    });
+    Ok((counts, plan, Route::Streamed { transfer, windows }))
 }
 
 /// Minimum and maximum of the non-NaN values of a device array (numpy's automatic range):

@@ -19,6 +19,7 @@ pub struct DeviceProps {
     pub shared_per_sm: u32,
     pub max_threads_per_sm: u32,
     pub l2_bytes: u32,
+    pub total_memory: u64,
 }
 
 impl DeviceProps {
@@ -32,6 +33,7 @@ impl DeviceProps {
             shared_per_sm: 233_472,
             max_threads_per_sm: 2048,
             l2_bytes: 52_428_800,
+            total_memory: 85_029_158_912,
         }
     }
 }
@@ -368,6 +370,7 @@ mod tests {
             shared_per_sm: 167_936,
             max_threads_per_sm: 2048,
             l2_bytes: 41_943_040,
+            total_memory: 42_298_834_944,
         };
         let p = plan(&a100, &spec(Bins::Count(45_000)), false, 1 << 29, None).unwrap();
         assert_eq!(p.family, Family::Global);

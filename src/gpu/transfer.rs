@@ -1,0 +1,254 @@
+//! Host columns to the device. A Polars column lives in pageable memory, which the GPU copies
+//! from at about 10 GB/s through the driver's own bounce buffer; pinned memory copies at about
+//! 55 GB/s. Two ways to get there, both measured in BENCHMARKS.md:
+//! - `Staged`: CPU threads copy the column, a chunk at a time, into a ring of pinned buffers
+//!   allocated once per process, while the DMA engine drains the previous chunk.
+//! - `Registered`: the Arrow buffers are page-locked where they are (`cuMemHostRegister`), copied
+//!   at pinned speed, and unlocked.
+//!
+//! A device-side cache keeps recently uploaded columns (see [`cache`]), so the second histogram
+//! of a column (other bins, other range) reads it at device speed.
+
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::sys;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut};
+use serde::{Deserialize, Serialize};
+
+use super::{driver, Gpu};
+use crate::error::{HistError, HistResult};
+
+/// How host values reach the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transfer {
+    /// The faster of the two below for this host (see [`Transfer::AUTO_CHOICE`]).
+    #[default]
+    Auto,
+    /// `cuMemcpyHtoD` straight from pageable memory.
+    Pageable,
+    /// Through the pinned staging ring.
+    Staged,
+    /// Page-lock the column's own buffers in place.
+    Registered,
+}
+
+impl Transfer {
+    /// What `Auto` means: measured on an H200 host (BENCHMARKS.md, 2026-11-22).
+    pub const AUTO_CHOICE: Transfer = Transfer::Staged;
+
+    /// `POLARS_GPU_HIST_TRANSFER` (auto, pageable, staged, registered), for benchmarks.
+    pub fn from_env() -> Transfer {
+        match std::env::var("POLARS_GPU_HIST_TRANSFER").as_deref() {
+            Ok("pageable") => Transfer::Pageable,
+            Ok("staged") => Transfer::Staged,
+            Ok("registered") => Transfer::Registered,
+            _ => Transfer::Auto,
+        }
+    }
+
+    pub fn resolved(self) -> Transfer {
+        match self {
+            Transfer::Auto => Self::AUTO_CHOICE,
+            other => other,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self.resolved() {
+            Transfer::Pageable => "pageable copy",
+            Transfer::Staged => "pinned staging ring",
+            Transfer::Registered => "page-locked in place",
+            Transfer::Auto => unreachable!("resolved"),
+        }
+    }
+}
+
+/// Bytes of one staging buffer, and how many the ring holds: two keep the CPU copy and the DMA
+/// busy at once; a third absorbs jitter between them.
+pub const STAGE_BYTES: usize = 32 << 20;
+pub const STAGE_DEPTH: usize = 3;
+/// Chunk size for page-locking in place: registration and copy of consecutive chunks overlap.
+const REGISTER_BYTES: usize = 64 << 20;
+
+/// Page-locked host memory from `cuMemHostAlloc`, freed on drop.
+struct Pinned {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: plain memory; the ring's mutex serializes its users.
+unsafe impl Send for Pinned {}
+
+impl Pinned {
+    fn new(len: usize) -> HistResult<Pinned> {
+        // SAFETY: allocates `len` bytes of page-locked memory (flags 0: cached, not portable).
+        let ptr = unsafe { cudarc::driver::result::malloc_host(len, 0) }
+            .map_err(driver("allocating pinned staging memory"))?;
+        Ok(Pinned {
+            ptr: ptr as *mut u8,
+            len,
+        })
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemHostAlloc above; no copy reads it once the ring is dropped
+        // (every use synchronizes on its slot's event first).
+        unsafe {
+            let _ = cudarc::driver::result::free_host(self.ptr as _);
+        }
+    }
+}
+
+/// A slot of the ring: its buffer, and the event after the last copy out of it.
+struct Slot {
+    buffer: Pinned,
+    copied: Option<cudarc::driver::CudaEvent>,
+}
+
+/// The process's pinned staging ring, allocated on first use (STAGE_DEPTH x STAGE_BYTES).
+static RING: Mutex<Vec<Slot>> = Mutex::new(Vec::new());
+
+/// Copies `src` (host) into `dst` (device) on `stream` as `how` says. Returns when the copy is
+/// queued; for `Staged` and `Registered` the host memory may be reused once this returns.
+pub fn upload(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    src: &[u8],
+    dst: &mut CudaSlice<u8>,
+    how: Transfer,
+) -> HistResult<()> {
+    match how.resolved() {
+        Transfer::Pageable => stream
+            .memcpy_htod(src, dst)
+            .map_err(driver("copying the column to the device")),
+        Transfer::Staged => staged(gpu, stream, src, dst),
+        Transfer::Registered => registered(stream, src, dst),
+        Transfer::Auto => unreachable!("resolved"),
+    }
+}
+
+fn staged(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    src: &[u8],
+    dst: &mut CudaSlice<u8>,
+) -> HistResult<()> {
+    use rayon::prelude::*;
+    let mut ring = RING.lock().unwrap_or_else(|p| p.into_inner());
+    while ring.len() < STAGE_DEPTH {
+        ring.push(Slot {
+            buffer: Pinned::new(STAGE_BYTES)?,
+            copied: None,
+        });
+    }
+    let (dst_ptr, _record) = dst.device_ptr_mut(stream);
+    let copy = driver("copying the column to the device");
+    for (i, chunk) in src.chunks(STAGE_BYTES).enumerate() {
+        let slot = &mut ring[i % STAGE_DEPTH];
+        if let Some(done) = slot.copied.take() {
+            done.synchronize().map_err(&copy)?;
+        }
+        // SAFETY: the slot's previous copy has finished (synchronized above), and the ring's
+        // mutex keeps other callers out.
+        let staging = unsafe { std::slice::from_raw_parts_mut(slot.buffer.ptr, slot.buffer.len) };
+        // Several threads: one thread's memcpy reaches about a third of host memory bandwidth.
+        staging[..chunk.len()]
+            .par_chunks_mut(1 << 20)
+            .zip(chunk.par_chunks(1 << 20))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+        // SAFETY: `dst` holds src.len() bytes; the staging buffer outlives the copy (the slot's
+        // event is waited on before any reuse, and the ring is never shrunk).
+        unsafe {
+            cudarc::driver::result::memcpy_htod_async(
+                dst_ptr + (i * STAGE_BYTES) as u64,
+                &staging[..chunk.len()],
+                stream.cu_stream(),
+            )
+        }
+        .map_err(&copy)?;
+        let event = gpu
+            .ctx
+            .new_event(None)
+            .map_err(driver("creating an event"))?;
+        event.record(stream).map_err(&copy)?;
+        slot.copied = Some(event);
+    }
+    // The caller's stream orders the copies before its kernels; the ring's events let the next
+    // caller reuse the slots. Return only when the last copy has left the staging memory so
+    // that the ring's mutex also bounds how long another caller waits.
+    for slot in ring.iter_mut() {
+        if let Some(done) = slot.copied.take() {
+            done.synchronize().map_err(&copy)?;
+        }
+    }
+    Ok(())
+}
+
+/// Page-locks `src` in chunks on all threads, copies each at pinned speed, unlocks them.
+fn registered(stream: &Arc<CudaStream>, src: &[u8], dst: &mut CudaSlice<u8>) -> HistResult<()> {
+    use rayon::prelude::*;
+    let (dst_ptr, _record) = dst.device_ptr_mut(stream);
+    let chunks: Vec<&[u8]> = src.chunks(REGISTER_BYTES).collect();
+    let locked: Vec<HistResult<bool>> = chunks.par_iter().map(|c| lock(c)).collect();
+    let mut result = Ok(());
+    for (i, (chunk, locked)) in chunks.iter().zip(&locked).enumerate() {
+        if let Err(e) = locked {
+            result = Err(HistError::Gpu(e.to_string()));
+            break;
+        }
+        // SAFETY: `dst` holds src.len() bytes; `chunk` stays valid (and locked) until the stream
+        // has been synchronized below.
+        let queued = unsafe {
+            cudarc::driver::result::memcpy_htod_async(
+                dst_ptr + (i * REGISTER_BYTES) as u64,
+                chunk,
+                stream.cu_stream(),
+            )
+        };
+        if let Err(e) = queued {
+            result = Err(driver("copying the column to the device")(e));
+            break;
+        }
+    }
+    let synced = stream
+        .synchronize()
+        .map_err(driver("copying the column to the device"));
+    chunks
+        .par_iter()
+        .zip(&locked)
+        .filter(|(_, l)| matches!(l, Ok(true)))
+        .for_each(|(c, _)| unlock(c));
+    result.and(synced)
+}
+
+/// Page-locks the pages of `chunk`; `Ok(false)` when they already were (someone else's lock,
+/// which the copy may use as well).
+fn lock(chunk: &[u8]) -> HistResult<bool> {
+    // SAFETY: registers existing, live host memory; unregistered by `unlock` before returning.
+    let rc = unsafe { sys::cuMemHostRegister_v2(chunk.as_ptr() as *mut _, chunk.len(), 0) };
+    match rc {
+        sys::CUresult::CUDA_SUCCESS => Ok(true),
+        sys::CUresult::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => Ok(false),
+        other => Err(HistError::Gpu(format!(
+            "page-locking the column in place failed: {other:?}"
+        ))),
+    }
+}
+
+fn unlock(chunk: &[u8]) {
+    // SAFETY: `chunk` was registered by `lock`.
+    unsafe {
+        let _ = sys::cuMemHostUnregister(chunk.as_ptr() as *mut _);
+    }
+}
+
+/// The bytes of a typed slice.
+pub fn bytes_of<T: Copy>(values: &[T]) -> &[u8] {
+    // SAFETY: plain numeric values, viewed as their bytes.
+    unsafe {
+        std::slice::from_raw_parts(values.as_ptr() as *const u8, std::mem::size_of_val(values))
+    }
+}
