@@ -100,6 +100,50 @@ def ours_dd(xy: cp.ndarray, bins: object, rng_arg: object, reps: int) -> dict[st
     return {"kernel_ms": median(kernel), "api_ms": median(wall), "plan": plan, "counts": counts}
 
 
+def timed(run: object, reps: int = 5) -> float:
+    """Median wall ms of `run()` after one warm-up call."""
+    run()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return median(times)
+
+
+def bench_host() -> list[dict[str, object]]:
+    """From a Polars column in host memory, end to end: the first call (no cache) by each
+    transfer, the repeat call (device cache), the CPU backend and Polars' own hist."""
+    rows = []
+    for dtype, log2 in [("float32", 28), ("float64", 27)]:
+        rng = np.random.default_rng(3)
+        x = rng.random(1 << log2).astype(dtype)
+        df = pl.DataFrame({"x": x})
+        del x
+        nbytes = (1 << log2) * np.dtype(dtype).itemsize
+        for bins in [256, 65_536]:
+            row: dict[str, object] = {"dtype": dtype, "n": 1 << log2, "bins": bins, "bytes": nbytes}
+
+            def select(device: str, df: pl.DataFrame = df, bins: int = bins) -> None:
+                df.select(pl.col("x").gpu_hist.histogram(bins, range=(0.0, 1.0), device=device))
+
+            os.environ["POLARS_GPU_HIST_DEVICE_CACHE"] = "0"
+            for transfer in ["pageable", "staged", "registered"]:
+                os.environ["POLARS_GPU_HIST_TRANSFER"] = transfer
+                row[f"first_{transfer}_ms"] = timed(lambda: select("gpu"))
+            del os.environ["POLARS_GPU_HIST_TRANSFER"]
+            del os.environ["POLARS_GPU_HIST_DEVICE_CACHE"]
+            row["repeat_cached_ms"] = timed(lambda: select("gpu"), reps=9)
+            row["auto_ms"] = timed(lambda: select("auto"))
+            row["cpu_ms"] = timed(lambda: select("cpu"), reps=3)
+            s = df["x"]
+            row["polars_hist_ms"] = timed(lambda s=s, bins=bins: s.hist(bin_count=bins), reps=1)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        del df
+    return rows
+
+
 def bench_2d(reps: int) -> list[dict[str, object]]:
     """2^27 float32 (x, y) pairs: on the device as one (n, 2) array (as peers.py gives
     cupy.histogramdd), with equal bins and with explicit edges; then from a Polars frame."""
@@ -219,29 +263,7 @@ def main() -> None:
             del x
             cp.get_default_memory_pool().free_all_blocks()
 
-    # From host memory through Polars: the copy path against the CPU backend.
-    host = []
-    for dtype, log2 in [("float32", 28), ("float64", 27)]:
-        rng = np.random.default_rng(3)
-        x = rng.random(1 << log2).astype(dtype)
-        df = pl.DataFrame({"x": x})
-        for bins in [256, 65_536]:
-            row = {"dtype": dtype, "n": 1 << log2, "bins": bins}
-            for device in ["gpu", "cpu"]:
-                expr = pl.col("x").gpu_hist.histogram(bins, range=(0.0, 1.0), device=device)
-                df.select(expr)
-                times = []
-                for _ in range(3):
-                    t0 = time.perf_counter()
-                    df.select(expr)
-                    times.append((time.perf_counter() - t0) * 1e3)
-                row[f"{device}_ms"] = median(times)
-            s = df["x"]
-            t0 = time.perf_counter()
-            s.hist(bin_count=bins)
-            row["polars_hist_ms"] = (time.perf_counter() - t0) * 1e3
-            host.append(row)
-            print(json.dumps(row), flush=True)
+    host = bench_host() if not args.quick else []
 
     nd = bench_2d(reps) + bench_by()
 
@@ -263,12 +285,9 @@ def main() -> None:
             f"{r['kernel_ms']:8.3f}{r['api_ms']:8.2f}{100 * r['share']:8.0f}%"
             f"{'' if r['ok'] else ' !!':>4s}"
         )
-    print("\nfrom host memory (Polars column), median ms: gpu (plain copy) / cpu backend / polars")
+    print("\nfrom host memory (Polars column), median ms")
     for r in host:
-        print(
-            f"{r['dtype']:8s} n={r['n']:>10d} bins={r['bins']:>6d}  gpu {r['gpu_ms']:8.1f}  "
-            f"cpu {r['cpu_ms']:8.1f}  polars.hist {r['polars_hist_ms']:8.1f}"
-        )
+        print(json.dumps(r))
     print("\nn-D and by=")
     for r in nd:
         print(json.dumps(r))

@@ -152,15 +152,19 @@ def test_errors_are_clear_and_leave_the_gpu_usable() -> None:
 
 
 def test_concurrent_callers_from_many_threads() -> None:
+    # 16 threads x 200 calls, sizes from a few rows to 16 MiB: the staging ring, the device
+    # cache and the CPU below the crossover are all shared between callers.
     rng = np.random.default_rng(9)
-    frames = [pl.DataFrame({"x": rng.normal(size=int(n))}) for n in rng.integers(1, 300_000, 16)]
+    sizes = [int(n) for n in rng.integers(1, 300_000, 12)] + [1 << 21, 1 << 22, 3 << 20, 5_000_001]
+    frames = [pl.DataFrame({"x": rng.normal(size=n)}) for n in sizes]
     expected = [np.histogram(f["x"].to_numpy(), bins=100)[0] for f in frames]
     errors: list[BaseException] = []
 
     def work(i: int) -> None:
         try:
-            for _ in range(20):
-                got = frames[i].select(pl.col("x").gpu_hist.histogram(100, device="gpu"))
+            for call in range(200):
+                device = "gpu" if call % 2 else "auto"
+                got = frames[i].select(pl.col("x").gpu_hist.histogram(100, device=device))
                 np.testing.assert_array_equal(got.unnest("x")["count"].to_numpy(), expected[i])
         except BaseException as e:
             errors.append(e)
@@ -171,6 +175,92 @@ def test_concurrent_callers_from_many_threads() -> None:
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+TRANSFERS = ["pageable", "staged", "registered"]
+
+
+@pytest.fixture
+def no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POLARS_GPU_HIST_DEVICE_CACHE", "0")
+
+
+@pytest.mark.parametrize("transfer", TRANSFERS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=[np.dtype(d).name for d in DTYPES])
+def test_every_transfer_counts_chunked_columns_with_nulls(
+    transfer: str, dtype, monkeypatch: pytest.MonkeyPatch, no_cache: None
+) -> None:
+    monkeypatch.setenv("POLARS_GPU_HIST_TRANSFER", transfer)
+    rng = np.random.default_rng(zlib.crc32(f"{transfer}{np.dtype(dtype)}".encode()))
+    parts = [sample(np.dtype(dtype), "normal", n, rng) for n in (3, 1 << 20, 777_777, 5)]
+    s = pl.Series("x", parts[0])
+    for p in parts[1:]:
+        s.append(pl.Series("x", p))
+    s = s.scatter(rng.choice(len(s), 10_000, replace=False), None)
+    w = pl.Series("w", rng.integers(0, 4, len(s)).astype(np.float64))
+    frame = pl.DataFrame({"x": s, "w": w})
+    for weights in [None, "w"]:
+        cpu = frame.select(pl.col("x").gpu_hist.histogram(bins=333, weights=weights, device="cpu"))
+        gpu = frame.select(pl.col("x").gpu_hist.histogram(bins=333, weights=weights, device="gpu"))
+        assert gpu.equals(cpu)
+    name = {"pageable": "pageable copy", "staged": "staging ring", "registered": "page-locked"}
+    assert name[transfer] in gh.explain(s, 333, device="gpu")
+
+
+def test_columns_larger_than_the_staging_ring() -> None:
+    rng = np.random.default_rng(21)
+    x = pl.Series("x", rng.random(1 << 30, dtype=np.float32))  # 4 GiB, 128 ring slots
+    x = x.scatter(np.arange(0, len(x), 1 << 20), None)
+    frame = pl.DataFrame({"x": x})
+    expr = pl.col("x").gpu_hist.histogram(bins=4096, range=(0, 1), device="gpu")
+    cpu = frame.select(pl.col("x").gpu_hist.histogram(bins=4096, range=(0, 1), device="cpu"))
+    assert frame.select(expr).equals(cpu)
+
+
+def test_a_column_larger_than_the_device_memory_streams(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The device memory a call may use, capped: 64 MiB for a 512 MiB column (with weights).
+    monkeypatch.setenv("POLARS_GPU_HIST_DEVICE_BYTES", str(64 << 20))
+    rng = np.random.default_rng(22)
+    frame = pl.DataFrame(
+        {"x": rng.normal(size=1 << 26), "w": rng.integers(0, 3, 1 << 26).astype(np.float64)}
+    )
+    for weights in [None, "w"]:
+        gpu = frame.select(pl.col("x").gpu_hist.histogram(bins=1000, weights=weights, device="gpu"))
+        cpu = frame.select(pl.col("x").gpu_hist.histogram(bins=1000, weights=weights, device="cpu"))
+        assert gpu.equals(cpu)
+    assert "streamed in" in gh.explain(frame["x"], 1000, device="gpu")
+
+
+def test_the_device_cache_serves_repeats_and_never_stale_data() -> None:
+    rng = np.random.default_rng(23)
+    s1 = pl.Series("x", rng.random(1 << 24))
+    first = pl.DataFrame({"x": s1}).select(pl.col("x").gpu_hist.histogram(bins=64, device="gpu"))
+    assert "kept in the device cache" in gh.explain(s1, 64, device="gpu")
+    for bins in [10, 64, 1000]:
+        expr = pl.col("x").gpu_hist.histogram(bins=bins, device="gpu")
+        got = pl.DataFrame({"x": s1}).select(expr)
+        assert "read from the device cache" in gh.explain(s1, bins, device="gpu")
+        want = pl.DataFrame({"x": s1}).select(
+            pl.col("x").gpu_hist.histogram(bins=bins, device="cpu")
+        )
+        assert got.equals(want)
+    assert first.equals(
+        pl.DataFrame({"x": s1}).select(pl.col("x").gpu_hist.histogram(bins=64, device="cpu"))
+    )
+    # New columns of the same size get new buffers (the cached one is held), never old counts.
+    for _ in range(5):
+        s2 = pl.Series("x", rng.normal(size=1 << 24))
+        got = pl.DataFrame({"x": s2}).select(pl.col("x").gpu_hist.histogram(bins=64, device="gpu"))
+        want = pl.DataFrame({"x": s2}).select(pl.col("x").gpu_hist.histogram(bins=64, device="cpu"))
+        assert got.equals(want)
+
+
+def test_the_device_cache_can_be_turned_off(no_cache: None) -> None:
+    s = pl.Series("x", np.random.default_rng(24).random(1 << 22))
+    for _ in range(2):
+        pl.DataFrame({"x": s}).select(pl.col("x").gpu_hist.histogram(bins=8, device="gpu"))
+        text = gh.explain(s, 8, device="gpu")
+        assert "copied by" in text and "cache" not in text.split("copied by")[1]
 
 
 def test_explain_names_the_kernel() -> None:
