@@ -40,7 +40,7 @@ def main(out: str) -> None:
         "| cupy.histogram ms | vs torch | vs cupy |"
     )
     print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
-    for r in ours["device_resident"]:
+    for r in ours.get("device_resident", []):
         key_t = ("torch.histc", r["bins"], r["dist"])
         key_c = ("cupy.histogram(edges)", r["bins"], r["dist"])
         t = peers.get(key_t) if r["dtype"] == "float32" else None
@@ -77,7 +77,8 @@ def main(out: str) -> None:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in ours["host"]:
-        best = min(r["first_pageable_ms"], r["first_staged_ms"], r["first_registered_ms"])
+        firsts = [r["first_pageable_ms"], r["first_staged_ms"], r["first_registered_ms"]]
+        best = min(v for v in firsts if v == v)  # NaN: that transfer failed (see the log)
         gbps = r["bytes"] / best / 1e6
         share = f"{100 * gbps / pinned:.0f}%" if pinned else "-"
         print(

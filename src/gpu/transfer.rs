@@ -125,7 +125,7 @@ pub fn upload(
             .memcpy_htod(src, dst)
             .map_err(driver("copying the column to the device")),
         Transfer::Staged => staged(gpu, stream, src, dst),
-        Transfer::Registered => registered(stream, src, dst),
+        Transfer::Registered => registered(gpu, stream, src, dst),
         Transfer::Auto => unreachable!("resolved"),
     }
 }
@@ -188,11 +188,16 @@ fn staged(
 }
 
 /// Page-locks `src` in chunks on all threads, copies each at pinned speed, unlocks them.
-fn registered(stream: &Arc<CudaStream>, src: &[u8], dst: &mut CudaSlice<u8>) -> HistResult<()> {
+fn registered(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    src: &[u8],
+    dst: &mut CudaSlice<u8>,
+) -> HistResult<()> {
     use rayon::prelude::*;
     let (dst_ptr, _record) = dst.device_ptr_mut(stream);
     let chunks: Vec<&[u8]> = src.chunks(REGISTER_BYTES).collect();
-    let locked: Vec<HistResult<bool>> = chunks.par_iter().map(|c| lock(c)).collect();
+    let locked: Vec<HistResult<bool>> = chunks.par_iter().map(|c| lock(gpu, c)).collect();
     let mut result = Ok(());
     for (i, (chunk, locked)) in chunks.iter().zip(&locked).enumerate() {
         if let Err(e) = locked {
@@ -220,13 +225,17 @@ fn registered(stream: &Arc<CudaStream>, src: &[u8], dst: &mut CudaSlice<u8>) -> 
         .par_iter()
         .zip(&locked)
         .filter(|(_, l)| matches!(l, Ok(true)))
-        .for_each(|(c, _)| unlock(c));
+        .for_each(|(c, _)| unlock(gpu, c));
     result.and(synced)
 }
 
 /// Page-locks the pages of `chunk`; `Ok(false)` when they already were (someone else's lock,
 /// which the copy may use as well).
-fn lock(chunk: &[u8]) -> HistResult<bool> {
+fn lock(gpu: &Gpu, chunk: &[u8]) -> HistResult<bool> {
+    // Registration needs the context current on this (pool) thread.
+    gpu.ctx
+        .bind_to_thread()
+        .map_err(driver("page-locking the column in place"))?;
     // SAFETY: registers existing, live host memory; unregistered by `unlock` before returning.
     let rc = unsafe { sys::cuMemHostRegister_v2(chunk.as_ptr() as *mut _, chunk.len(), 0) };
     match rc {
@@ -238,7 +247,8 @@ fn lock(chunk: &[u8]) -> HistResult<bool> {
     }
 }
 
-fn unlock(chunk: &[u8]) {
+fn unlock(gpu: &Gpu, chunk: &[u8]) {
+    let _ = gpu.ctx.bind_to_thread();
     // SAFETY: `chunk` was registered by `lock`.
     unsafe {
         let _ = sys::cuMemHostUnregister(chunk.as_ptr() as *mut _);
