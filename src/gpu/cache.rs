@@ -61,8 +61,16 @@ fn lock() -> std::sync::MutexGuard<'static, Cache> {
     CACHE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Whether the cache is on (`POLARS_GPU_HIST_DEVICE_CACHE` is not 0).
+fn enabled() -> bool {
+    budget(usize::MAX) > 0
+}
+
 /// The device copy of the column with these segments, if cached.
 pub fn get(key: &[SegmentKey]) -> Option<Arc<DeviceColumn>> {
+    if !enabled() {
+        return None;
+    }
     let mut cache = lock();
     cache.clock += 1;
     let now = cache.clock;
@@ -73,7 +81,7 @@ pub fn get(key: &[SegmentKey]) -> Option<Arc<DeviceColumn>> {
 
 /// Whether the column with these segments is cached (without touching its recency).
 pub fn contains(key: &[SegmentKey]) -> bool {
-    lock().entries.iter().any(|e| e.key == key)
+    enabled() && lock().entries.iter().any(|e| e.key == key)
 }
 
 /// Keeps `column` (the device copy of `owner`'s segments `key`) within `budget` bytes,
