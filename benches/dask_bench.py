@@ -32,11 +32,17 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--gib", type=float, default=16.0, help="size of the float32 data set")
     p.add_argument("--chunk-mib", type=float, default=256.0, help="size of one partition")
     p.add_argument("--bins", type=int, default=256)
-    p.add_argument("--repeats", type=int, default=3, help="timed runs after one warm-up")
+    p.add_argument("--repeats", type=int, default=5, help="timed runs after one warm-up")
     p.add_argument("--configs", default="cpu,gpu1,gpu2", help="comma-separated: cpu, gpu1, gpu2")
     p.add_argument("--cpu-threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--threads-per-gpu", type=int, default=2, help="Dask threads per GPU worker")
     p.add_argument("--split-every", type=int, default=8)
+    p.add_argument(
+        "--transfer",
+        default="auto",
+        choices=["auto", "pageable", "staged", "registered"],
+        help="host-to-device path of the GPU workers (POLARS_GPU_HIST_TRANSFER)",
+    )
     return p.parse_args()
 
 
@@ -102,7 +108,9 @@ def run(config: str, args: argparse.Namespace) -> dict[str, Any]:
 
         warm_s, hist = once()  # compiles kernels, warms every worker
         times = [once()[0] for _ in range(args.repeats)]
-    best = min(times)
+    # The median: a repeat of the same (pure) graph may be answered from results the scheduler
+    # still holds, which `min` would report as a 600 GB/s copy.
+    median = float(np.median(times))
     counts = hist.counts
     return {
         "config": config,
@@ -113,8 +121,8 @@ def run(config: str, args: argparse.Namespace) -> dict[str, Any]:
         "generate_s": round(generate_s, 3),
         "warmup_s": round(warm_s, 4),
         "seconds": [round(t, 4) for t in times],
-        "best_s": round(best, 4),
-        "gb_per_s": round(n * 4 / best / 1e9, 2),
+        "median_s": round(median, 4),
+        "gb_per_s": round(n * 4 / median / 1e9, 2),
         "total": int(counts.sum()),
         "exact_total": int(counts.sum()) == n,  # every value of random() lies in [0, 1)
         "counts_crc32": zlib.crc32(counts.tobytes()),
@@ -123,6 +131,8 @@ def run(config: str, args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> int:
     args = parse_args()
+    # Worker processes inherit it.
+    os.environ["POLARS_GPU_HIST_TRANSFER"] = args.transfer
     results = []
     for config in [c.strip() for c in args.configs.split(",") if c.strip()]:
         print(f"running {config} ...", file=sys.stderr, flush=True)
@@ -130,7 +140,7 @@ def main() -> int:
             results.append(run(config, args))
         except Exception as e:  # report, and go on with the other configurations
             results.append({"config": config, "error": f"{type(e).__name__}: {e}"})
-    by = {r["config"]: r for r in results if "best_s" in r}
+    by = {r["config"]: r for r in results if "median_s" in r}
     checks = {r["counts_crc32"] for r in by.values()}
     out: dict[str, Any] = {
         "benchmark": "dask_bench",
@@ -144,9 +154,9 @@ def main() -> int:
         "same_counts_everywhere": len(checks) <= 1,
     }
     if "gpu1" in by and "gpu2" in by:
-        out["speedup_gpu2_vs_gpu1"] = round(by["gpu1"]["best_s"] / by["gpu2"]["best_s"], 3)
+        out["speedup_gpu2_vs_gpu1"] = round(by["gpu1"]["median_s"] / by["gpu2"]["median_s"], 3)
     if "cpu" in by and "gpu2" in by:
-        out["speedup_gpu2_vs_cpu"] = round(by["cpu"]["best_s"] / by["gpu2"]["best_s"], 3)
+        out["speedup_gpu2_vs_cpu"] = round(by["cpu"]["median_s"] / by["gpu2"]["median_s"], 3)
     print(json.dumps(out, indent=2))
     ok = out["same_counts_everywhere"] and all(r.get("exact_total", True) for r in results)
     return 0 if ok else 1

@@ -102,12 +102,14 @@ const CPU_THREAD_NS_PER_ROW: f64 = 10.2;
 const GPU_NS_PER_ROW: f64 = 0.005;
 const GPU_SETUP_MS: f64 = 1.0;
 
-/// Copy cost of each transfer, ns per byte (measured with the figures above).
+/// Copy cost of each transfer, ns per byte: end-to-end first calls on the H200 host for 1 GiB
+/// columns (BENCHMARKS.md, 2026-11-22): staged 26-34 ms, page-locked in place 75-85 ms,
+/// pageable 127-174 ms.
 fn copy_ns_per_byte(transfer: gpu::Transfer) -> f64 {
     match transfer.resolved() {
-        gpu::Transfer::Pageable => 0.105,
-        gpu::Transfer::Registered => 0.035,
-        _ => 0.035,
+        gpu::Transfer::Pageable => 0.14,
+        gpu::Transfer::Registered => 0.075,
+        _ => 0.028,
     }
 }
 
