@@ -124,6 +124,7 @@ impl Gpu {
             shared_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
             max_threads_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
             l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+            pageable_memory_access: attr(Attr::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS)? != 0,
             total_memory: cudarc::driver::result::mem_get_info()
                 .map_err(driver("device query"))?
                 .1 as u64,
@@ -945,8 +946,18 @@ pub(crate) fn histogram_linear(
         force,
     )?;
     let stream = gpu.stream()?;
-    let copy = driver("copying the columns to the device");
     let mut keep: Keep = Vec::new();
+    let transfer = Transfer::from_env();
+    // Each coordinate column (and the weights) through the same host-to-device path as 1-D.
+    let send = |bytes: &[u8], keep: &mut Keep| -> HistResult<u64> {
+        let alloc = driver("allocating device memory for the columns");
+        // SAFETY: filled by the copy before the kernel reads it (same stream).
+        let mut d = unsafe { stream.alloc::<u8>(bytes.len().max(1)) }.map_err(alloc)?;
+        transfer::upload(gpu, &stream, bytes, &mut d, transfer)?;
+        let ptr = d.device_ptr(&stream).0;
+        keep.push(Box::new(d));
+        Ok(ptr)
+    };
     let mut rules = DimRules {
         dims: linear.dims.len() as u32,
         cells: linear.cells as u32,
@@ -957,39 +968,25 @@ pub(crate) fn histogram_linear(
         rules.dim[d] = match dim {
             Dim::F32(spec, ca) => {
                 value_type = "float";
-                let v = stream.clone_htod(dense(ca)).map_err(&copy)?;
-                let ptr = v.device_ptr(&stream).0;
-                keep.push(Box::new(v));
+                let ptr = send(transfer::bytes_of(dense(ca)), &mut keep)?;
                 dim_rule(&stream, spec, ptr, 1, cell_stride, &mut keep)?
             }
             Dim::F64(spec, ca) => {
-                let v = stream.clone_htod(dense(ca)).map_err(&copy)?;
-                let ptr = v.device_ptr(&stream).0;
-                keep.push(Box::new(v));
+                let ptr = send(transfer::bytes_of(dense(ca)), &mut keep)?;
                 dim_rule(&stream, spec, ptr, 1, cell_stride, &mut keep)?
             }
-            Dim::Groups(groups, ids) => {
-                let v = stream.clone_htod(dense(ids)).map_err(&copy)?;
-                let ptr = v.device_ptr(&stream).0;
-                keep.push(Box::new(v));
-                DimRule {
-                    values: ptr,
-                    n: *groups as u32,
-                    kind: DIM_GROUPS,
-                    cell_stride: cell_stride as u32,
-                    value_stride: 1,
-                    ..Default::default()
-                }
-            }
+            Dim::Groups(groups, ids) => DimRule {
+                values: send(transfer::bytes_of(dense(ids)), &mut keep)?,
+                n: *groups as u32,
+                kind: DIM_GROUPS,
+                cell_stride: cell_stride as u32,
+                value_stride: 1,
+                ..Default::default()
+            },
         };
     }
     let weights = match &linear.weights {
-        Some(w) => {
-            let w = stream.clone_htod(dense(w)).map_err(&copy)?;
-            let ptr = w.device_ptr(&stream).0;
-            keep.push(Box::new(w));
-            Some(ptr)
-        }
+        Some(w) => Some(send(transfer::bytes_of(dense(w)), &mut keep)?),
         None => None,
     };
     let (counts, _ms) = run_linear(

@@ -20,6 +20,9 @@ pub struct DeviceProps {
     pub max_threads_per_sm: u32,
     pub l2_bytes: u32,
     pub total_memory: u64,
+    /// Whether kernels may read pageable host memory directly (HMM/ATS systems such as Grace
+    /// Hopper); PCIe hosts report false and a column must be copied.
+    pub pageable_memory_access: bool,
 }
 
 impl DeviceProps {
@@ -34,6 +37,7 @@ impl DeviceProps {
             max_threads_per_sm: 2048,
             l2_bytes: 52_428_800,
             total_memory: 85_029_158_912,
+            pageable_memory_access: false,
         }
     }
 }
@@ -371,6 +375,7 @@ mod tests {
             max_threads_per_sm: 2048,
             l2_bytes: 41_943_040,
             total_memory: 42_298_834_944,
+            pageable_memory_access: false,
         };
         let p = plan(&a100, &spec(Bins::Count(45_000)), false, 1 << 29, None).unwrap();
         assert_eq!(p.family, Family::Global);
