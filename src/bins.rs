@@ -553,6 +553,14 @@ impl BinSpec {
                 (lo, hi)
             }
         };
+        // numpy makes NaN edges where the range's width overflows (then counts nonsense or
+        // fails in ravel_multi_index): refuse instead.
+        let too_wide = |lo: f64, hi: f64, precision: &str| {
+            HistError::InvalidArgument(format!(
+                "the range [{lo:?}, {hi:?}] is too wide: its width overflows {precision}, so its \
+                 equal bins have no finite edges; pass a narrower `range` or explicit edges"
+            ))
+        };
         let spec = match (range, extremes) {
             (None, Extremes::Float32(lo, hi)) if float32_sample => {
                 let (lo, hi) = if lo == hi {
@@ -561,6 +569,9 @@ impl BinSpec {
                     (lo, hi)
                 };
                 let edges = linspace(lo, hi, n);
+                if edges.iter().any(|e| !e.is_finite()) {
+                    return Err(too_wide(lo as f64, hi as f64, "float32"));
+                }
                 match closed {
                     Closed::Left if strictly_increasing(&edges) => {
                         BinSpec::Uniform32(UniformBins::edge_bin(edges))
@@ -580,6 +591,9 @@ impl BinSpec {
                     (None, Extremes::Empty) => (0.0, 1.0),
                 };
                 let edges = linspace(lo, hi, n);
+                if edges.iter().any(|e| !e.is_finite()) {
+                    return Err(too_wide(lo, hi, "float64"));
+                }
                 match closed {
                     Closed::Left if strictly_increasing(&edges) => {
                         BinSpec::Uniform64(UniformBins::edge_bin(edges))
