@@ -506,13 +506,7 @@ impl BinSpec {
                 Ok(BinSpec::Edges(EdgeBins::new(edges.clone(), closed)))
             }
             &Bins::Count(n) => {
-                validate_count(n)?;
-                let range = range.map(validate_range).transpose()?;
-                let extremes = match range {
-                    Some(_) => Extremes::Empty,
-                    None => extremes(),
-                };
-                check_finite(extremes)?;
+                let (range, extremes) = checked_extent(n, range, extremes)?;
                 match closed {
                     Closed::Left => numpy_uniform(n, range, kind, extremes).strictly_increasing(),
                     Closed::Right => Ok(BinSpec::Uniform64(polars_uniform(n, range, extremes))),
@@ -539,13 +533,7 @@ impl BinSpec {
             }
             &Bins::Count(n) => n,
         };
-        validate_count(n)?;
-        let range = range.map(validate_range).transpose()?;
-        let extremes = match range {
-            Some(_) => Extremes::Empty,
-            None => extremes(),
-        };
-        check_finite(extremes)?;
+        let (range, extremes) = checked_extent(n, range, extremes)?;
         let widened = |lo: f64, hi: f64| {
             if lo == hi {
                 (lo - 0.5, hi + 0.5)
@@ -664,6 +652,23 @@ impl BinSpec {
 
 fn strictly_increasing<P: BinFloat>(edges: &[P]) -> bool {
     edges.windows(2).all(|w| w[0] < w[1])
+}
+
+/// Checks `n` equal bins and their `range`, and asks for the data's extremes only when no
+/// range is given (they must be finite: numpy's rule).
+fn checked_extent(
+    n: usize,
+    range: Option<(f64, f64)>,
+    extremes: impl FnOnce() -> Extremes,
+) -> HistResult<(Option<(f64, f64)>, Extremes)> {
+    validate_count(n)?;
+    let range = range.map(validate_range).transpose()?;
+    let extremes = match range {
+        Some(_) => Extremes::Empty,
+        None => extremes(),
+    };
+    check_finite(extremes)?;
+    Ok((range, extremes))
 }
 
 fn validate_count(n: usize) -> HistResult<()> {
