@@ -382,26 +382,26 @@ def histogramdd(
             is_elementwise=False,
             changes_length=True,
         )
+    # Series and array-likes: a frame of them, then the expression above.
     series = [
         c if isinstance(c, pl.Series) else pl.Series(f"x{i}", c) for i, c in enumerate(columns)
     ]
     frame = pl.DataFrame(series)
     names = frame.columns
-    args = [pl.col(n) for n in names]
     if weights is not None:
-        frame = frame.with_columns(
-            weights if isinstance(weights, pl.Series) else pl.Series("__weights", weights)
-        )
-        args.append(pl.col(frame.columns[-1]))
-    kwargs_expr = register_plugin_function(
-        plugin_path=_PLUGIN_PATH,
-        function_name="histogramdd",
-        args=args,
-        kwargs=kwargs,
-        is_elementwise=False,
-        changes_length=True,
+        w = weights if isinstance(weights, pl.Series) else pl.Series("__weights", weights)
+        frame = frame.with_columns(w.alias("__weights"))
+    expr = histogramdd(
+        *names,
+        bins=bins,
+        range=range,
+        weights=None if weights is None else "__weights",
+        density=density,
+        closed=closed,
+        device=device,
+        kernel=kernel,
     )
-    return frame.select(kwargs_expr).unnest(names[0])
+    return frame.select(expr).unnest(names[0])
 
 
 def histogram2d(

@@ -23,6 +23,55 @@ use crate::bins::BinSpec;
 use crate::cpu::Counts;
 use crate::error::{HistError, HistResult};
 
+/// Runs `$body` with `$t` bound to the native type of a [`crate::DataTypeTag`].
+macro_rules! with_tag {
+    ($tag:expr, |$t:ident| $body:expr) => {{
+        use crate::DataTypeTag as D;
+        match $tag {
+            D::Float32 => {
+                type $t = f32;
+                $body
+            }
+            D::Float64 => {
+                type $t = f64;
+                $body
+            }
+            D::Int8 => {
+                type $t = i8;
+                $body
+            }
+            D::Int16 => {
+                type $t = i16;
+                $body
+            }
+            D::Int32 => {
+                type $t = i32;
+                $body
+            }
+            D::Int64 => {
+                type $t = i64;
+                $body
+            }
+            D::UInt8 => {
+                type $t = u8;
+                $body
+            }
+            D::UInt16 => {
+                type $t = u16;
+                $body
+            }
+            D::UInt32 => {
+                type $t = u32;
+                $body
+            }
+            D::UInt64 => {
+                type $t = u64;
+                $body
+            }
+        }
+    }};
+}
+
 /// The process's GPU, opened on first use.
 pub struct Gpu {
     ctx: Arc<CudaContext>,
@@ -674,7 +723,6 @@ pub fn extremes_device(
     rows: &DeviceRows,
 ) -> HistResult<crate::bins::Extremes> {
     use crate::input::Value;
-    use crate::DataTypeTag as D;
 
     fn finish<T: Value + cudarc::driver::ValidAsZeroBits>(
         gpu: &Gpu,
@@ -720,18 +768,7 @@ pub fn extremes_device(
         Ok(acc.map_or(crate::bins::Extremes::Empty, |(lo, hi)| T::extremes(lo, hi)))
     }
 
-    match tag {
-        D::Float32 => finish::<f32>(gpu, stream, rows),
-        D::Float64 => finish::<f64>(gpu, stream, rows),
-        D::Int8 => finish::<i8>(gpu, stream, rows),
-        D::Int16 => finish::<i16>(gpu, stream, rows),
-        D::Int32 => finish::<i32>(gpu, stream, rows),
-        D::Int64 => finish::<i64>(gpu, stream, rows),
-        D::UInt8 => finish::<u8>(gpu, stream, rows),
-        D::UInt16 => finish::<u16>(gpu, stream, rows),
-        D::UInt32 => finish::<u32>(gpu, stream, rows),
-        D::UInt64 => finish::<u64>(gpu, stream, rows),
-    }
+    with_tag!(tag, |T| finish::<T>(gpu, stream, rows))
 }
 
 // ---- Linearized n-D histograms (kernels/histogramdd.cuh) ----
@@ -1038,7 +1075,6 @@ pub fn extremes_dd_device(
     len: u64,
 ) -> HistResult<Vec<crate::bins::Extremes>> {
     use crate::input::Value;
-    use crate::DataTypeTag as D;
 
     fn finish<T: Value + cudarc::driver::ValidAsZeroBits>(
         gpu: &Gpu,
@@ -1093,18 +1129,7 @@ pub fn extremes_dd_device(
             .collect())
     }
 
-    match tag {
-        D::Float32 => finish::<f32>(gpu, stream, columns, len),
-        D::Float64 => finish::<f64>(gpu, stream, columns, len),
-        D::Int8 => finish::<i8>(gpu, stream, columns, len),
-        D::Int16 => finish::<i16>(gpu, stream, columns, len),
-        D::Int32 => finish::<i32>(gpu, stream, columns, len),
-        D::Int64 => finish::<i64>(gpu, stream, columns, len),
-        D::UInt8 => finish::<u8>(gpu, stream, columns, len),
-        D::UInt16 => finish::<u16>(gpu, stream, columns, len),
-        D::UInt32 => finish::<u32>(gpu, stream, columns, len),
-        D::UInt64 => finish::<u64>(gpu, stream, columns, len),
-    }
+    with_tag!(tag, |T| finish::<T>(gpu, stream, columns, len))
 }
 
 /// The linearized histogram of device columns `(address, stride)` of dtype `tag`.
