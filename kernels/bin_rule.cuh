@@ -49,17 +49,14 @@ __device__ __forceinline__ double div_rn(double a, double b) { return __ddiv_rn(
 __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 
 // `min(v as usize, last)`: Rust's cast truncates and saturates, NaN and negatives giving 0.
-// fmax drops a NaN; clamping below 2^32 keeps the u32 conversion defined, and any v that large
-// ends at `last` (< 2^32) either way.
+// So does PTX's cvt.rzi to an unsigned integer, and any v past 2^32 ends at `last` either way.
 __device__ __forceinline__ unsigned int trunc_to_bin(float v, unsigned int last)
 {
-    const unsigned int i = static_cast<unsigned int>(fminf(fmaxf(v, 0.0f), 4294967040.0f));
-    return i < last ? i : last;
+    return min(__float2uint_rz(v), last);
 }
 __device__ __forceinline__ unsigned int trunc_to_bin(double v, unsigned int last)
 {
-    const unsigned int i = static_cast<unsigned int>(fmin(fmax(v, 0.0), 4294967295.0));
-    return i < last ? i : last;
+    return min(__double2uint_rz(v), last);
 }
 
 // ---- Equal-width bins (`UniformBins<F>`) ----
@@ -82,34 +79,43 @@ struct UniformBins {
 // so the edge loads are safe), and pick the answer at the end: bins.rs's early returns would make
 // a warp diverge (selects ran 6% faster on an H200).
 
-// numpy: [e[i], e[i+1]), the last bin closed on both sides. `literal` is uniform across the
-// grid, so the branch never diverges.
+// numpy: [e[i], e[i+1]), the last bin closed on both sides, by numpy's own estimate and single
+// correction. bins.rs steps down when x < e[i], then up when x >= e[i+1] (not past the last bin);
+// after a step down x < e[i+1] already, so one step at most: both neighbours load up front.
+template <class F>
+__device__ __forceinline__ unsigned int bin_uniform_left_literal(const UniformBins<F>& u, F x)
+{
+    const unsigned int last = u.n - 1;
+    unsigned int i = trunc_to_bin(mul_rn(div_rn(sub_rn(x, u.lo), u.denom), u.n_f), last);
+    const F below = u.e[i];
+    const F above = u.e[i + 1];
+    i = x < below ? i - 1 : (i != last && x >= above ? i + 1 : i);
+    return x >= u.lo && x <= u.hi ? i : u.n;
+}
+
+// The same bins where the host proved (`literal` unset) that the edge bin is numpy's answer,
+// found from a cheap estimate. Far enough from a bin boundary the estimate alone is proof and no
+// edge is read: with millions of bins those reads went to L2 and cost more than the count.
+template <class F>
+__device__ __forceinline__ unsigned int bin_uniform_left_cheap(const UniformBins<F>& u, F x)
+{
+    const unsigned int last = u.n - 1;
+    const F f = mul_rn(sub_rn(x, u.lo), u.scale);
+    unsigned int i = trunc_to_bin(f, last);
+    const F frac = sub_rn(f, F(i));
+    if (!(frac > u.margin && frac < F(1) - u.margin)) {
+        while (i > 0 && x < u.e[i]) --i;
+        while (i < last && x >= u.e[i + 1]) ++i;
+    }
+    return x >= u.lo && x <= u.hi ? i : u.n;
+}
+
+// `literal` is uniform across the grid, so the branch never diverges; the 1-D kernels pick one
+// of the two above once per launch instead (a branch a row costs them several instructions).
 template <class F>
 __device__ __forceinline__ unsigned int bin_uniform_left(const UniformBins<F>& u, F x)
 {
-    const unsigned int last = u.n - 1;
-    unsigned int i;
-    if (u.literal) {
-        // numpy's estimate and single correction. bins.rs steps down when x < e[i], then up
-        // when x >= e[i+1] (not past the last bin); after a step down x < e[i+1] already, so
-        // one step at most: both neighbours load up front.
-        i = trunc_to_bin(mul_rn(div_rn(sub_rn(x, u.lo), u.denom), u.n_f), last);
-        const F below = u.e[i];
-        const F above = u.e[i + 1];
-        i = x < below ? i - 1 : (i != last && x >= above ? i + 1 : i);
-    } else {
-        // The edge bin, found from a cheap estimate; the host proved it is numpy's answer. Far
-        // enough from a bin boundary the estimate alone is proof and no edge is read: with
-        // millions of bins those reads went to L2 and cost more than the count itself.
-        const F f = mul_rn(sub_rn(x, u.lo), u.scale);
-        i = trunc_to_bin(f, last);
-        const F frac = sub_rn(f, F(i));
-        if (!(frac > u.margin && frac < F(1) - u.margin)) {
-            while (i > 0 && x < u.e[i]) --i;
-            while (i < last && x >= u.e[i + 1]) ++i;
-        }
-    }
-    return x >= u.lo && x <= u.hi ? i : u.n;
+    return u.literal ? bin_uniform_left_literal(u, x) : bin_uniform_left_cheap(u, x);
 }
 
 // Polars: (e[i], e[i+1]], the first bin closed on both sides.

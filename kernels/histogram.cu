@@ -1,12 +1,15 @@
 // Histogram kernels, compiled by NVRTC once per column type with -DVALUE_T=<C type>.
 //
-// Kernel names: hist_{shared,global}[_weighted]_{u32,u64,edges}_{left,right}
+// Kernel names: hist_{shared,packed,segmented,global}[_weighted]_{u32,u64,edges}_{left,right}
 //   u32   : UniformRule32, arithmetic in float  (numpy's rule for Float32 columns)
 //   u64   : UniformRule64, arithmetic in double
 //   edges : EdgeRule, explicit double edges
-// shared : per-block u32 (or double) histograms in dynamic shared memory, merged into `out` with
-//          one atomic per non-zero bin and block; for bin counts that fit in shared memory.
-// global : warp-aggregated atomics straight into `out`; for any bin count.
+// The families (src/gpu/plan.rs picks one):
+//   shared    : replicated per-block u32 (or double) histograms in shared memory; few bins.
+//   packed    : one per-block histogram of 16-bit counters, up to twice the bins of shared.
+//   segmented : bins grouped by partition tile by tile, then counted a partition at a time in
+//               shared memory (segmented.cuh, with seg_scan and seg_count); any bin count.
+//   global    : atomics straight into `out`; weighted sums beyond shared memory.
 //
 // Launch assumptions: blockDim.x is a multiple of 32 (warp intrinsics use the full mask), and
 // `values` is aligned to its element size (the 16-byte body is found from the address). `out`
@@ -19,8 +22,6 @@
 
 typedef VALUE_T Value;
 typedef unsigned long long u64;
-
-static_assert(16 % sizeof(Value) == 0, "the vector loop needs a power-of-two element size");
 
 // ---- Rule parameters, passed by value (the host mirrors these layouts with #[repr(C)]) ----
 
@@ -48,13 +49,21 @@ static_assert(sizeof(EdgeRule) == 16 && alignof(EdgeRule) == 8, "host layout");
 
 // ---- Value -> bin, for one rule kind and closed side ----
 
-template <class F, bool RIGHT>
+// Closed-left equal bins replay numpy literally or take the proved cheap rule; `Runtime` asks
+// the rule's flag per row, the other two are fixed when the kernel starts (see with_fixed_rule).
+enum class Literal { Runtime, Always, Never };
+
+template <class F, bool RIGHT, Literal L = Literal::Runtime>
 struct UniformBin {
     UniformBins<F> u;
     unsigned int n;
 
     __device__ explicit UniformBin(const UniformRule<F>& r)
         : u{r.edges, r.n, r.edges[0], r.edges[r.n], r.denom, r.n_f, r.scale, r.margin, r.literal != 0}, n(r.n)
+    {
+    }
+    template <Literal M>
+    __device__ explicit UniformBin(const UniformBin<F, RIGHT, M>& other) : u(other.u), n(other.n)
     {
     }
 
@@ -69,9 +78,33 @@ struct UniformBin {
         } else {
             x = to_f64(v);
         }
-        return RIGHT ? bin_uniform_right(u, x) : bin_uniform_left(u, x);
+        if constexpr (RIGHT) {
+            return bin_uniform_right(u, x);
+        } else if constexpr (L == Literal::Always) {
+            return bin_uniform_left_literal(u, x);
+        } else if constexpr (L == Literal::Never) {
+            return bin_uniform_left_cheap(u, x);
+        } else {
+            return bin_uniform_left(u, x);
+        }
     }
 };
+
+// Calls f with `bin`, its closed-left literal flag fixed for the whole launch.
+template <class F, class Fn>
+__device__ __forceinline__ void with_fixed_rule(const UniformBin<F, false>& bin, Fn f)
+{
+    if (bin.u.literal) {
+        f(UniformBin<F, false, Literal::Always>(bin));
+    } else {
+        f(UniformBin<F, false, Literal::Never>(bin));
+    }
+}
+template <class Bin, class Fn>
+__device__ __forceinline__ void with_fixed_rule(const Bin& bin, Fn f)
+{
+    f(bin);
+}
 
 template <bool RIGHT>
 struct EdgeBin {
@@ -102,254 +135,167 @@ struct EdgeBin {
 template <bool RIGHT> using U32Bin = UniformBin<float, RIGHT>;
 template <bool RIGHT> using U64Bin = UniformBin<double, RIGHT>;
 
-// ---- Rows: validity and the 16-byte load loop ----
-
-// Arrow validity: bit (offset + row), least significant bit first.
-__device__ __forceinline__ bool bit_set(const unsigned char* bits, u64 offset, u64 row)
-{
-    const u64 b = offset + row;
-    return (__ldg(bits + (b >> 3)) >> (b & 7)) & 1;
-}
-
-// A column value from its bits: integers truncate to their own width (two's complement).
-template <class T>
-__device__ __forceinline__ T from_bits(u64 bits)
-{
-    return static_cast<T>(bits);
-}
-template <>
-__device__ __forceinline__ float from_bits<float>(u64 bits)
-{
-    return __uint_as_float(static_cast<unsigned int>(bits));
-}
-template <>
-__device__ __forceinline__ double from_bits<double>(u64 bits)
-{
-    return __longlong_as_double(static_cast<long long>(bits));
-}
-
-// Hands out the elements of a 16-byte chunk, lowest address first, by shifting the chunk down:
-// registers only, no branches, and the loop over it need not be unrolled.
-template <class T>
-struct Chunk {
-    uint4 q;
-
-    __device__ T next()
-    {
-        if constexpr (sizeof(T) == 8) {
-            const T x = from_bits<T>(u64(q.y) << 32 | q.x);
-            q = make_uint4(q.z, q.w, 0, 0);
-            return x;
-        } else if constexpr (sizeof(T) == 4) {
-            const T x = from_bits<T>(q.x);
-            q = make_uint4(q.y, q.z, q.w, 0);
-            return x;
-        } else {
-            constexpr unsigned int bits = 8 * sizeof(T);
-            const T x = from_bits<T>(q.x);
-            q = make_uint4(__funnelshift_r(q.x, q.y, bits), __funnelshift_r(q.y, q.z, bits),
-                           __funnelshift_r(q.z, q.w, bits), q.w >> bits);
-            return x;
-        }
-    }
-};
-
-// Calls op(present, row, x) for every row of the grid-stride range. The aligned body is read
-// with 16-byte loads (4-byte loads reached only 54% of memory bandwidth), the unaligned head and
-// the tail (< 16 / sizeof(Value) rows each) by the grid's first warp.
-// Every lane of a warp calls op the same number of times, with present = false for rows past
-// the end or null, so op may use full-warp intrinsics.
-template <bool NULLABLE, class Op>
-__device__ __forceinline__ void scan_rows(
-    const Value* values, u64 len, const unsigned char* validity, u64 validity_offset, Op& op)
-{
-    constexpr unsigned int K = 16 / sizeof(Value);
-    const u64 tid = u64(blockIdx.x) * blockDim.x + threadIdx.x;
-    const u64 threads = u64(gridDim.x) * blockDim.x;
-    const unsigned int lane = threadIdx.x % 32;
-    const auto valid = [&](u64 row) {
-        return !NULLABLE || bit_set(validity, validity_offset, row);
-    };
-
-    const u64 misalign = reinterpret_cast<u64>(values) % 16;
-    const u64 head_rows = (16 - misalign) % 16 / sizeof(Value);
-    const u64 head = head_rows < len ? head_rows : len;
-    const u64 vectors = (len - head) / K;
-    const uint4* body = reinterpret_cast<const uint4*>(values + head);
-
-    // Loop while the warp's first lane is in range, so whole warps iterate together.
-    for (u64 v = tid; v - lane < vectors; v += threads) {
-        const bool in = v < vectors;
-        Chunk<Value> chunk{in ? __ldg(body + v) : make_uint4(0, 0, 0, 0)};
-        const u64 row0 = head + v * K;
-        // Unrolled for 4- and 8-byte values (3-16% faster on an H200); for narrower values
-        // unrolling took NVRTC up to 4x longer to compile (16 s instead of 3.5 s for 1 byte).
-        if constexpr (K <= 4) {
-#pragma unroll
-            for (unsigned int j = 0; j < K; ++j) {
-                op(in && valid(row0 + j), row0 + j, chunk.next());
-            }
-        } else {
-#pragma unroll 1
-            for (unsigned int j = 0; j < K; ++j) {
-                op(in && valid(row0 + j), row0 + j, chunk.next());
-            }
-        }
-    }
-
-    if (tid < 32) {
-        // Lanes 0..15 take the head, lanes 16..31 the tail.
-        const u64 tail = head + vectors * K;
-        const u64 row = lane < 16 ? lane : tail + (lane - 16);
-        const bool in = lane < 16 ? row < head : row < len;
-        op(in && valid(row), row, in ? values[row] : Value(0));
-    }
-}
-
-// The null-free fast path gets its own copy of the loop, with no bitmap reads.
-template <class Op>
-__device__ __forceinline__ void for_each_row(
-    const Value* values, u64 len, const unsigned char* validity, u64 validity_offset, Op op)
-{
-    if (validity != nullptr) {
-        scan_rows<true>(values, len, validity, validity_offset, op);
-    } else {
-        scan_rows<false>(values, len, validity, validity_offset, op);
-    }
-}
-
-// ---- What one counted row adds ----
-
-struct Unit {
-    __device__ bool take(u64) const { return true; }
-    __device__ unsigned int amount(u64) const { return 1u; }
-};
-
-// Weights beside the values, row for row, with their own validity (null pointer: all valid).
-struct Weights {
-    const double* w;
-    const unsigned char* validity;
-    u64 validity_offset;
-
-    __device__ bool take(u64 row) const
-    {
-        return validity == nullptr || bit_set(validity, validity_offset, row);
-    }
-    __device__ double amount(u64 row) const { return __ldg(w + row); }
-};
-
-// ---- The two strategies ----
+#include "rows.cuh"
+#include "counters.cuh"
 
 extern __shared__ __align__(16) unsigned char smem[];
 
-// Block-private histograms: `replicas` copies of n counters, `stride` counters apart; warp w
-// counts into copy w % replicas, so a run of one value spreads over several addresses. u32
-// counters are exact while one block sees fewer than 2^32 rows (the host splits launches).
+#include "segmented.cuh"
+
+// ---- The strategies: what one block does ----
+
+// Vectors a thread keeps in flight per step (16 bytes each).
+#ifndef HIST_LOADS_IN_FLIGHT
+#define HIST_LOADS_IN_FLIGHT 2
+#endif
+
+// Few bins: replicated block-private histograms (u32, or double when weighted), each with a
+// spare counter n for the rows not counted.
 // Every thread of the block must reach the __syncthreads() calls: no early exits.
 template <class C, class Out, class Bin, class Amount>
-__device__ __forceinline__ void shared_hist(
-    const Value* values, u64 len, const unsigned char* validity, u64 validity_offset, Bin bin,
-    Amount amount, unsigned int replicas, unsigned int stride, Out* out)
+__device__ __forceinline__ void shared_hist(const Rows& rows, Bin bin, Amount amount,
+                                            unsigned int replicas, unsigned int stride, Out* out)
 {
-    C* const counters = reinterpret_cast<C*>(bin.stage(smem));
-    for (unsigned int i = threadIdx.x; i < replicas * stride; i += blockDim.x) {
-        counters[i] = C(0);
-    }
+    const ReplicatedCounters<C> counters{reinterpret_cast<C*>(bin.stage(smem)), replicas, stride};
+    counters.zero();
     __syncthreads();
-
-    C* const mine = counters + threadIdx.x / 32 % replicas * stride;
+    C* const mine = counters.mine();
+    const unsigned int mine_address = counters.mine_address();
     const unsigned int n = bin.n;
-    for_each_row(values, len, validity, validity_offset, [&](bool present, u64 row, Value x) {
-        const unsigned int b = bin(x);
-        if (present && b < n && amount.take(row)) {
-            atomicAdd(mine + b, amount.amount(row));
-        }
-    });
+    for_each_row<HIST_LOADS_IN_FLIGHT>(
+        rows,
+        [&](bool present, u64 row, Value x) {
+            const unsigned int b = bin(x);
+            if constexpr (Amount::ONE_PER_ROW) {
+                // Rows not counted go to the spare counter n: no branch around the atomic.
+                add_one_shared(mine_address, present ? b : n);
+            } else if (present && b < n && amount.take(row)) {
+                atomicAdd(mine + b, amount.amount(row));
+            }
+        },
+        NoStep());
     __syncthreads();
-
-    for (unsigned int b = threadIdx.x; b < n; b += blockDim.x) {
-        Out sum = 0;
-        for (unsigned int r = 0; r < replicas; ++r) {
-            sum += counters[r * stride + b];
-        }
-        if (sum != Out(0)) {
-            atomicAdd(out + b, sum);
-        }
-    }
+    counters.merge(n, out);
 }
 
-// Too many bins for shared memory: atomics into global memory (L2). Each thread first adds up
-// its own run of rows that fall in one bin and adds the run at once, so data of one value (or
-// few) costs one atomic a thread instead of one a row, while spread data pays one atomic a row
-// as plain atomics do. (__match_any_sync grouping cost more than it saved on spread data and
-// still left 2^24 same-address atomics on degenerate data: 13.5 ms for 2^29 values on an H200.)
+#ifndef PACKED_LOADS_IN_FLIGHT
+#define PACKED_LOADS_IN_FLIGHT 4
+#endif
+
+// Up to twice the bins: one histogram of packed 16-bit counters per block (see PackedCounters),
+// with a barrier every few steps to keep the adds between barriers under MAX_PACKED_ADDS.
 template <class Bin>
-__device__ __forceinline__ void global_hist(
-    const Value* values, u64 len, const unsigned char* validity, u64 validity_offset, Bin bin,
-    u64* out)
+__device__ __forceinline__ void packed_hist(const Rows& rows, Bin bin, u64* out)
+{
+    constexpr unsigned int K = VALUES_PER_VECTOR;
+    constexpr unsigned int U = K >= 8 ? 16 / K : PACKED_LOADS_IN_FLIGHT;
+    const unsigned int n = bin.n;
+    const PackedCounters counters{reinterpret_cast<unsigned int*>(smem), (n + 1) / 2, out};
+    counters.zero();
+    __syncthreads();
+    // The edge rows (32 at most) follow the last step.
+    const unsigned int steps_per_barrier = (MAX_PACKED_ADDS - 32) / (blockDim.x * U * K);
+    if (steps_per_barrier == 0) __trap();
+    unsigned int steps = 0;
+    for_each_row<U>(
+        rows,
+        [&](bool present, u64, Value x) {
+            const unsigned int b = bin(x);
+            if (present && b < n) counters.add(b);
+        },
+        [&] {
+            if (++steps == steps_per_barrier) {
+                __syncthreads();
+                steps = 0;
+            }
+        });
+    __syncthreads();
+    counters.merge(n);
+}
+
+// Atomics straight into global memory (L2). Each thread first adds up its own run of rows that
+// fall in one bin and adds the run at once, so data of one value (or few) costs one atomic a
+// thread instead of one a row, while spread data pays one atomic a row as plain atomics do.
+// (__match_any_sync grouping cost more than it saved on spread data and still left 2^24
+// same-address atomics on degenerate data: 13.5 ms for 2^29 values on an H200.)
+template <class Bin>
+__device__ __forceinline__ void global_hist(const Rows& rows, Bin bin, u64* out)
 {
     const unsigned int n = bin.n;
     unsigned int run_bin = n;
     unsigned int run = 0;
-    for_each_row(values, len, validity, validity_offset, [&](bool present, u64, Value x) {
-        const unsigned int b = present ? bin(x) : n;
-        if (b != run_bin) {
-            if (run_bin < n) atomicAdd(out + run_bin, u64(run));
-            run_bin = b;
-            run = 0;
-        }
-        run += 1;
-    });
+    for_each_row<HIST_LOADS_IN_FLIGHT>(
+        rows,
+        [&](bool present, u64, Value x) {
+            const unsigned int b = present ? bin(x) : n;
+            if (b != run_bin) {
+                if (run_bin < n) atomicAdd(out + run_bin, u64(run));
+                run_bin = b;
+                run = 0;
+            }
+            run += 1;
+        },
+        NoStep());
     if (run_bin < n) atomicAdd(out + run_bin, u64(run));
 }
 
 // Weighted sums straight into global memory (weights rarely repeat, so no aggregation).
 template <class Bin>
-__device__ __forceinline__ void global_weighted_hist(
-    const Value* values, u64 len, const unsigned char* validity, u64 validity_offset, Bin bin,
-    Weights weights, double* out)
+__device__ __forceinline__ void global_weighted_hist(const Rows& rows, Bin bin, Weights weights,
+                                                     double* out)
 {
     const unsigned int n = bin.n;
-    for_each_row(values, len, validity, validity_offset, [&](bool present, u64 row, Value x) {
-        const unsigned int b = bin(x);
-        if (present && b < n && weights.take(row)) {
-            atomicAdd(out + b, weights.amount(row));
-        }
-    });
+    for_each_row<HIST_LOADS_IN_FLIGHT>(
+        rows,
+        [&](bool present, u64 row, Value x) {
+            const unsigned int b = bin(x);
+            if (present && b < n && weights.take(row)) {
+                atomicAdd(out + b, weights.amount(row));
+            }
+        },
+        NoStep());
 }
 
 // ---- Entry points: one per strategy x rule kind x closed side ----
 
+#define ROWS Rows(values, len, validity, validity_offset)
+#define ROW_PARAMS const Value *values, u64 len, const unsigned char *validity, u64 validity_offset
+#define WEIGHT_PARAMS                                                                              \
+    const double *weights, const unsigned char *weight_validity, u64 weight_validity_offset
+#define WEIGHTS Weights{weights, weight_validity, weight_validity_offset}
+
 #define HIST_KERNELS(KIND, Rule, Bin, CLOSED, RIGHT)                                               \
     extern "C" __global__ void hist_shared_##KIND##_##CLOSED(                                      \
-        const Value* values, u64 len, const unsigned char* validity, u64 validity_offset,          \
-        Rule rule, unsigned int replicas, unsigned int stride, u64* out)                           \
+        ROW_PARAMS, Rule rule, unsigned int replicas, unsigned int stride, u64* out)               \
     {                                                                                              \
-        shared_hist<unsigned int>(values, len, validity, validity_offset, Bin<RIGHT>(rule),        \
-                                  Unit(), replicas, stride, out);                                  \
+        with_fixed_rule(Bin<RIGHT>(rule), [&](auto bin) {                                        \
+            shared_hist<unsigned int>(ROWS, bin, Unit(), replicas, stride, out);                   \
+        });                                                                                        \
     }                                                                                              \
-    extern "C" __global__ void hist_global_##KIND##_##CLOSED(                                      \
-        const Value* values, u64 len, const unsigned char* validity, u64 validity_offset,          \
-        Rule rule, u64* out)                                                                       \
+    extern "C" __global__ void hist_packed_##KIND##_##CLOSED(ROW_PARAMS, Rule rule, u64* out)      \
     {                                                                                              \
-        global_hist(values, len, validity, validity_offset, Bin<RIGHT>(rule), out);                \
+        with_fixed_rule(Bin<RIGHT>(rule), [&](auto bin) { packed_hist(ROWS, bin, out); });        \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(SEG_PARTITION_THREADS, 2)                         \
+        hist_segmented_##KIND##_##CLOSED(                                                          \
+        ROW_PARAMS, Rule rule, Segments seg, u64* out)                                             \
+    {                                                                                              \
+        with_fixed_rule(Bin<RIGHT>(rule), [&](auto bin) { seg_partition(ROWS, bin, seg, out); }); \
+    }                                                                                              \
+    extern "C" __global__ void hist_global_##KIND##_##CLOSED(ROW_PARAMS, Rule rule, u64* out)      \
+    {                                                                                              \
+        with_fixed_rule(Bin<RIGHT>(rule), [&](auto bin) { global_hist(ROWS, bin, out); });        \
     }                                                                                              \
     extern "C" __global__ void hist_shared_weighted_##KIND##_##CLOSED(                             \
-        const Value* values, u64 len, const unsigned char* validity, u64 validity_offset,          \
-        const double* weights, const unsigned char* weight_validity, u64 weight_validity_offset,   \
-        Rule rule, unsigned int replicas, unsigned int stride, double* out)                        \
+        ROW_PARAMS, WEIGHT_PARAMS, Rule rule, unsigned int replicas, unsigned int stride,          \
+        double* out)                                                                               \
     {                                                                                              \
-        shared_hist<double>(values, len, validity, validity_offset, Bin<RIGHT>(rule),              \
-                            Weights{weights, weight_validity, weight_validity_offset}, replicas,   \
-                            stride, out);                                                          \
+        shared_hist<double>(ROWS, Bin<RIGHT>(rule), WEIGHTS, replicas, stride, out);               \
     }                                                                                              \
     extern "C" __global__ void hist_global_weighted_##KIND##_##CLOSED(                             \
-        const Value* values, u64 len, const unsigned char* validity, u64 validity_offset,          \
-        const double* weights, const unsigned char* weight_validity, u64 weight_validity_offset,   \
-        Rule rule, double* out)                                                                    \
+        ROW_PARAMS, WEIGHT_PARAMS, Rule rule, double* out)                                         \
     {                                                                                              \
-        global_weighted_hist(values, len, validity, validity_offset, Bin<RIGHT>(rule),             \
-                             Weights{weights, weight_validity, weight_validity_offset}, out);      \
+        global_weighted_hist(ROWS, Bin<RIGHT>(rule), WEIGHTS, out);                                \
     }
 
 HIST_KERNELS(u32, UniformRule32, U32Bin, left, false)

@@ -1,8 +1,10 @@
 """Runs every kernel family once on small inputs, for compute-sanitizer (memcheck, racecheck).
 
-Host data through the Polars path (device="gpu"): shared and global families, each rule kind
-(float32 / float64 equal bins, explicit edges), both closed sides, with and without weights and
-nulls; then the extremes kernel through a device array. Exits non-zero on a wrong count.
+Host data through the Polars path (device="gpu"): every family (shared, packed, segmented,
+global), each rule kind (float32 / float64 equal bins, explicit edges), both closed sides, with
+and without weights (shared and global) and nulls; the segmented passes once more over several
+tiles and partitions; then the extremes kernel through a device array. Exits non-zero on a
+wrong count.
 """
 
 import numpy as np
@@ -22,11 +24,11 @@ frame = pl.DataFrame(
     }
 ).with_columns(pl.col("f64").fill_nan(None))
 bad = 0
-for kernel in ["shared", "global"]:
+for kernel in ["shared", "packed", "segmented", "global"]:
     for column in ["f32", "f64", "i32"]:
         for bins in [64, [-2.0, -0.5, 0.0, 0.1, 3.0]]:
             for closed in ["left", "right"]:
-                for weights in [None, "w"]:
+                for weights in [None, "w"] if kernel in ("shared", "global") else [None]:
                     args = dict(range=(-3.0, 3.0)) if isinstance(bins, int) else {}
                     hist = [
                         frame.select(
@@ -53,6 +55,18 @@ for kernel in ["shared", "global"]:
                         "ok" if hist[0] == hist[1] else "MISMATCH",
                         flush=True,
                     )
+# The segmented passes over three tiles and three partitions, with nulls.
+wide = pl.DataFrame({"x": rng.random(40_003)}).with_columns(
+    pl.when(pl.int_range(pl.len()) % 9 == 0).then(None).otherwise(pl.col("x")).alias("x")
+)
+hist = [
+    wide.select(pl.col("x").gpu_hist.histogram(70_000, range=(0, 1), device=d, kernel="segmented"))
+    .unnest("x")["count"]
+    .to_list()
+    for d in ["gpu", "cpu"]
+]
+bad += hist[0] != hist[1]
+print("segmented 70000 bins", "ok" if hist[0] == hist[1] else "MISMATCH", flush=True)
 # n-D (histdd kernels): every dimension rule kind, both families, weights, and by= groups.
 for kernel in ["shared", "global"]:
     for weights in [None, "w"]:

@@ -18,7 +18,9 @@ pytestmark = pytest.mark.gpu
 
 cp = pytest.importorskip("cupy")
 
+# Every family counts 1-D rows; weighted sums and n-D cells take the first two only.
 KERNELS = ["shared", "global"]
+COUNTING_KERNELS = [*KERNELS, "packed", "segmented"]
 DTYPES = list(NUMERIC.values())
 
 
@@ -44,7 +46,7 @@ def sample(dtype: np.dtype, dist: str, n: int, rng: np.random.Generator) -> np.n
     return x.astype(dtype)
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", COUNTING_KERNELS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=[np.dtype(d).name for d in DTYPES])
 @pytest.mark.parametrize("dist", ["uniform", "normal", "degenerate"])
 def test_device_arrays_match_numpy(kernel: str, dtype, dist: str) -> None:
@@ -84,7 +86,7 @@ def test_polars_columns_on_gpu_match_numpy(case: Case) -> None:
     except ValueError:
         return
     frame = pl.DataFrame({"x": case.series})
-    for kernel in KERNELS:
+    for kernel in COUNTING_KERNELS:
         got = frame.select(
             pl.col("x").gpu_hist.histogram(case.bins, range=case.range, device="gpu", kernel=kernel)
         ).unnest("x")
@@ -133,17 +135,57 @@ def test_more_than_2_32_values_count_exactly() -> None:
     n = (1 << 32) + (1 << 20) + 3
     x = cp.ones(n, dtype=cp.uint8)
     x[-5:] = 0
-    for kernel in KERNELS:
+    for kernel in COUNTING_KERNELS:
         got = gh.histogram(x, 2, kernel=kernel)["count"].to_list()
         assert got == [5, n - 5]
     del x
     cp.get_default_memory_pool().free_all_blocks()
 
 
+@pytest.mark.parametrize("bins", [2, 4097, 65_536])
+def test_packed_counters_spill_exactly(bins: int) -> None:
+    # Far more rows of one bin per block than a 16-bit counter holds: every block spills its
+    # hot counter many times, while the other bins stay below the threshold.
+    rng = np.random.default_rng(bins)
+    x = np.full(1 << 25, 0.3, dtype=np.float32)
+    x[::3] = rng.random(x[::3].size, dtype=np.float32)
+    expected, _ = np.histogram(x, bins=bins, range=(0, 1))
+    got = device_counts(x, bins, range=(0, 1), kernel="packed")
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("bins", [40_000, 1 << 20, (1 << 24) + 3])
+@pytest.mark.parametrize("order", ["shuffled", "sorted", "one value", "nulls and NaN"])
+def test_segmented_partitions_hot_sorted_and_sparse(bins: int, order: str) -> None:
+    # One hot partition (cut into many items), sorted rows (each partition in a few tiles),
+    # and rows that are not counted, against numpy, with an unaligned start.
+    rng = np.random.default_rng(bins)
+    x = rng.random((1 << 24) + 7)
+    if order == "sorted":
+        x.sort()
+    elif order == "one value":
+        x[:] = 0.625
+    elif order == "nulls and NaN":
+        x[::5] = np.nan
+        x[1::7] = 2.0
+    x = x[3:]
+    expected, _ = np.histogram(x, bins=bins, range=(0, 1))
+    got = device_counts(x, bins, range=(0, 1), kernel="segmented")
+    np.testing.assert_array_equal(got, expected)
+    if order == "nulls and NaN":
+        s = pl.Series("x", x).fill_nan(None)
+        frame = pl.DataFrame({"x": s}).select(
+            pl.col("x").gpu_hist.histogram(bins, range=(0, 1), device="gpu", kernel="segmented")
+        )
+        np.testing.assert_array_equal(frame.unnest("x")["count"].to_numpy(), expected)
+
+
 def test_errors_are_clear_and_leave_the_gpu_usable() -> None:
     x = cp.arange(1000, dtype=cp.float32)
     with pytest.raises(ValueError, match="cannot hold"):
         gh.histogram(x.astype(cp.float64), 1 << 24, kernel="shared")
+    with pytest.raises(ValueError, match="weighted sums"):
+        gh.histogram(x, 64, weights=cp.ones(1000, dtype=cp.float64), kernel="packed")
     with pytest.raises(ValueError, match="increase strictly"):
         gh.histogram(x, [1.0, 0.0])
     with pytest.raises(ValueError, match=r"device=.cpu"):

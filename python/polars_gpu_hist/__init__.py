@@ -50,7 +50,7 @@ BinsArg: TypeAlias = Union[int, Sequence[float]]
 RangeArg: TypeAlias = Union[tuple[float, float], Sequence[float], None]
 Closed: TypeAlias = Literal["left", "right"]
 Device: TypeAlias = Literal["auto", "cpu", "gpu"]
-Kernel: TypeAlias = Literal["auto", "shared", "global"]
+Kernel: TypeAlias = Literal["auto", "shared", "packed", "segmented", "global"]
 
 
 def _pickled(kwargs: dict[str, Any]) -> bytes:
@@ -191,8 +191,12 @@ class GpuHistNamespace:
         device
             ``"auto"`` (the fastest available: see :func:`explain`), ``"cpu"`` or ``"gpu"``.
         kernel
-            On the GPU, pin the kernel family (``"shared"`` or ``"global"``) instead of
-            letting the plan choose; for benchmarks and tests.
+            On the GPU, pin the kernel family instead of letting the plan choose; for
+            benchmarks and tests. ``"shared"`` (replicated shared-memory counters),
+            ``"packed"`` (16-bit shared-memory counters, twice the bins), ``"segmented"``
+            (bins partitioned, then counted a partition at a time; any bin count) and
+            ``"global"`` (global atomics). Weighted sums and n-D histograms take ``"shared"``
+            or ``"global"``.
         by
             A group key (a column name or expression: integers, strings, booleans, temporal):
             every group's histogram in one pass, as a 2-D histogram with the group as an axis.

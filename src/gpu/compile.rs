@@ -10,8 +10,11 @@ use crate::error::{HistError, HistResult};
 
 const HISTOGRAM_CU: &str = include_str!("../../kernels/histogram.cu");
 /// The headers `histogram.cu` includes, by name.
-const HEADERS: [(&str, &str); 3] = [
+const HEADERS: [(&str, &str); 6] = [
     ("bin_rule.cuh", include_str!("../../kernels/bin_rule.cuh")),
+    ("rows.cuh", include_str!("../../kernels/rows.cuh")),
+    ("counters.cuh", include_str!("../../kernels/counters.cuh")),
+    ("segmented.cuh", include_str!("../../kernels/segmented.cuh")),
     ("extremes.cuh", include_str!("../../kernels/extremes.cuh")),
     (
         "histogramdd.cuh",
@@ -78,6 +81,9 @@ pub fn compile(value_type: &str, arch: u32, ptx: bool) -> HistResult<Vec<u8>> {
         format!("-DVALUE_T={value_type}"),
         "-std=c++17".into(),
         "--fmad=false".into(),
+        // The kernels hold no host code; NVRTC 13.0 took the generic lambdas of the entry
+        // points for host functions without this (13.5 did not).
+        "-default-device".into(),
     ];
     // SAFETY: `program` is live until destroyed below; options are valid C strings.
     let compiled = unsafe { nvrtc::compile_program(program, &options) };

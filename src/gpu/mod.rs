@@ -282,7 +282,21 @@ struct EdgeRule {
     edges: u64,
     n: u32,
 }
+/// `Segments` in kernels/segmented.cuh.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Segments {
+    keys: u64,
+    starts: u64,
+    cum: u64,
+    totals: u64,
+    partitions: u32,
+    width_bits: u32,
+    tiles: u32,
+    rows_per_item: u32,
+}
 // SAFETY: plain-old-data, layouts checked against the kernels.
+unsafe impl DeviceRepr for Segments {}
 unsafe impl DeviceRepr for UniformRule32 {}
 unsafe impl DeviceRepr for UniformRule64 {}
 unsafe impl DeviceRepr for EdgeRule {}
@@ -345,6 +359,72 @@ fn device_rule(stream: &Arc<CudaStream>, spec: &BinSpec) -> HistResult<DeviceRul
     })
 }
 
+/// A kernel with `shared_bytes` of dynamic shared memory allowed.
+fn function_with_shared(
+    gpu: &Gpu,
+    value_type: &'static str,
+    name: &str,
+    shared_bytes: u32,
+) -> HistResult<CudaFunction> {
+    let func = gpu.function(value_type, name)?;
+    if shared_bytes > 48 * 1024 {
+        use cudarc::driver::sys::CUfunction_attribute as F;
+        func.set_attribute(
+            F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            shared_bytes as i32,
+        )
+        .map_err(driver("asking for shared memory"))?;
+    }
+    Ok(func)
+}
+
+/// The segmented family's scratch, sized for its largest launch: keys, tile starts, running
+/// counts and totals (see kernels/segmented.cuh).
+struct SegmentScratch {
+    keys: CudaSlice<u16>,
+    starts: CudaSlice<u16>,
+    cum: CudaSlice<u32>,
+    totals: CudaSlice<u32>,
+}
+
+impl SegmentScratch {
+    fn new(stream: &Arc<CudaStream>, layout: &plan::SegmentLayout, rows: u64) -> HistResult<Self> {
+        let tiles = plan::SegmentLayout::tiles(rows) as usize;
+        let p = layout.partitions as usize;
+        let alloc = driver("allocating the segmented kernels' scratch");
+        // SAFETY: every element a kernel reads is written before, in the same launch sequence.
+        unsafe {
+            Ok(SegmentScratch {
+                keys: stream
+                    .alloc::<u16>(tiles * plan::SEG_TILE_ROWS as usize)
+                    .map_err(&alloc)?,
+                starts: stream.alloc::<u16>(tiles * (p + 1)).map_err(&alloc)?,
+                cum: stream.alloc::<u32>(tiles * p).map_err(&alloc)?,
+                totals: stream.alloc::<u32>(p).map_err(&alloc)?,
+            })
+        }
+    }
+
+    fn segments(
+        &self,
+        stream: &Arc<CudaStream>,
+        layout: &plan::SegmentLayout,
+        rows: u64,
+    ) -> Segments {
+        use cudarc::driver::DevicePtr;
+        Segments {
+            keys: self.keys.device_ptr(stream).0,
+            starts: self.starts.device_ptr(stream).0,
+            cum: self.cum.device_ptr(stream).0,
+            totals: self.totals.device_ptr(stream).0,
+            partitions: layout.partitions,
+            width_bits: layout.width_bits,
+            tiles: plan::SegmentLayout::tiles(rows) as u32,
+            rows_per_item: layout.rows_per_item,
+        }
+    }
+}
+
 /// The histogram of `pieces` (all of one value type) under `plan`, accumulated on the device.
 pub fn run(
     gpu: &Gpu,
@@ -356,15 +436,7 @@ pub fn run(
 ) -> HistResult<(Counts, f32)> {
     let n = spec.len();
     let weighted = plan.kernel.contains("_weighted_");
-    let func = gpu.function(value_type, &plan.kernel)?;
-    if plan.shared_bytes > 48 * 1024 {
-        use cudarc::driver::sys::CUfunction_attribute as F;
-        func.set_attribute(
-            F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            plan.shared_bytes as i32,
-        )
-        .map_err(driver("asking for shared memory"))?;
-    }
+    let func = function_with_shared(gpu, value_type, &plan.kernel, plan.shared_bytes)?;
     let rule = device_rule(stream, spec)?;
     // A kernel compiled with many registers may not run 1024 threads a block: take what fits.
     let most = func
@@ -374,6 +446,23 @@ pub fn run(
         grid_dim: (plan.grid, 1, 1),
         block_dim: (plan.block.min(most / 32 * 32), 1, 1),
         shared_mem_bytes: plan.shared_bytes,
+    };
+    // The segmented family's two later passes, and its scratch for the largest launch.
+    let segmented = match &plan.segments {
+        Some(layout) => {
+            let largest = pieces
+                .iter()
+                .map(|p| p.len.min(plan.rows_per_launch))
+                .max()
+                .unwrap_or(0);
+            Some((
+                layout,
+                gpu.function(value_type, "seg_scan")?,
+                function_with_shared(gpu, value_type, "seg_count", layout.count_shared_bytes)?,
+                SegmentScratch::new(stream, layout, largest)?,
+            ))
+        }
+        None => None,
     };
     let timer = |what| driver(what);
     let start_event = gpu
@@ -410,6 +499,9 @@ pub fn run(
         while start < piece.len {
             let rows = piece.slice(start, (piece.len - start).min(plan.rows_per_launch));
             start += rows.len;
+            let segments = segmented
+                .as_ref()
+                .map(|(layout, _, _, scratch)| scratch.segments(stream, layout, rows.len));
             let mut launch = stream.launch_builder(&func);
             launch
                 .arg(&rows.values)
@@ -428,6 +520,9 @@ pub fn run(
             if plan.family == Family::Shared {
                 launch.arg(&plan.replicas).arg(&plan.stride);
             }
+            if let Some(segments) = &segments {
+                launch.arg(segments);
+            }
             match (&mut exact, &mut sums) {
                 (Some(out), _) => launch.arg(out),
                 (_, Some(out)) => launch.arg(out),
@@ -436,6 +531,38 @@ pub fn run(
             // SAFETY: arguments match the kernel's parameter list (see kernels/histogram.cu);
             // every device address stays valid until the stream is synchronized below.
             unsafe { launch.launch(cfg) }.map_err(driver("launching the kernel"))?;
+
+            if let (Some((layout, scan, count, _)), Some(segments), Some(out)) =
+                (&segmented, &segments, &mut exact)
+            {
+                let scan_cfg = LaunchConfig {
+                    grid_dim: (layout.partitions, 1, 1),
+                    block_dim: (1024, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let count_cfg = LaunchConfig {
+                    grid_dim: (layout.count_grid, 1, 1),
+                    block_dim: (layout.count_block, 1, 1),
+                    shared_mem_bytes: layout.count_shared_bytes,
+                };
+                let bins = n as u32;
+                // SAFETY: `Segments` matches the kernels' struct; its buffers live in `scratch`
+                // until the stream is synchronized below.
+                unsafe {
+                    stream
+                        .launch_builder(scan)
+                        .arg(segments)
+                        .launch(scan_cfg)
+                        .map_err(driver("launching the kernel"))?;
+                    stream
+                        .launch_builder(count)
+                        .arg(segments)
+                        .arg(&bins)
+                        .arg(out)
+                        .launch(count_cfg)
+                        .map_err(driver("launching the kernel"))?;
+                }
+            }
         }
     }
     end_event
@@ -459,6 +586,7 @@ pub fn run(
         .elapsed_ms(&end_event)
         .map_err(timer("reading an event"))?;
     drop(rule);
+    drop(segmented);
     Ok((counts, kernel_ms))
 }
 
@@ -661,7 +789,9 @@ pub fn histogram_host<T: crate::input::Value>(
     }
 
     let row_bytes = std::mem::size_of::<T>() + if weighted { 8 } else { 0 };
-    let usable = usable_device_bytes().saturating_sub(spec.len() * 8);
+    let usable = usable_device_bytes()
+        .saturating_sub(spec.len() * 8)
+        .saturating_sub(plan.scratch_bytes() as usize);
     let total = column.len() * row_bytes;
     if total <= usable {
         let (device, weights) = upload_segments(gpu, &stream, &column.segments, transfer)?;

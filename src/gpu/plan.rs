@@ -46,9 +46,14 @@ impl DeviceProps {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Family {
-    /// Per-block histograms in shared memory, replicated per warp group, merged to global.
+    /// Per-block u32 histograms in shared memory, replicated per warp group, merged to global.
     Shared,
-    /// Warp-aggregated atomics straight into the global histogram.
+    /// One per-block histogram of packed 16-bit counters: twice the bins of `Shared`.
+    Packed,
+    /// Bins grouped by partition tile by tile, then counted a partition at a time in shared
+    /// memory (`kernels/segmented.cuh`): any bin count, unweighted.
+    Segmented,
+    /// Atomics straight into the global histogram (with each thread's runs added at once).
     Global,
 }
 
@@ -56,6 +61,8 @@ impl Family {
     pub fn name(self) -> &'static str {
         match self {
             Family::Shared => "shared",
+            Family::Packed => "packed",
+            Family::Segmented => "segmented",
             Family::Global => "global",
         }
     }
@@ -94,6 +101,43 @@ const BIG_BLOCK_THREADS: u32 = 1024;
 /// A block's u32 counters must not wrap: each launch gives a block fewer rows than this.
 pub const MAX_ROWS_PER_BLOCK: u64 = 1 << 31;
 
+/// The segmented family's constants, as `kernels/segmented.cuh` defines them (a test checks).
+pub const SEG_TILE_ROWS: u64 = 16384;
+pub const SEG_PARTITION_THREADS: u32 = 512;
+/// A partition is 2^15 bins: its u32 counters (128 KB) fit one block on Ampere and Hopper.
+pub const SEG_WIDTH_BITS: u32 = 15;
+/// Rows one segmented launch takes: its keys (2 bytes a row) are 512 MiB at most.
+pub const SEG_ROWS_PER_LAUNCH: u64 = 1 << 28;
+
+/// How the segmented family cuts a launch (see `kernels/segmented.cuh`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentLayout {
+    /// Partitions of 2^width_bits bins each.
+    pub partitions: u32,
+    pub width_bits: u32,
+    pub partition_grid: u32,
+    pub partition_shared_bytes: u32,
+    pub count_grid: u32,
+    pub count_block: u32,
+    pub count_shared_bytes: u32,
+    /// Rows of one partition a count block takes at a time (so a hot partition spreads out).
+    pub rows_per_item: u32,
+}
+
+impl SegmentLayout {
+    /// Tiles of a launch of `rows` rows.
+    pub fn tiles(rows: u64) -> u64 {
+        rows.div_ceil(SEG_TILE_ROWS).max(1)
+    }
+
+    /// Device bytes of the scratch for a launch of `rows` rows: keys, tile starts, running
+    /// counts and totals.
+    pub fn scratch_bytes(&self, rows: u64) -> u64 {
+        let p = self.partitions as u64;
+        Self::tiles(rows) * (SEG_TILE_ROWS * 2 + (p + 1) * 2 + p * 4) + p * 4
+    }
+}
+
 /// The launch of one histogram.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plan {
@@ -107,10 +151,22 @@ pub struct Plan {
     pub replicas: u32,
     pub stride: u32,
     pub shared_bytes: u32,
-    /// Rows one launch may take before the block counters could wrap.
+    /// Rows one launch may take before the block counters could wrap (or, segmented, before
+    /// its scratch grows past its bound).
     pub rows_per_launch: u64,
+    /// The segmented family's passes.
+    pub segments: Option<SegmentLayout>,
     pub device: String,
     pub reason: String,
+}
+
+impl Plan {
+    /// Device bytes the launches need besides the input and the histogram.
+    pub fn scratch_bytes(&self) -> u64 {
+        self.segments
+            .as_ref()
+            .map_or(0, |s| s.scratch_bytes(self.rows.min(self.rows_per_launch)))
+    }
 }
 
 impl fmt::Display for Plan {
@@ -124,12 +180,31 @@ impl fmt::Display for Plan {
         )?;
         writeln!(f, "input    {} rows, {} bins", self.rows, self.bins)?;
         writeln!(f, "grid     {} blocks x {} threads", self.grid, self.block)?;
-        if self.family == Family::Shared {
-            writeln!(
+        match (self.family, &self.segments) {
+            (Family::Shared, _) => writeln!(
                 f,
                 "shared   {} bytes per block: {} replica(s) of {} counters",
                 self.shared_bytes, self.replicas, self.stride
-            )?;
+            )?,
+            (Family::Packed, _) => writeln!(
+                f,
+                "shared   {} bytes per block: {} 16-bit counters",
+                self.shared_bytes,
+                self.bins.next_multiple_of(2)
+            )?,
+            (Family::Segmented, Some(s)) => writeln!(
+                f,
+                "segments {} partition(s) of {} bins, tiles of {} rows; count: {} blocks x {} \
+                 threads, {} bytes each, items of {} rows",
+                s.partitions,
+                1u64 << s.width_bits,
+                SEG_TILE_ROWS,
+                s.count_grid,
+                s.count_block,
+                s.count_shared_bytes,
+                s.rows_per_item
+            )?,
+            _ => {}
         }
         write!(f, "why      {}", self.reason)
     }
@@ -143,6 +218,7 @@ pub fn plan(
     rows: u64,
     force: Option<Family>,
 ) -> HistResult<Plan> {
+    // The shared family stages explicit edges in shared memory; the others read them from L2.
     let edge_bytes: u64 = match spec {
         BinSpec::Edges(e) => (e.edges.len() as u64 * 8).div_ceil(16) * 16,
         _ => 0,
@@ -163,7 +239,8 @@ pub fn plan(
 }
 
 /// The plan for a linearized n-D histogram of `cells` cells (`kernels/histogramdd.cuh`): the
-/// same families and grid as 1-D, the per-dimension rules read from the kernel's parameters.
+/// shared and global families and grid of 1-D, the per-dimension rules read from the kernel's
+/// parameters.
 pub fn plan_linear(
     props: &DeviceProps,
     cells: usize,
@@ -171,6 +248,17 @@ pub fn plan_linear(
     rows: u64,
     force: Option<Family>,
 ) -> HistResult<Plan> {
+    let force = match force {
+        Some(f @ (Family::Packed | Family::Segmented)) => {
+            return Err(HistError::InvalidArgument(format!(
+                "the {} kernel counts 1-D histograms only; n-D histograms take \"shared\" or \
+                 \"global\"",
+                f.name()
+            )))
+        }
+        None if !fits_shared(props, cells, 0, weighted) => Some(Family::Global),
+        other => other,
+    };
     let mut plan = layout(props, cells, 0, weighted, rows, force)?;
     plan.kernel = format!(
         "histdd_{}{}",
@@ -178,6 +266,23 @@ pub fn plan_linear(
         if weighted { "_weighted" } else { "" }
     );
     Ok(plan)
+}
+
+/// Bytes of one replica of the shared family's counters (with the spare counter for rows not
+/// counted, and an odd stride), after `edge_bytes` of staged edges.
+fn shared_bytes(bins: usize, edge_bytes: u64, weighted: bool) -> (u64, u64) {
+    let counter_bytes: u64 = if weighted { 8 } else { 4 };
+    let stride = (bins as u64 + 1) | 1;
+    (stride, edge_bytes + stride * counter_bytes)
+}
+
+fn fits_shared(props: &DeviceProps, bins: usize, edge_bytes: u64, weighted: bool) -> bool {
+    shared_bytes(bins, edge_bytes, weighted).1 <= props.shared_per_block_optin as u64
+}
+
+/// Bytes of the packed family's counters: two bins a word.
+fn packed_bytes(bins: usize) -> u64 {
+    (bins as u64).div_ceil(2) * 4
 }
 
 /// Family, grid, replicas and shared memory for `bins` counters (and `edge_bytes` of edges
@@ -190,43 +295,72 @@ fn layout(
     rows: u64,
     force: Option<Family>,
 ) -> HistResult<Plan> {
-    let counter_bytes: u64 = if weighted { 8 } else { 4 };
-    // An odd stride puts each replica's bin i in a different bank.
-    let stride = (bins as u64) | 1;
-    let one_copy = edge_bytes + stride * counter_bytes;
     let optin = props.shared_per_block_optin as u64;
-    let fits = one_copy <= optin;
+    let per_sm = props.shared_per_sm as u64;
+    let (stride, one_copy) = shared_bytes(bins, edge_bytes, weighted);
+    let packed = packed_bytes(bins);
+    let refuse = |why: String| Err(HistError::InvalidArgument(why));
 
     let (family, mut reason) = match force {
-        Some(Family::Shared) if !fits => {
-            return Err(HistError::InvalidArgument(format!(
+        Some(Family::Shared) if one_copy > optin => {
+            return refuse(format!(
                 "the shared-memory kernel cannot hold {bins} bins ({one_copy} bytes) in the \
                  {optin} bytes of shared memory a block may have on {}",
                 props.name
-            )))
+            ))
+        }
+        Some(f @ (Family::Packed | Family::Segmented)) if weighted => {
+            return refuse(format!(
+                "the {} kernel counts rows; weighted sums take \"shared\" or \"global\"",
+                f.name()
+            ))
+        }
+        Some(Family::Packed) if packed > optin => {
+            return refuse(format!(
+                "the packed kernel cannot hold {bins} bins ({packed} bytes) in the {optin} bytes \
+                 of shared memory a block may have on {}",
+                props.name
+            ))
         }
         Some(family) => (family, "forced by the caller".to_string()),
-        None if fits => (
+        None if one_copy <= optin => (
             Family::Shared,
             format!("{bins} bins fit in shared memory ({one_copy} of {optin} bytes a block)"),
         ),
-        None => (
+        None if weighted => (
             Family::Global,
             format!(
-                "{bins} bins ({one_copy} bytes) exceed the {optin} bytes of shared memory a \
-                 block may have: warp-aggregated global atomics"
+                "{bins} weighted sums ({one_copy} bytes) exceed the {optin} bytes of shared \
+                 memory a block may have: f64 atomics in global memory"
+            ),
+        ),
+        None if packed <= optin => (
+            Family::Packed,
+            format!(
+                "{bins} u32 counters exceed the {optin} bytes of shared memory a block may \
+                 have; as 16-bit counters they fit ({packed} bytes)"
+            ),
+        ),
+        None => (
+            Family::Segmented,
+            format!(
+                "{bins} bins exceed one block's shared memory even as 16-bit counters ({packed} \
+                 of {optin} bytes): bins grouped into partitions of {} and counted a \
+                 partition at a time",
+                1u64 << SEG_WIDTH_BITS
             ),
         ),
     };
 
-    let (grid_per_sm, block, replicas, shared_bytes) = match family {
+    let mut segments = None;
+    let mut rows_per_launch = MAX_ROWS_PER_BLOCK;
+    let (grid_per_sm, block, replicas, shared) = match family {
         Family::Shared => {
             // As many blocks per SM as shared memory allows (up to 4 of 512 threads), then as
             // many replicas as fit in each block's share, at most one per warp.
-            let per_sm = props.shared_per_sm as u64;
             let blocks = (1..=props.max_threads_per_sm / BLOCK_THREADS)
                 .rev()
-                .find(|&b| one_copy * b as u64 + 1024 * b as u64 <= per_sm)
+                .find(|&b| (one_copy + 1024) * b as u64 <= per_sm)
                 .unwrap_or(1);
             let budget = (per_sm / blocks as u64).saturating_sub(1024).min(optin);
             let block = if blocks == 1 {
@@ -234,6 +368,7 @@ fn layout(
             } else {
                 BLOCK_THREADS
             };
+            let counter_bytes = if weighted { 8 } else { 4 };
             let replicas = ((budget - edge_bytes) / (stride * counter_bytes))
                 .clamp(1, BLOCK_THREADS as u64 / 32) as u32;
             let bytes = edge_bytes + replicas as u64 * stride * counter_bytes;
@@ -242,6 +377,44 @@ fn layout(
                  does not serialize a block"
             ));
             (blocks, block, replicas, bytes as u32)
+        }
+        Family::Packed => {
+            let blocks = (per_sm / (packed + 1024)).clamp(1, 2) as u32;
+            reason.push_str(&format!(
+                "; {blocks} block(s) of {BIG_BLOCK_THREADS} threads per SM"
+            ));
+            (blocks, BIG_BLOCK_THREADS, 1, packed as u32)
+        }
+        Family::Segmented => {
+            let partitions = bins.div_ceil(1 << SEG_WIDTH_BITS) as u32;
+            let partition_bytes =
+                4 * (32 + partitions.next_multiple_of(4) as u64 + SEG_TILE_ROWS * 3 / 2);
+            let count_bytes = 4 * (32 + partitions as u64 + 1 + (1u64 << SEG_WIDTH_BITS));
+            if partition_bytes.max(count_bytes) > optin {
+                return refuse(format!(
+                    "{bins} bins need {} bytes of shared memory a block in the segmented \
+                     kernels, more than the {optin} bytes a block may have on {}",
+                    partition_bytes.max(count_bytes),
+                    props.name
+                ));
+            }
+            let blocks = (per_sm / (partition_bytes + 1024)).clamp(1, 2) as u32;
+            rows_per_launch = SEG_ROWS_PER_LAUNCH;
+            let launch_rows = rows.min(rows_per_launch);
+            let count_grid = props.sm_count;
+            // About two items a count block: a hot partition is cut into as many.
+            let rows_per_item = (launch_rows / (2 * count_grid as u64)).max(SEG_TILE_ROWS) as u32;
+            segments = Some(SegmentLayout {
+                partitions,
+                width_bits: SEG_WIDTH_BITS,
+                partition_grid: props.sm_count * blocks,
+                partition_shared_bytes: partition_bytes as u32,
+                count_grid,
+                count_block: BIG_BLOCK_THREADS,
+                count_shared_bytes: count_bytes as u32,
+                rows_per_item,
+            });
+            (blocks, SEG_PARTITION_THREADS, 1, partition_bytes as u32)
         }
         Family::Global => (
             props.max_threads_per_sm / BLOCK_THREADS,
@@ -263,8 +436,13 @@ fn layout(
         block,
         replicas,
         stride: stride as u32,
-        shared_bytes,
-        rows_per_launch: grid as u64 * MAX_ROWS_PER_BLOCK,
+        shared_bytes: shared,
+        rows_per_launch: if family == Family::Segmented {
+            rows_per_launch
+        } else {
+            grid as u64 * rows_per_launch
+        },
+        segments,
         device: props.name.clone(),
         reason,
     })
@@ -300,7 +478,7 @@ mod tests {
         assert_eq!(p.kernel, "hist_shared_u32_left");
         assert_eq!(p.grid, 132 * 4);
         assert_eq!(p.replicas, 16);
-        assert_eq!(p.stride, 257);
+        assert_eq!(p.stride, 257); // 256 bins, the spare counter, odd
         assert!(p.to_string().contains("fit in shared memory"));
     }
 
@@ -322,18 +500,71 @@ mod tests {
     }
 
     #[test]
-    fn large_bins_go_global_and_forcing_shared_fails_clearly() {
-        let s = spec(Bins::Count(1 << 20));
-        let p = plan(&DeviceProps::h100(), &s, false, 1 << 29, None).unwrap();
-        assert_eq!(p.family, Family::Global);
-        let err = plan(
+    fn twice_the_bins_take_packed_16_bit_counters() {
+        let p = plan(
             &DeviceProps::h100(),
-            &s,
+            &spec(Bins::Count(65_536)),
             false,
             1 << 29,
-            Some(Family::Shared),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            (p.family, p.kernel.as_str(), p.block, p.shared_bytes),
+            (Family::Packed, "hist_packed_u32_left", 1024, 131_072)
         );
-        assert!(err.unwrap_err().to_string().contains("cannot hold"));
+        assert!(p.to_string().contains("16-bit counters"));
+    }
+
+    #[test]
+    fn large_bins_are_segmented_and_forcing_shared_fails_clearly() {
+        let s = spec(Bins::Count(1 << 20));
+        let p = plan(&DeviceProps::h100(), &s, false, 1 << 29, None).unwrap();
+        assert_eq!(p.family, Family::Segmented);
+        let seg = p.segments.as_ref().unwrap();
+        assert_eq!((seg.partitions, seg.width_bits), (32, 15));
+        assert_eq!(p.rows_per_launch, SEG_ROWS_PER_LAUNCH);
+        assert!(p.scratch_bytes() >= 2 * SEG_ROWS_PER_LAUNCH);
+        assert!(p.to_string().contains("32 partition(s) of 32768 bins"));
+        for family in [Family::Shared, Family::Packed] {
+            let err = plan(&DeviceProps::h100(), &s, false, 1 << 29, Some(family));
+            assert!(err.unwrap_err().to_string().contains("cannot hold"));
+        }
+    }
+
+    #[test]
+    fn weighted_sums_never_take_the_counting_families() {
+        let s = spec(Bins::Count(1 << 20));
+        let p = plan(&DeviceProps::h100(), &s, true, 1 << 20, None).unwrap();
+        assert_eq!(p.family, Family::Global);
+        for family in [Family::Packed, Family::Segmented] {
+            let err = plan(&DeviceProps::h100(), &s, true, 1 << 20, Some(family));
+            assert!(err.unwrap_err().to_string().contains("weighted sums"));
+        }
+    }
+
+    #[test]
+    fn n_d_histograms_keep_to_shared_and_global() {
+        let p = plan_linear(&DeviceProps::h100(), 1 << 20, false, 1 << 20, None).unwrap();
+        assert_eq!(p.kernel, "histdd_global");
+        let err = plan_linear(
+            &DeviceProps::h100(),
+            64,
+            false,
+            1 << 20,
+            Some(Family::Packed),
+        );
+        assert!(err.unwrap_err().to_string().contains("1-D histograms only"));
+    }
+
+    /// The host sizes the segmented scratch and shared memory from these constants.
+    #[test]
+    fn segmented_constants_match_the_kernels() {
+        let cuh = include_str!("../../kernels/segmented.cuh");
+        assert!(cuh.contains(&format!("#define SEG_TILE_ROWS {SEG_TILE_ROWS}\n")));
+        assert!(cuh.contains(&format!(
+            "#define SEG_PARTITION_THREADS {SEG_PARTITION_THREADS}\n"
+        )));
     }
 
     #[test]
@@ -378,7 +609,7 @@ mod tests {
             pageable_memory_access: false,
         };
         let p = plan(&a100, &spec(Bins::Count(45_000)), false, 1 << 29, None).unwrap();
-        assert_eq!(p.family, Family::Global);
+        assert_eq!(p.family, Family::Packed);
         let p = plan(&a100, &spec(Bins::Count(40_000)), false, 1 << 29, None).unwrap();
         assert_eq!(p.family, Family::Shared);
     }

@@ -1,0 +1,278 @@
+// The segmented family, for more bins than one block's shared memory holds. Bin b belongs to
+// partition b >> WIDTH_BITS, a run of 2^WIDTH_BITS bins whose u32 counters fit in one block.
+// Three kernels, each one pass:
+//   seg_partition: each tile of SEG_TILE_ROWS rows is binned and its bins grouped by partition
+//                  (a counting sort in shared memory); the low WIDTH_BITS bits of each bin are
+//                  written as u16 keys in place of the tile, with where each partition starts.
+//   seg_scan:      per partition, its rows in tiles 0..=t (one block a partition).
+//   seg_count:     work items of about `rows_per_item` rows of one partition, over a range of
+//                  tiles; a persistent grid counts each item in shared memory and merges it.
+// Keys cost 2 bytes a row written and read again: about 1.5x the reads of the column itself for
+// float32, and every global atomic of the large-bin problem becomes a shared-memory one. Items
+// are cut by row counts, so one hot partition (degenerate or sorted data) spreads over the grid.
+// Included by histogram.cu; the host mirrors `Segments` and the two constants.
+#pragma once
+
+#define SEG_TILE_ROWS 16384
+#define SEG_PARTITION_THREADS 512
+
+struct Segments {
+    unsigned short* keys;    // a launch's rows, tile by tile, grouped by partition within a tile
+    unsigned short* starts;  // [tiles][partitions + 1]: a partition's first key in a tile
+    unsigned int* cum;       // [partitions][tiles]: a partition's rows in tiles 0..=t
+    unsigned int* totals;    // [partitions]
+    unsigned int partitions;
+    unsigned int width_bits;
+    unsigned int tiles;
+    unsigned int rows_per_item;
+};
+static_assert(sizeof(Segments) == 48 && alignof(Segments) == 8, "host layout");
+
+// Exclusive prefix of one value a thread over the block, and the block's total. Every thread
+// must call it; `scratch` holds 32 words.
+__device__ __forceinline__ unsigned int block_exclusive_scan(
+    unsigned int value, unsigned int& total, unsigned int* scratch)
+{
+    const unsigned int lane = threadIdx.x % 32;
+    const unsigned int warp = threadIdx.x / 32;
+    const unsigned int warps = blockDim.x / 32;
+    unsigned int inclusive = value;
+#pragma unroll
+    for (unsigned int d = 1; d < 32; d *= 2) {
+        const unsigned int other = __shfl_up_sync(0xffffffffu, inclusive, d);
+        inclusive += lane >= d ? other : 0;
+    }
+    if (lane == 31) scratch[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        unsigned int w = lane < warps ? scratch[lane] : 0;
+#pragma unroll
+        for (unsigned int d = 1; d < 32; d *= 2) {
+            const unsigned int other = __shfl_up_sync(0xffffffffu, w, d);
+            w += lane >= d ? other : 0;
+        }
+        scratch[lane] = w;
+    }
+    __syncthreads();
+    const unsigned int before = (warp > 0 ? scratch[warp - 1] : 0) + inclusive - value;
+    total = scratch[warps - 1];
+    __syncthreads();
+    return before;
+}
+
+// Replaces a[0..count) in shared memory by its exclusive prefix sums; returns the total.
+__device__ __forceinline__ unsigned int scan_shared(unsigned int* a, unsigned int count,
+                                                    unsigned int* scratch)
+{
+    const unsigned int per = (count + blockDim.x - 1) / blockDim.x;
+    const unsigned int begin = min(threadIdx.x * per, count);
+    const unsigned int end = min(begin + per, count);
+    unsigned int sum = 0;
+    for (unsigned int i = begin; i < end; ++i) sum += a[i];
+    unsigned int total;
+    unsigned int run = block_exclusive_scan(sum, total, scratch);
+    for (unsigned int i = begin; i < end; ++i) {
+        const unsigned int c = a[i];
+        a[i] = run;
+        run += c;
+    }
+    __syncthreads();
+    return total;
+}
+
+// Number of the first `count` entries of the sorted a[] that are <= x.
+__device__ __forceinline__ unsigned int count_at_most(const unsigned int* a, unsigned int count,
+                                                      unsigned int x)
+{
+    unsigned int lo = 0, hi = count;
+    while (lo < hi) {
+        const unsigned int mid = (lo + hi) / 2;
+        if (a[mid] <= x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// Shared memory of seg_partition: scratch, per-partition counters, the tile's bins and keys.
+__host__ __device__ constexpr unsigned int seg_partition_words(unsigned int partitions)
+{
+    return 32 + (partitions + 3) / 4 * 4 + SEG_TILE_ROWS + SEG_TILE_ROWS / 2;
+}
+
+template <class Bin>
+__device__ __forceinline__ void seg_partition(const Rows& rows, Bin bin, const Segments& seg,
+                                              u64* out)
+{
+    constexpr unsigned int K = VALUES_PER_VECTOR;
+    constexpr unsigned int VECTORS = SEG_TILE_ROWS / K;  // a tile
+    constexpr unsigned int PER_THREAD = VECTORS / SEG_PARTITION_THREADS;
+    constexpr unsigned int U = PER_THREAD < 4 ? PER_THREAD : 4;  // loads in flight
+    static_assert(PER_THREAD % U == 0, "whole steps of U vectors");
+    if (blockDim.x != SEG_PARTITION_THREADS) __trap();
+
+    unsigned int* const scratch = reinterpret_cast<unsigned int*>(smem);
+    unsigned int* const counts = scratch + 32;
+    unsigned int* const bins = counts + (seg.partitions + 3) / 4 * 4;
+    unsigned short* const keys = reinterpret_cast<unsigned short*>(bins + SEG_TILE_ROWS);
+    const unsigned int n = bin.n;
+    const unsigned int P = seg.partitions;
+    const unsigned int shift = seg.width_bits;
+    const unsigned int mask = (1u << shift) - 1;
+
+    for (unsigned int tile = blockIdx.x; tile < seg.tiles; tile += gridDim.x) {
+        zero_shared(counts, P);
+        __syncthreads();
+        // Bin the tile; a row's slot is (vector in the thread, value, thread): conflict-free.
+        for (unsigned int j0 = 0; j0 < PER_THREAD; j0 += U) {
+            uint4 q[U];
+            const u64 first = u64(tile) * VECTORS + threadIdx.x;
+#pragma unroll
+            for (unsigned int u = 0; u < U; ++u) {
+                q[u] = rows.vector(first + (j0 + u) * SEG_PARTITION_THREADS);
+            }
+#pragma unroll
+            for (unsigned int u = 0; u < U; ++u) {
+                unsigned int k = 0;
+                auto keep = [&](bool present, u64, Value x) {
+                    const unsigned int b = present ? bin(x) : n;
+                    bins[((j0 + u) * K + k++) * SEG_PARTITION_THREADS + threadIdx.x] = b;
+                    if (b < n) atomicAdd(counts + (b >> shift), 1u);
+                };
+                if (rows.validity != nullptr) {
+                    rows.each_value<true>(first + (j0 + u) * SEG_PARTITION_THREADS, q[u], keep);
+                } else {
+                    rows.each_value<false>(first + (j0 + u) * SEG_PARTITION_THREADS, q[u], keep);
+                }
+            }
+        }
+        __syncthreads();
+        const unsigned int counted = scan_shared(counts, P, scratch);
+        unsigned short* const starts = seg.starts + u64(tile) * (P + 1);
+        for (unsigned int p = threadIdx.x; p <= P; p += blockDim.x) {
+            starts[p] = static_cast<unsigned short>(p < P ? counts[p] : counted);
+        }
+        __syncthreads();
+        // Scatter: counts[] now runs ahead as each partition's next free key. Eight slots at a
+        // time, so that their atomics overlap (one at a time, their latency bound the kernel).
+        constexpr unsigned int BATCH = 8;
+        static_assert(SEG_TILE_ROWS % (BATCH * SEG_PARTITION_THREADS) == 0, "whole batches");
+        for (unsigned int s0 = threadIdx.x; s0 < SEG_TILE_ROWS; s0 += BATCH * SEG_PARTITION_THREADS) {
+            unsigned int b[BATCH];
+            unsigned int at[BATCH];
+#pragma unroll
+            for (unsigned int j = 0; j < BATCH; ++j) b[j] = bins[s0 + j * SEG_PARTITION_THREADS];
+#pragma unroll
+            for (unsigned int j = 0; j < BATCH; ++j) {
+                at[j] = b[j] < n ? atomicAdd(counts + (b[j] >> shift), 1u) : 0;
+            }
+#pragma unroll
+            for (unsigned int j = 0; j < BATCH; ++j) {
+                if (b[j] < n) keys[at[j]] = static_cast<unsigned short>(b[j] & mask);
+            }
+        }
+        __syncthreads();
+        uint4* const dst = reinterpret_cast<uint4*>(seg.keys + u64(tile) * SEG_TILE_ROWS);
+        const uint4* const src = reinterpret_cast<const uint4*>(keys);
+        for (unsigned int i = threadIdx.x; i < (counted + 7) / 8; i += blockDim.x) {
+            dst[i] = src[i];
+        }
+        __syncthreads();
+    }
+
+    // The unaligned head and tail go straight to the histogram.
+    auto direct = [&](bool present, u64, Value x) {
+        const unsigned int b = bin(x);
+        if (present && b < n) atomicAdd(out + b, u64(1));
+    };
+    if (rows.validity != nullptr) {
+        edge_rows<true>(rows, direct);
+    } else {
+        edge_rows<false>(rows, direct);
+    }
+}
+
+// One block a partition: cum[p][t] = its rows in tiles 0..=t, totals[p] = all of them.
+extern "C" __global__ void seg_scan(Segments seg)
+{
+    __shared__ unsigned int scratch[32];
+    const unsigned int p = blockIdx.x;
+    const unsigned int stride = seg.partitions + 1;
+    unsigned int carry = 0;
+    for (unsigned int t0 = 0; t0 < seg.tiles; t0 += blockDim.x) {
+        const unsigned int t = t0 + threadIdx.x;
+        unsigned int rows = 0;
+        if (t < seg.tiles) {
+            const unsigned short* s = seg.starts + u64(t) * stride + p;
+            rows = unsigned(s[1]) - unsigned(s[0]);
+        }
+        unsigned int sum;
+        const unsigned int before = block_exclusive_scan(rows, sum, scratch);
+        if (t < seg.tiles) seg.cum[u64(p) * seg.tiles + t] = carry + before + rows;
+        carry += sum;
+    }
+    if (threadIdx.x == 0) seg.totals[p] = carry;
+}
+
+// Shared memory of seg_count: scratch, the item prefix, one partition's counters.
+__host__ __device__ constexpr unsigned int seg_count_words(unsigned int partitions,
+                                                           unsigned int width_bits)
+{
+    return 32 + partitions + 1 + (1u << width_bits);
+}
+
+extern "C" __global__ void seg_count(Segments seg, unsigned int n, u64* out)
+{
+    const unsigned int P = seg.partitions;
+    const unsigned int W = 1u << seg.width_bits;
+    unsigned int* const scratch = reinterpret_cast<unsigned int*>(smem);
+    unsigned int* const first_item = scratch + 32;  // [P + 1]
+    unsigned int* const counters = first_item + P + 1;
+    const unsigned int lane = threadIdx.x % 32;
+    const unsigned int warp = threadIdx.x / 32;
+    const unsigned int warps = blockDim.x / 32;
+
+    // A partition of r rows is ceil(r / rows_per_item) items; every block lists them alike.
+    for (unsigned int p = threadIdx.x; p < P; p += blockDim.x) {
+        first_item[p] = (seg.totals[p] + seg.rows_per_item - 1) / seg.rows_per_item;
+    }
+    __syncthreads();
+    const unsigned int items = scan_shared(first_item, P, scratch);
+    if (threadIdx.x == 0) first_item[P] = items;
+    zero_shared(counters, W);
+    __syncthreads();
+
+    for (unsigned int item = blockIdx.x; item < items; item += gridDim.x) {
+        const unsigned int p = count_at_most(first_item, P + 1, item) - 1;
+        const unsigned int part = item - first_item[p];
+        const unsigned int parts = first_item[p + 1] - first_item[p];
+        const unsigned int* const cum = seg.cum + u64(p) * seg.tiles;
+        const u64 total = seg.totals[p];
+        // Tiles [ta, tb): cut where the partition's running row count passes part / parts.
+        const unsigned int ta = count_at_most(cum, seg.tiles, unsigned(total * part / parts));
+        const unsigned int tb =
+            count_at_most(cum, seg.tiles, unsigned(total * (part + 1) / parts));
+        for (unsigned int t = ta + warp; t < tb; t += warps) {
+            const unsigned short* const s = seg.starts + u64(t) * (P + 1) + p;
+            const unsigned int begin = s[0];
+            const unsigned int end = s[1];
+            const unsigned short* const keys = seg.keys + u64(t) * SEG_TILE_ROWS;
+            for (unsigned int i = begin + lane; i < end; i += 32) {
+                atomicAdd(counters + keys[i], 1u);
+            }
+        }
+        __syncthreads();
+        const unsigned int base = p << seg.width_bits;
+        const unsigned int width = min(W, n - base);
+        for (unsigned int j = threadIdx.x; j < width; j += blockDim.x) {
+            const unsigned int c = counters[j];
+            if (c != 0) {
+                atomicAdd(out + base + j, u64(c));
+                counters[j] = 0;
+            }
+        }
+        __syncthreads();
+    }
+}
