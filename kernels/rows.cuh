@@ -122,10 +122,10 @@ __device__ __forceinline__ void body_rows(const Rows& rows, Op& op, Step& step)
 {
     const u64 per_step = u64(blockDim.x) * U;
     for (u64 base = blockIdx.x * per_step; base < rows.vectors; base += gridDim.x * per_step) {
-        uint4 q[U];
         const u64 first = base + threadIdx.x;
         if (base + per_step <= rows.vectors) {
             // A whole step: no bounds to check (all but the last step of a block or two).
+            uint4 q[U];
 #pragma unroll
             for (unsigned int j = 0; j < U; ++j) {
                 q[j] = __ldg(rows.body() + first + j * blockDim.x);
@@ -135,13 +135,11 @@ __device__ __forceinline__ void body_rows(const Rows& rows, Op& op, Step& step)
                 rows.each_value<NULLABLE, true>(first + j * blockDim.x, q[j], op);
             }
         } else {
-#pragma unroll
+            // The last step: one vector at a time, not unrolled (NVRTC compile time).
+#pragma unroll 1
             for (unsigned int j = 0; j < U; ++j) {
-                q[j] = rows.vector(first + j * blockDim.x);
-            }
-#pragma unroll
-            for (unsigned int j = 0; j < U; ++j) {
-                rows.each_value<NULLABLE>(first + j * blockDim.x, q[j], op);
+                const u64 v = first + j * blockDim.x;
+                rows.each_value<NULLABLE>(v, rows.vector(v), op);
             }
         }
         step();

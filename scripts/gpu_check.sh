@@ -17,6 +17,31 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 nvcc --version | tail -1
 python3 -c "import polars, polars_gpu_hist as g; print('polars', polars.__version__, 'polars-gpu-hist', g.__version__); from polars_gpu_hist import _internal as i; print(i.gpu_info())"
 
+echo "== kernels compiled for every column type (NVRTC, in parallel, into the disk cache)"
+python3 - <<'PY'
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+
+def warm(dtype: str) -> float:
+    import cupy as cp
+
+    import polars_gpu_hist as gh
+
+    t0 = time.perf_counter()
+    gh.histogram(cp.arange(64).astype(dtype), 4)
+    return time.perf_counter() - t0
+
+
+types = ["float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+         "uint64"]
+with ProcessPoolExecutor(len(types)) as pool:
+    for dtype, s in zip(types, pool.map(warm, types)):
+        print(f"  {dtype}: {s:.1f} s", flush=True)
+PY
+
 if [[ $what == check || $what == all ]]; then
   echo "== gpu tests"
   python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py tests/test_accumulator_gpu.py 2>&1 | tee "$OUT/pytest_gpu.log" | tail -25
@@ -36,6 +61,9 @@ if [[ $what == bench || $what == all ]]; then
   tail -3 "$OUT/peers.log"
   echo "== ours"
   python3 benches/gpu_bench.py ${BENCH_ARGS:-} > "$OUT/gpu_bench.log" 2>&1 || status=1
+  echo "== every family forced (scripts/kernel_lab.py)"
+  python3 scripts/kernel_lab.py --variants 4 > "$OUT/kernel_lab.log" 2>&1 || status=1
+  tail -n 60 "$OUT/kernel_lab.log" > "$OUT/kernel_lab_table.md"
   echo "== ours beside the peers"
   python3 benches/report.py "$OUT" | tee "$OUT/report.md"
 fi

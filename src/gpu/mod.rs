@@ -378,6 +378,25 @@ fn function_with_shared(
     Ok(func)
 }
 
+/// The plan's grid and block, cut to what the compiled kernel can run: a kernel with many
+/// registers (their number varies with the NVRTC version) may not take 1024 threads a block,
+/// or as many blocks per SM as shared memory allows, and a grid past what is resident at once
+/// runs in two waves.
+fn resident_launch(gpu: &Gpu, func: &CudaFunction, plan: &Plan) -> HistResult<LaunchConfig> {
+    let query = driver("querying the kernel");
+    let most = func.max_threads_per_block().map_err(&query)? as u32;
+    let block = plan.block.min(most / 32 * 32);
+    let per_sm = func
+        .occupancy_max_active_blocks_per_multiprocessor(block, plan.shared_bytes as usize, None)
+        .map_err(&query)?
+        .max(1);
+    Ok(LaunchConfig {
+        grid_dim: (plan.grid.min(gpu.props.sm_count * per_sm), 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: plan.shared_bytes,
+    })
+}
+
 /// The segmented family's scratch, sized for its largest launch: keys, tile starts, running
 /// counts and totals (see kernels/segmented.cuh).
 struct SegmentScratch {
@@ -438,21 +457,18 @@ pub fn run(
     let weighted = plan.kernel.contains("_weighted_");
     let func = function_with_shared(gpu, value_type, &plan.kernel, plan.shared_bytes)?;
     let rule = device_rule(stream, spec)?;
-    // A kernel compiled with many registers may not run 1024 threads a block: take what fits.
-    let most = func
-        .max_threads_per_block()
-        .map_err(driver("querying the kernel"))? as u32;
-    let cfg = LaunchConfig {
-        grid_dim: (plan.grid, 1, 1),
-        block_dim: (plan.block.min(most / 32 * 32), 1, 1),
-        shared_mem_bytes: plan.shared_bytes,
+    let cfg = resident_launch(gpu, &func, plan)?;
+    let rows_per_launch = if plan.family == Family::Segmented {
+        plan.rows_per_launch
+    } else {
+        cfg.grid_dim.0 as u64 * plan::MAX_ROWS_PER_BLOCK
     };
     // The segmented family's two later passes, and its scratch for the largest launch.
     let segmented = match &plan.segments {
         Some(layout) => {
             let largest = pieces
                 .iter()
-                .map(|p| p.len.min(plan.rows_per_launch))
+                .map(|p| p.len.min(rows_per_launch))
                 .max()
                 .unwrap_or(0);
             Some((
@@ -497,7 +513,7 @@ pub fn run(
     for piece in pieces {
         let mut start = 0;
         while start < piece.len {
-            let rows = piece.slice(start, (piece.len - start).min(plan.rows_per_launch));
+            let rows = piece.slice(start, (piece.len - start).min(rows_per_launch));
             start += rows.len;
             let segments = segmented
                 .as_ref()
@@ -1003,23 +1019,9 @@ fn run_linear(
     weights: Option<u64>,
 ) -> HistResult<(Counts, f32)> {
     let cells = rules.cells as usize;
-    let func = gpu.function(value_type, &plan.kernel)?;
-    if plan.shared_bytes > 48 * 1024 {
-        use cudarc::driver::sys::CUfunction_attribute as F;
-        func.set_attribute(
-            F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            plan.shared_bytes as i32,
-        )
-        .map_err(driver("asking for shared memory"))?;
-    }
-    let most = func
-        .max_threads_per_block()
-        .map_err(driver("querying the kernel"))? as u32;
-    let cfg = LaunchConfig {
-        grid_dim: (plan.grid, 1, 1),
-        block_dim: (plan.block.min(most / 32 * 32), 1, 1),
-        shared_mem_bytes: plan.shared_bytes,
-    };
+    let func = function_with_shared(gpu, value_type, &plan.kernel, plan.shared_bytes)?;
+    let cfg = resident_launch(gpu, &func, plan)?;
+    let rows_per_launch = cfg.grid_dim.0 as u64 * plan::MAX_ROWS_PER_BLOCK;
     let event = |what| {
         gpu.ctx
             .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
@@ -1041,7 +1043,7 @@ fn run_linear(
     // Shared-memory counters are u32: no block may see 2^32 rows in one launch.
     let mut start = 0u64;
     while start < len {
-        let rows = (len - start).min(plan.rows_per_launch);
+        let rows = (len - start).min(rows_per_launch);
         let mut shifted = *rules;
         for d in &mut shifted.dim[..rules.dims as usize] {
             let elem = if d.kind == DIM_GROUPS {
