@@ -309,7 +309,9 @@ def test_explain_names_the_kernel() -> None:
     x = cp.zeros(1 << 20, dtype=cp.float32)
     text = gh.explain(x, 256)
     assert "hist_shared_u32_left" in text and "replica" in text
-    assert "hist_global" in gh.explain(x, 1 << 22)
+    assert "hist_packed_u32_left" in gh.explain(x, 1 << 16)
+    assert "hist_segmented_u32_left" in gh.explain(x, 1 << 22)
+    assert "hist_global_weighted" in gh.explain(x, 1 << 22, weights=True)
 
 
 def test_reads_wait_for_the_producers_copy() -> None:
