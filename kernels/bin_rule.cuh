@@ -73,7 +73,27 @@ struct UniformBins {
     F scale;  // n / (hi - lo): the cheap estimate of the edge bin (closed left)
     F margin;  // a fraction of the estimate in (margin, 1 - margin) names the bin (bins.rs)
     bool literal;  // closed left: replay numpy's division, the cheap rule could differ (bins.rs)
+    // `Linspace` in bins.rs: edge i < n is F(P(i) * step + start), P = double (formula 1) or
+    // float (2); 0: read e[i]. The host asks for it when the edges would not stay in cache.
+    unsigned int formula;
+    double start;
+    double step;
 };
+
+// Edge i of the bins (i <= n).
+template <class F>
+__device__ __forceinline__ F edge_of(const UniformBins<F>& u, unsigned int i)
+{
+    if (u.formula == 0 || i >= u.n) {
+        return i >= u.n ? u.hi : u.e[i];
+    }
+    if (u.formula == 1) {
+        return static_cast<F>(__dadd_rn(__dmul_rn(static_cast<double>(i), u.step), u.start));
+    }
+    const float single = __fadd_rn(__fmul_rn(__uint2float_rn(i), static_cast<float>(u.step)),
+                                   static_cast<float>(u.start));
+    return static_cast<F>(single);
+}
 
 // The rules run every step for every x, NaN and outside values included (indices stay in range,
 // so the edge loads are safe), and pick the answer at the end: bins.rs's early returns would make
@@ -87,8 +107,8 @@ __device__ __forceinline__ unsigned int bin_uniform_left_literal(const UniformBi
 {
     const unsigned int last = u.n - 1;
     unsigned int i = trunc_to_bin(mul_rn(div_rn(sub_rn(x, u.lo), u.denom), u.n_f), last);
-    const F below = u.e[i];
-    const F above = u.e[i + 1];
+    const F below = edge_of(u, i);
+    const F above = edge_of(u, i + 1);
     i = x < below ? i - 1 : (i != last && x >= above ? i + 1 : i);
     return x >= u.lo && x <= u.hi ? i : u.n;
 }
@@ -104,8 +124,8 @@ __device__ __forceinline__ unsigned int bin_uniform_left_cheap(const UniformBins
     unsigned int i = trunc_to_bin(f, last);
     const F frac = sub_rn(f, F(i));
     if (!(frac > u.margin && frac < F(1) - u.margin)) {
-        while (i > 0 && x < u.e[i]) --i;
-        while (i < last && x >= u.e[i + 1]) ++i;
+        while (i > 0 && x < edge_of(u, i)) --i;
+        while (i < last && x >= edge_of(u, i + 1)) ++i;
     }
     return x >= u.lo && x <= u.hi ? i : u.n;
 }
@@ -124,8 +144,8 @@ __device__ __forceinline__ unsigned int bin_uniform_right(const UniformBins<F>& 
 {
     const unsigned int last = u.n - 1;
     unsigned int i = trunc_to_bin(mul_rn(u.denom, sub_rn(x, u.lo)), last);
-    const F below = u.e[i];
-    const F above = u.e[i + 1];
+    const F below = edge_of(u, i);
+    const F above = edge_of(u, i + 1);
     i = x <= below ? i - 1 : (x > above ? i + 1 : i);
     return x == u.lo ? 0u : (x > u.lo && x <= u.hi ? i : u.n);
 }

@@ -70,11 +70,14 @@ struct PackedCounters {
 
     __device__ void zero() const { zero_shared(words, count); }
 
-    __device__ __forceinline__ void add(unsigned int b) const
+    // counters[b] += count (count <= MAX_PACKED_ADDS); the add that takes it to PACKED_SPILL or
+    // past spills PACKED_SPILL. Only that add sees the counter below the threshold before and
+    // at or above it after, so one thread spills each time.
+    __device__ __forceinline__ void add(unsigned int b, unsigned int count) const
     {
         const unsigned int shift = (b & 1) * 16;
-        const unsigned int old = atomicAdd(words + (b >> 1), 1u << shift);
-        if (((old >> shift) & 0xFFFFu) == PACKED_SPILL - 1) {
+        const unsigned int old = (atomicAdd(words + (b >> 1), count << shift) >> shift) & 0xFFFFu;
+        if (old < PACKED_SPILL && old + count >= PACKED_SPILL) {
             atomicSub(words + (b >> 1), PACKED_SPILL << shift);
             atomicAdd(out + b, u64(PACKED_SPILL));
         }

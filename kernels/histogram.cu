@@ -34,6 +34,10 @@ struct UniformRule {
     F n_f;
     F scale;  // n / (hi - lo)
     F margin;  // see UniformBins::margin in bin_rule.cuh
+    unsigned int formula;  // see UniformBins::formula
+    unsigned int pad;
+    double start;
+    double step;
 };
 typedef UniformRule<float> UniformRule32;
 typedef UniformRule<double> UniformRule64;
@@ -43,8 +47,8 @@ struct EdgeRule {
     unsigned int n;
 };
 
-static_assert(sizeof(UniformRule32) == 32 && alignof(UniformRule32) == 8, "host layout");
-static_assert(sizeof(UniformRule64) == 48 && alignof(UniformRule64) == 8, "host layout");
+static_assert(sizeof(UniformRule32) == 56 && alignof(UniformRule32) == 8, "host layout");
+static_assert(sizeof(UniformRule64) == 72 && alignof(UniformRule64) == 8, "host layout");
 static_assert(sizeof(EdgeRule) == 16 && alignof(EdgeRule) == 8, "host layout");
 
 // ---- Value -> bin, for one rule kind and closed side ----
@@ -59,7 +63,9 @@ struct UniformBin {
     unsigned int n;
 
     __device__ explicit UniformBin(const UniformRule<F>& r)
-        : u{r.edges, r.n, r.edges[0], r.edges[r.n], r.denom, r.n_f, r.scale, r.margin, r.literal != 0}, n(r.n)
+        : u{r.edges, r.n,      r.edges[0], r.edges[r.n], r.denom,  r.n_f, r.scale,
+            r.margin, r.literal != 0, r.formula, r.start, r.step},
+          n(r.n)
     {
     }
     template <Literal M>
@@ -199,19 +205,34 @@ __device__ __forceinline__ void packed_hist(const Rows& rows, Bin bin, u64* out)
     // The edge rows (32 at most) follow the last step.
     const unsigned int steps_per_barrier = (MAX_PACKED_ADDS - 32) / (blockDim.x * U * K);
     if (steps_per_barrier == 0) __trap();
+    // Each thread adds its run of rows in one bin at once (degenerate and sorted data cost one
+    // atomic a step, not one a row); a run never outlives its step, so the bound holds.
+    unsigned int run_bin = n;
+    unsigned int run = 0;
+    const auto flush = [&] {
+        if (run_bin < n) counters.add(run_bin, run);
+        run_bin = n;
+        run = 0;
+    };
     unsigned int steps = 0;
     for_each_row<U>(
         rows,
         [&](bool present, u64, Value x) {
-            const unsigned int b = bin(x);
-            if (present && b < n) counters.add(b);
+            const unsigned int b = present ? bin(x) : n;
+            if (b != run_bin) {
+                flush();
+                run_bin = b;
+            }
+            run += 1;
         },
         [&] {
+            flush();
             if (++steps == steps_per_barrier) {
                 __syncthreads();
                 steps = 0;
             }
         });
+    flush();
     __syncthreads();
     counters.merge(n);
 }

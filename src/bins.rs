@@ -146,6 +146,31 @@ pub struct UniformBins<F> {
     /// Closed left only: numpy's estimate can miss the edge bin by more than one somewhere, so
     /// its arithmetic must be replayed literally.
     pub literal: bool,
+    /// The formula that made `edges`, when one did: a kernel recomputes an edge instead of
+    /// reading it from an array larger than its caches.
+    pub linspace: Option<Linspace>,
+}
+
+/// Edge `i < n` is `i as P * step + start` rounded to the bins' type, with `P` float32 when
+/// `single`, else float64 (one multiply, one add, no fused multiply-add); edge `n` is the
+/// last edge as stored. This is how [`linspace`] and Polars' breaks evaluate them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Linspace {
+    pub start: f64,
+    pub step: f64,
+    pub single: bool,
+}
+
+impl Linspace {
+    /// Edge `i < n` in the bins' type `F`, as the kernels compute it (tests hold it to the
+    /// stored edges).
+    pub fn edge<F: BinFloat>(&self, i: usize) -> F {
+        if self.single {
+            F::from_f64((i as f32 * self.step as f32 + self.start as f32) as f64)
+        } else {
+            F::from_f64(i as f64 * self.step + self.start)
+        }
+    }
 }
 
 impl<F: BinFloat> UniformBins<F> {
@@ -161,6 +186,7 @@ impl<F: BinFloat> UniformBins<F> {
             n_f,
             closed: Closed::Left,
             literal: false,
+            linspace: None,
         };
         bins.literal = !bins.numpy_estimate_is_near_everywhere();
         bins.margin = bins.cheap_estimate_margin();
@@ -180,9 +206,16 @@ impl<F: BinFloat> UniformBins<F> {
             edges,
             closed: Closed::Left,
             literal: false,
+            linspace: None,
         };
         bins.margin = bins.cheap_estimate_margin();
         bins
+    }
+
+    /// These bins with the formula that made their edges.
+    fn made_by(mut self, linspace: Option<Linspace>) -> Self {
+        self.linspace = linspace;
+        self
     }
 
     /// The cheap estimate, `(x - lo) * scale` in `F`, as the kernels compute it.
@@ -556,7 +589,7 @@ impl BinSpec {
                 } else {
                     (lo, hi)
                 };
-                let edges = linspace(lo, hi, n);
+                let (edges, _) = linspace(lo, hi, n);
                 if edges.iter().any(|e| !e.is_finite()) {
                     return Err(too_wide(lo as f64, hi as f64, "float32"));
                 }
@@ -578,7 +611,7 @@ impl BinSpec {
                     (None, Extremes::Integer(lo, hi)) => widened(lo as f64, hi as f64),
                     (None, Extremes::Empty) => (0.0, 1.0),
                 };
-                let edges = linspace(lo, hi, n);
+                let (edges, _) = linspace(lo, hi, n);
                 if edges.iter().any(|e| !e.is_finite()) {
                     return Err(too_wide(lo, hi, "float64"));
                 }
@@ -746,20 +779,27 @@ fn check_finite(extremes: Extremes) -> HistResult<()> {
 }
 
 /// numpy's `linspace(start, stop, n + 1)` computed in `P`: `i * ((stop - start) / n) + start`,
-/// with the last edge set to `stop`.
-fn linspace<P: BinFloat>(start: P, stop: P, n: usize) -> Vec<P> {
+/// with the last edge set to `stop`; and that formula, unless the step underflows to 0.
+fn linspace<P: BinFloat>(start: P, stop: P, n: usize) -> (Vec<P>, Option<Linspace>) {
     let delta = stop - start;
     let div = P::from_usize(n);
     let step = delta / div;
-    let mut edges: Vec<P> = if step.to_f64() == 0.0 {
-        (0..=n)
+    let (mut edges, formula): (Vec<P>, _) = if step.to_f64() == 0.0 {
+        let edges = (0..=n)
             .map(|i| P::from_usize(i) / div * delta + start)
-            .collect()
+            .collect();
+        (edges, None)
     } else {
-        (0..=n).map(|i| P::from_usize(i) * step + start).collect()
+        let edges = (0..=n).map(|i| P::from_usize(i) * step + start).collect();
+        let formula = Linspace {
+            start: start.to_f64(),
+            step: step.to_f64(),
+            single: std::mem::size_of::<P>() == 4,
+        };
+        (edges, Some(formula))
     };
     edges[n] = stop;
-    edges
+    (edges, formula)
 }
 
 /// numpy's `histogram` for `bins=n`: `_get_outer_edges`, `linspace` and `norm_denom`.
@@ -780,15 +820,15 @@ fn numpy_uniform(n: usize, range: Option<(f64, f64)>, kind: ValueKind, ext: Extr
             } else {
                 (lo, hi)
             };
-            BinSpec::Uniform32(UniformBins::numpy(linspace(lo, hi, n), hi - lo, n as f32))
+            let (edges, formula) = linspace(lo, hi, n);
+            BinSpec::Uniform32(UniformBins::numpy(edges, hi - lo, n as f32).made_by(formula))
         }
         (None, Extremes::Integer(lo, hi)) if lo != hi => {
             // `_unsigned_subtract` of the integer extremes is exact; linspace casts then subtracts.
-            BinSpec::Uniform64(UniformBins::numpy(
-                linspace(lo as f64, hi as f64, n),
-                (hi - lo) as f64,
-                n as f64,
-            ))
+            let (edges, formula) = linspace(lo as f64, hi as f64, n);
+            BinSpec::Uniform64(
+                UniformBins::numpy(edges, (hi - lo) as f64, n as f64).made_by(formula),
+            )
         }
         (range, ext) => {
             // Python floats (a `range`, the empty default (0, 1), or widened integer extremes)
@@ -799,14 +839,19 @@ fn numpy_uniform(n: usize, range: Option<(f64, f64)>, kind: ValueKind, ext: Extr
                 (None, Extremes::Integer(lo, hi)) => widened(lo as f64, hi as f64),
                 _ => (0.0, 1.0),
             };
-            let edges = linspace(lo, hi, n);
+            let (edges, formula) = linspace(lo, hi, n);
             match kind {
-                ValueKind::Float32 => BinSpec::Uniform32(UniformBins::numpy(
-                    edges.iter().map(|&e| e as f32).collect(),
-                    (hi - lo) as f32,
-                    n as f32,
-                )),
-                _ => BinSpec::Uniform64(UniformBins::numpy(edges, hi - lo, n as f64)),
+                ValueKind::Float32 => BinSpec::Uniform32(
+                    UniformBins::numpy(
+                        edges.iter().map(|&e| e as f32).collect(),
+                        (hi - lo) as f32,
+                        n as f32,
+                    )
+                    .made_by(formula),
+                ),
+                _ => BinSpec::Uniform64(
+                    UniformBins::numpy(edges, hi - lo, n as f64).made_by(formula),
+                ),
             }
         }
     }
@@ -836,6 +881,11 @@ fn polars_uniform(n: usize, range: Option<(f64, f64)>, ext: Extremes) -> Uniform
         scale: n as f64 / (hi - lo),
         margin: 0.5,
         literal: true,
+        linspace: Some(Linspace {
+            start: lo,
+            step: width,
+            single: false,
+        }),
     }
 }
 
@@ -983,6 +1033,34 @@ mod tests {
         assert_eq!(u.bin(lo as f64), 0);
     }
 
+    /// The kernels recompute edges from `linspace` for large bin counts: it must give every
+    /// stored edge, for each way the edges are made.
+    #[test]
+    fn the_linspace_formula_gives_every_stored_edge() {
+        let cases = [
+            (None, Extremes::Float32(-3.25, 7.5), Closed::Left, 100_003),
+            (Some((0.0, 1.0)), Extremes::Float32(0.0, 1.0), Closed::Left, 1 << 24),
+            (Some((0.0, 1.0)), Extremes::Empty, Closed::Left, 1 << 20),
+            (None, Extremes::Float64(-1e-3, 2.5e7), Closed::Left, 65_537),
+            (None, Extremes::Integer(-7, 1 << 40), Closed::Left, 4097),
+            (Some((0.1, 0.7)), Extremes::Empty, Closed::Right, 33_333),
+        ];
+        for (range, ext, closed, n) in cases {
+            fn check<F: BinFloat>(u: &UniformBins<F>) {
+                let f = u.linspace.expect("equal bins record their formula");
+                let n = u.len();
+                for (i, &e) in u.edges[..n].iter().enumerate() {
+                    assert!(f.edge::<F>(i) == e, "edge {i} of {n}: {f:?}");
+                }
+            }
+            match spec(Bins::Count(n), range, closed, ext) {
+                BinSpec::Uniform32(u) => check(&u),
+                BinSpec::Uniform64(u) => check(&u),
+                BinSpec::Edges(_) => panic!("equal bins"),
+            }
+        }
+    }
+
     /// The cheap rule must give numpy's literal answer wherever the check allows it.
     #[test]
     fn cheap_rule_agrees_with_numpy_arithmetic_where_proved() {
@@ -1024,7 +1102,7 @@ mod tests {
 
     #[test]
     fn an_estimate_that_misses_by_two_forces_the_literal_rule() {
-        let edges = linspace(0.0f64, 1.0, 1000);
+        let (edges, _) = linspace(0.0f64, 1.0, 1000);
         assert!(!UniformBins::numpy(edges.clone(), 1.0, 1000.0).literal);
         // A denominator 0.4% off moves the estimate by up to 4 bins near the top.
         assert!(UniformBins::numpy(edges, 1.004, 1000.0).literal);

@@ -264,6 +264,10 @@ struct UniformRule32 {
     n_f: f32,
     scale: f32,
     margin: f32,
+    formula: u32,
+    pad: u32,
+    start: f64,
+    step: f64,
 }
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -275,6 +279,21 @@ struct UniformRule64 {
     n_f: f64,
     scale: f64,
     margin: f64,
+    formula: u32,
+    pad: u32,
+    start: f64,
+    step: f64,
+}
+
+/// How the kernels get edge i of equal bins (`UniformBins::formula` in kernels/bin_rule.cuh):
+/// read from the array while it stays in cache (a quarter of L2), else recomputed from the
+/// formula that made it (two float64 operations, where a read would miss).
+fn edge_formula<F>(u: &crate::bins::UniformBins<F>, l2_bytes: u32) -> (u32, f64, f64) {
+    let bytes = std::mem::size_of_val(u.edges.as_slice()) as u64;
+    match u.linspace {
+        Some(f) if bytes > l2_bytes as u64 / 4 => (if f.single { 2 } else { 1 }, f.start, f.step),
+        _ => (0, 0.0, 0.0),
+    }
 }
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -317,7 +336,7 @@ enum DeviceRule {
     },
 }
 
-fn device_rule(stream: &Arc<CudaStream>, spec: &BinSpec) -> HistResult<DeviceRule> {
+fn device_rule(stream: &Arc<CudaStream>, spec: &BinSpec, l2_bytes: u32) -> HistResult<DeviceRule> {
     use cudarc::driver::DevicePtr;
     let n = spec.len() as u32;
     let copy = |what| driver(what);
@@ -325,6 +344,7 @@ fn device_rule(stream: &Arc<CudaStream>, spec: &BinSpec) -> HistResult<DeviceRul
         BinSpec::Uniform32(u) => {
             let e = stream.clone_htod(&u.edges).map_err(copy("copying edges"))?;
             let ptr = e.device_ptr(stream).0;
+            let (formula, start, step) = edge_formula(u, l2_bytes);
             let rule = UniformRule32 {
                 edges: ptr,
                 n,
@@ -333,12 +353,17 @@ fn device_rule(stream: &Arc<CudaStream>, spec: &BinSpec) -> HistResult<DeviceRul
                 n_f: u.n_f,
                 scale: u.scale,
                 margin: u.margin,
+                formula,
+                pad: 0,
+                start,
+                step,
             };
             DeviceRule::U32 { rule, _edges: e }
         }
         BinSpec::Uniform64(u) => {
             let e = stream.clone_htod(&u.edges).map_err(copy("copying edges"))?;
             let ptr = e.device_ptr(stream).0;
+            let (formula, start, step) = edge_formula(u, l2_bytes);
             let rule = UniformRule64 {
                 edges: ptr,
                 n,
@@ -347,6 +372,10 @@ fn device_rule(stream: &Arc<CudaStream>, spec: &BinSpec) -> HistResult<DeviceRul
                 n_f: u.n_f,
                 scale: u.scale,
                 margin: u.margin,
+                formula,
+                pad: 0,
+                start,
+                step,
             };
             DeviceRule::U64 { rule, _edges: e }
         }
@@ -456,7 +485,7 @@ pub fn run(
     let n = spec.len();
     let weighted = plan.kernel.contains("_weighted_");
     let func = function_with_shared(gpu, value_type, &plan.kernel, plan.shared_bytes)?;
-    let rule = device_rule(stream, spec)?;
+    let rule = device_rule(stream, spec, gpu.props.l2_bytes)?;
     let cfg = resident_launch(gpu, &func, plan)?;
     let rows_per_launch = if plan.family == Family::Segmented {
         plan.rows_per_launch
