@@ -80,12 +80,13 @@ struct UniformBins {
     double step;
 };
 
-// Edge i of the bins (i <= n).
-template <class F>
+// Edge i of the bins (i <= n). FORMULA = false leaves the formula out of kernels whose edges
+// always fit in cache (its float64 code cost the few-bin kernel 15% on an H100).
+template <class F, bool FORMULA = true>
 __device__ __forceinline__ F edge_of(const UniformBins<F>& u, unsigned int i)
 {
-    if (u.formula == 0 || i >= u.n) {
-        return i >= u.n ? u.hi : u.e[i];
+    if (!FORMULA || u.formula == 0 || i >= u.n) {
+        return u.e[i];  // n + 1 edges: e[n] is hi
     }
     if (u.formula == 1) {
         return static_cast<F>(__dadd_rn(__dmul_rn(static_cast<double>(i), u.step), u.start));
@@ -102,13 +103,13 @@ __device__ __forceinline__ F edge_of(const UniformBins<F>& u, unsigned int i)
 // numpy: [e[i], e[i+1]), the last bin closed on both sides, by numpy's own estimate and single
 // correction. bins.rs steps down when x < e[i], then up when x >= e[i+1] (not past the last bin);
 // after a step down x < e[i+1] already, so one step at most: both neighbours load up front.
-template <class F>
+template <class F, bool FORMULA = true>
 __device__ __forceinline__ unsigned int bin_uniform_left_literal(const UniformBins<F>& u, F x)
 {
     const unsigned int last = u.n - 1;
     unsigned int i = trunc_to_bin(mul_rn(div_rn(sub_rn(x, u.lo), u.denom), u.n_f), last);
-    const F below = edge_of(u, i);
-    const F above = edge_of(u, i + 1);
+    const F below = edge_of<F, FORMULA>(u, i);
+    const F above = edge_of<F, FORMULA>(u, i + 1);
     i = x < below ? i - 1 : (i != last && x >= above ? i + 1 : i);
     return x >= u.lo && x <= u.hi ? i : u.n;
 }
@@ -116,7 +117,7 @@ __device__ __forceinline__ unsigned int bin_uniform_left_literal(const UniformBi
 // The same bins where the host proved (`literal` unset) that the edge bin is numpy's answer,
 // found from a cheap estimate. Far enough from a bin boundary the estimate alone is proof and no
 // edge is read: with millions of bins those reads went to L2 and cost more than the count.
-template <class F>
+template <class F, bool FORMULA = true>
 __device__ __forceinline__ unsigned int bin_uniform_left_cheap(const UniformBins<F>& u, F x)
 {
     const unsigned int last = u.n - 1;
@@ -124,8 +125,8 @@ __device__ __forceinline__ unsigned int bin_uniform_left_cheap(const UniformBins
     unsigned int i = trunc_to_bin(f, last);
     const F frac = sub_rn(f, F(i));
     if (!(frac > u.margin && frac < F(1) - u.margin)) {
-        while (i > 0 && x < edge_of(u, i)) --i;
-        while (i < last && x >= edge_of(u, i + 1)) ++i;
+        while (i > 0 && x < edge_of<F, FORMULA>(u, i)) --i;
+        while (i < last && x >= edge_of<F, FORMULA>(u, i + 1)) ++i;
     }
     return x >= u.lo && x <= u.hi ? i : u.n;
 }
@@ -139,13 +140,13 @@ __device__ __forceinline__ unsigned int bin_uniform_left(const UniformBins<F>& u
 }
 
 // Polars: (e[i], e[i+1]], the first bin closed on both sides.
-template <class F>
+template <class F, bool FORMULA = true>
 __device__ __forceinline__ unsigned int bin_uniform_right(const UniformBins<F>& u, F x)
 {
     const unsigned int last = u.n - 1;
     unsigned int i = trunc_to_bin(mul_rn(u.denom, sub_rn(x, u.lo)), last);
-    const F below = edge_of(u, i);
-    const F above = edge_of(u, i + 1);
+    const F below = edge_of<F, FORMULA>(u, i);
+    const F above = edge_of<F, FORMULA>(u, i + 1);
     i = x <= below ? i - 1 : (x > above ? i + 1 : i);
     return x == u.lo ? 0u : (x > u.lo && x <= u.hi ? i : u.n);
 }

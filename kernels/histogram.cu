@@ -54,10 +54,13 @@ static_assert(sizeof(EdgeRule) == 16 && alignof(EdgeRule) == 8, "host layout");
 // ---- Value -> bin, for one rule kind and closed side ----
 
 // Closed-left equal bins replay numpy literally or take the proved cheap rule; `Runtime` asks
-// the rule's flag per row, the other two are fixed when the kernel starts (see with_fixed_rule).
+// the rule's flag per row, the other two are fixed when the kernel starts (see with_fixed_rule)
+// and read every edge (the fixed rules serve the shared family, whose edges fit in cache).
 enum class Literal { Runtime, Always, Never };
 
-template <class F, bool RIGHT, Literal L = Literal::Runtime>
+// FORMULA: whether edges may be recomputed (bin_rule.cuh's edge_of); the families whose bins
+// fit in shared memory read them, as their edges stay in cache.
+template <class F, bool RIGHT, Literal L = Literal::Runtime, bool FORMULA = true>
 struct UniformBin {
     UniformBins<F> u;
     unsigned int n;
@@ -68,8 +71,9 @@ struct UniformBin {
           n(r.n)
     {
     }
-    template <Literal M>
-    __device__ explicit UniformBin(const UniformBin<F, RIGHT, M>& other) : u(other.u), n(other.n)
+    template <Literal M, bool G>
+    __device__ explicit UniformBin(const UniformBin<F, RIGHT, M, G>& other)
+        : u(other.u), n(other.n)
     {
     }
 
@@ -85,25 +89,27 @@ struct UniformBin {
             x = to_f64(v);
         }
         if constexpr (RIGHT) {
-            return bin_uniform_right(u, x);
+            return bin_uniform_right<F, FORMULA>(u, x);
         } else if constexpr (L == Literal::Always) {
-            return bin_uniform_left_literal(u, x);
+            return bin_uniform_left_literal<F, FORMULA>(u, x);
         } else if constexpr (L == Literal::Never) {
-            return bin_uniform_left_cheap(u, x);
+            return bin_uniform_left_cheap<F, FORMULA>(u, x);
         } else {
-            return bin_uniform_left(u, x);
+            return u.literal ? bin_uniform_left_literal<F, FORMULA>(u, x)
+                             : bin_uniform_left_cheap<F, FORMULA>(u, x);
         }
     }
 };
 
 // Calls f with `bin`, its closed-left literal flag fixed for the whole launch.
-template <class F, class Fn>
-__device__ __forceinline__ void with_fixed_rule(const UniformBin<F, false>& bin, Fn f)
+template <class F, bool G, class Fn>
+__device__ __forceinline__ void with_fixed_rule(const UniformBin<F, false, Literal::Runtime, G>& bin,
+                                                Fn f)
 {
     if (bin.u.literal) {
-        f(UniformBin<F, false, Literal::Always>(bin));
+        f(UniformBin<F, false, Literal::Always, G>(bin));
     } else {
-        f(UniformBin<F, false, Literal::Never>(bin));
+        f(UniformBin<F, false, Literal::Never, G>(bin));
     }
 }
 template <class Bin, class Fn>
@@ -140,6 +146,10 @@ struct EdgeBin {
 
 template <bool RIGHT> using U32Bin = UniformBin<float, RIGHT>;
 template <bool RIGHT> using U64Bin = UniformBin<double, RIGHT>;
+// The same rules reading every edge, for the families whose bins fit in shared memory.
+template <bool RIGHT> using U32BinCached = UniformBin<float, RIGHT, Literal::Runtime, false>;
+template <bool RIGHT> using U64BinCached = UniformBin<double, RIGHT, Literal::Runtime, false>;
+template <bool RIGHT> using EdgeBinCached = EdgeBin<RIGHT>;
 
 #include "rows.cuh"
 #include "counters.cuh"
@@ -190,6 +200,9 @@ __device__ __forceinline__ void shared_hist(const Rows& rows, Bin bin, Amount am
 #ifndef PACKED_LOADS_IN_FLIGHT
 #define PACKED_LOADS_IN_FLIGHT 4
 #endif
+#ifndef PACKED_RUNS
+#define PACKED_RUNS 1
+#endif
 
 // Up to twice the bins: one histogram of packed 16-bit counters per block (see PackedCounters),
 // with a barrier every few steps to keep the adds between barriers under MAX_PACKED_ADDS.
@@ -205,6 +218,7 @@ __device__ __forceinline__ void packed_hist(const Rows& rows, Bin bin, u64* out)
     // The edge rows (32 at most) follow the last step.
     const unsigned int steps_per_barrier = (MAX_PACKED_ADDS - 32) / (blockDim.x * U * K);
     if (steps_per_barrier == 0) __trap();
+#if PACKED_RUNS
     // Each thread adds its run of rows in one bin at once (degenerate and sorted data cost one
     // atomic a step, not one a row); a run never outlives its step, so the bound holds.
     unsigned int run_bin = n;
@@ -233,6 +247,21 @@ __device__ __forceinline__ void packed_hist(const Rows& rows, Bin bin, u64* out)
             }
         });
     flush();
+#else
+    unsigned int steps = 0;
+    for_each_row<U>(
+        rows,
+        [&](bool present, u64, Value x) {
+            const unsigned int b = bin(x);
+            if (present && b < n) counters.add(b, 1);
+        },
+        [&] {
+            if (++steps == steps_per_barrier) {
+                __syncthreads();
+                steps = 0;
+            }
+        });
+#endif
     __syncthreads();
     counters.merge(n);
 }
@@ -292,13 +321,13 @@ __device__ __forceinline__ void global_weighted_hist(const Rows& rows, Bin bin, 
     extern "C" __global__ void hist_shared_##KIND##_##CLOSED(                                      \
         ROW_PARAMS, Rule rule, unsigned int replicas, unsigned int stride, u64* out)               \
     {                                                                                              \
-        with_fixed_rule(Bin<RIGHT>(rule), [&](auto bin) {                                        \
+        with_fixed_rule(Bin##Cached<RIGHT>(rule), [&](auto bin) {                                \
             shared_hist<unsigned int>(ROWS, bin, Unit(), replicas, stride, out);                   \
         });                                                                                        \
     }                                                                                              \
     extern "C" __global__ void hist_packed_##KIND##_##CLOSED(ROW_PARAMS, Rule rule, u64* out)      \
     {                                                                                              \
-        packed_hist(ROWS, Bin<RIGHT>(rule), out);                                                  \
+        packed_hist(ROWS, Bin##Cached<RIGHT>(rule), out);                                          \
     }                                                                                              \
     extern "C" __global__ void __launch_bounds__(SEG_PARTITION_THREADS, 2)                         \
         hist_segmented_##KIND##_##CLOSED(                                                          \
@@ -314,7 +343,7 @@ __device__ __forceinline__ void global_weighted_hist(const Rows& rows, Bin bin, 
         ROW_PARAMS, WEIGHT_PARAMS, Rule rule, unsigned int replicas, unsigned int stride,          \
         double* out)                                                                               \
     {                                                                                              \
-        shared_hist<double>(ROWS, Bin<RIGHT>(rule), WEIGHTS, replicas, stride, out);               \
+        shared_hist<double>(ROWS, Bin##Cached<RIGHT>(rule), WEIGHTS, replicas, stride, out);       \
     }                                                                                              \
     extern "C" __global__ void hist_global_weighted_##KIND##_##CLOSED(                             \
         ROW_PARAMS, WEIGHT_PARAMS, Rule rule, double* out)                                         \

@@ -183,6 +183,7 @@ def main() -> None:
     ap.add_argument("--dists", default="", help="distributions, comma-separated")
     ap.add_argument("--bins", default="", help="bin counts, comma-separated")
     ap.add_argument("--variants", default="1,2,4", help="loads in flight to compare")
+    ap.add_argument("--defines", default="", help="extra variants: NAME=-DX=1 -DY=2;...")
     args = ap.parse_args()
     only = set(filter(None, args.only.split(",")))
     n_rows = 1 << args.log2n
@@ -205,7 +206,14 @@ def main() -> None:
             f"-DHIST_LOADS_IN_FLIGHT={loads}",
             f"-DPACKED_LOADS_IN_FLIGHT={loads}",
         )
+    for spec in filter(None, args.defines.split(";")):
+        vname, flags = spec.split("=", 1)
+        variants[vname] = module(source(ROOT / "kernels"), *flags.split())
     current = variants.get("loads2") or next(iter(variants.values()))
+    for vname, mod in variants.items():
+        for fname in ("hist_shared_u32_left", "hist_packed_u32_left", "hist_segmented_u32_left"):
+            f = mod.get_function(fname)
+            print(f"{vname} {fname}: {f.num_regs} registers, {f.local_size_bytes} B local")
     # The reference uses the baseline's copy of the rule when there is one: an independent check.
     ref_mod = module(source(args.baseline or ROOT / "kernels") + REFERENCE)
     reference = ref_mod.get_function("reference")
