@@ -383,63 +383,28 @@ def main() -> None:
                 )
                 seg_arg = raw_arg(seg)
                 out = cp.zeros(bins, dtype=cp.uint64)
-                stage_ms = {}
+
+                def partition():
+                    args = (x, np.uint64(x.size), np.uint64(0), np.uint64(0), raw_arg(rule))
+                    grid = (sms * part_blocks,)
+                    part(grid, (512,), (*args, seg_arg, out), shared_mem=part_bytes)
+
+                def scan_tiles():
+                    scan((P,), (1024,), (seg_arg,))
+
+                def count_items():
+                    args = (seg_arg, np.uint32(bins), out)
+                    count((count_grid,), (1024,), args, shared_mem=count_bytes)
+
+                stages = {"partition": partition, "scan": scan_tiles, "count": count_items}
 
                 def launch():
                     out.fill(0)
-                    part(
-                        (sms * part_blocks,),
-                        (512,),
-                        (
-                            x,
-                            np.uint64(x.size),
-                            np.uint64(0),
-                            np.uint64(0),
-                            raw_arg(rule),
-                            seg_arg,
-                            out,
-                        ),
-                        shared_mem=part_bytes,
-                    )
-                    scan((P,), (1024,), (seg_arg,))
-                    count(
-                        (count_grid,),
-                        (1024,),
-                        (seg_arg, np.uint32(bins), out),
-                        shared_mem=count_bytes,
-                    )
+                    for stage in stages.values():
+                        stage()
 
                 ms = timer(launch)
-                for stage, fn in (
-                    (
-                        "partition",
-                        lambda: part(
-                            (sms * part_blocks,),
-                            (512,),
-                            (
-                                x,
-                                np.uint64(x.size),
-                                np.uint64(0),
-                                np.uint64(0),
-                                raw_arg(rule),
-                                seg_arg,
-                                out,
-                            ),
-                            shared_mem=part_bytes,
-                        ),
-                    ),
-                    ("scan", lambda: scan((P,), (1024,), (seg_arg,))),
-                    (
-                        "count",
-                        lambda: count(
-                            (count_grid,),
-                            (1024,),
-                            (seg_arg, np.uint32(bins), out),
-                            shared_mem=count_bytes,
-                        ),
-                    ),
-                ):
-                    stage_ms[stage] = round(timer(fn), 4)
+                stage_ms = {name: round(timer(stage), 4) for name, stage in stages.items()}
                 launch()
                 record("segmented", "", ms, out, f"P={P} part {sms * part_blocks}x512 {stage_ms}")
 

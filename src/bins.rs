@@ -1039,7 +1039,12 @@ mod tests {
     fn the_linspace_formula_gives_every_stored_edge() {
         let cases = [
             (None, Extremes::Float32(-3.25, 7.5), Closed::Left, 100_003),
-            (Some((0.0, 1.0)), Extremes::Float32(0.0, 1.0), Closed::Left, 1 << 24),
+            (
+                Some((0.0, 1.0)),
+                Extremes::Float32(0.0, 1.0),
+                Closed::Left,
+                1 << 24,
+            ),
             (Some((0.0, 1.0)), Extremes::Empty, Closed::Left, 1 << 20),
             (None, Extremes::Float64(-1e-3, 2.5e7), Closed::Left, 65_537),
             (None, Extremes::Integer(-7, 1 << 40), Closed::Left, 4097),

@@ -165,16 +165,42 @@ mod tests {
             eprintln!("skipped: no NVRTC here");
             return;
         }
-        for arch in [80, 90] {
-            for value_type in VALUE_TYPES {
-                let cubin = compile(value_type, arch, false).unwrap();
-                assert!(
-                    cubin.starts_with(b"\x7fELF"),
-                    "{value_type} sm_{arch}: not an ELF cubin"
-                );
+        // NVRTC takes 15-40 s for each type and architecture: as many at once as there are cores.
+        let jobs: Vec<(&str, u32, bool)> = [80, 90]
+            .into_iter()
+            .flat_map(|arch| {
+                VALUE_TYPES
+                    .into_iter()
+                    .map(move |t| (t, arch, false))
+                    .chain([("float", arch, true)])
+            })
+            .collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    while let Some(&(value_type, arch, ptx)) =
+                        jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
+                        let out = compile(value_type, arch, ptx).unwrap();
+                        if !ptx {
+                            assert!(
+                                out.starts_with(b"\x7fELF"),
+                                "{value_type} sm_{arch}: not an ELF cubin"
+                            );
+                            continue;
+                        }
+                        let ptx = String::from_utf8_lossy(&out);
+                        for family in ["shared", "packed", "segmented", "global"] {
+                            assert!(ptx.contains(&format!(".entry hist_{family}_u32_left")));
+                        }
+                        assert!(
+                            ptx.contains(".entry seg_count") && ptx.contains(".entry seg_scan")
+                        );
+                    }
+                });
             }
-            let ptx = compile("float", arch, true).unwrap();
-            assert!(String::from_utf8_lossy(&ptx).contains(".entry hist_shared_u32_left"));
-        }
+        });
     }
 }
