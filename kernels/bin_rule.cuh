@@ -80,8 +80,8 @@ struct UniformBins {
     double step;
 };
 
-// Edge i of the bins (i <= n). FORMULA = false leaves the formula out of kernels whose edges
-// always fit in cache (its float64 code cost the few-bin kernel 15% on an H100).
+// Edge i of the bins (i <= n). FORMULA = false leaves the formula's code out of the kernels
+// whose edges always fit in cache.
 template <class F, bool FORMULA = true>
 __device__ __forceinline__ F edge_of(const UniformBins<F>& u, unsigned int i)
 {

@@ -54,8 +54,7 @@ static_assert(sizeof(EdgeRule) == 16 && alignof(EdgeRule) == 8, "host layout");
 // ---- Value -> bin, for one rule kind and closed side ----
 
 // Closed-left equal bins replay numpy literally or take the proved cheap rule; `Runtime` asks
-// the rule's flag per row, the other two are fixed when the kernel starts (see with_fixed_rule)
-// and read every edge (the fixed rules serve the shared family, whose edges fit in cache).
+// the rule's flag per row, the other two fix it for a whole launch (see with_fixed_rule).
 enum class Literal { Runtime, Always, Never };
 
 // FORMULA: whether edges may be recomputed (bin_rule.cuh's edge_of); the families whose bins
