@@ -131,12 +131,13 @@ __device__ __forceinline__ unsigned int bin_uniform_left_cheap(const UniformBins
     return x >= u.lo && x <= u.hi ? i : u.n;
 }
 
-// `literal` is uniform across the grid, so the branch never diverges; the 1-D kernels pick one
-// of the two above once per launch instead (a branch a row costs them several instructions).
-template <class F>
+// `literal` is uniform across the grid, so the branch never diverges; the shared family picks
+// one of the two above once per launch instead (a branch a row cost it several instructions).
+template <class F, bool FORMULA = true>
 __device__ __forceinline__ unsigned int bin_uniform_left(const UniformBins<F>& u, F x)
 {
-    return u.literal ? bin_uniform_left_literal(u, x) : bin_uniform_left_cheap(u, x);
+    return u.literal ? bin_uniform_left_literal<F, FORMULA>(u, x)
+                     : bin_uniform_left_cheap<F, FORMULA>(u, x);
 }
 
 // Polars: (e[i], e[i+1]], the first bin closed on both sides.

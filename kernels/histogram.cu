@@ -94,8 +94,7 @@ struct UniformBin {
         } else if constexpr (L == Literal::Never) {
             return bin_uniform_left_cheap<F, FORMULA>(u, x);
         } else {
-            return u.literal ? bin_uniform_left_literal<F, FORMULA>(u, x)
-                             : bin_uniform_left_cheap<F, FORMULA>(u, x);
+            return bin_uniform_left<F, FORMULA>(u, x);
         }
     }
 };

@@ -115,8 +115,6 @@ pub struct SegmentLayout {
     /// Partitions of 2^width_bits bins each.
     pub partitions: u32,
     pub width_bits: u32,
-    pub partition_grid: u32,
-    pub partition_shared_bytes: u32,
     pub count_grid: u32,
     pub count_block: u32,
     pub count_shared_bytes: u32,
@@ -407,8 +405,6 @@ fn layout(
             segments = Some(SegmentLayout {
                 partitions,
                 width_bits: SEG_WIDTH_BITS,
-                partition_grid: props.sm_count * blocks,
-                partition_shared_bytes: partition_bytes as u32,
                 count_grid,
                 count_block: BIG_BLOCK_THREADS,
                 count_shared_bytes: count_bytes as u32,
