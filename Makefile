@@ -6,7 +6,7 @@ NVRTC_LIB = $(firstword $(wildcard $(abspath $(VENV))/lib/python3*/site-packages
 FILE  ?=
 ARGS  ?= --plot hist.png
 
-.PHONY: demo test develop lint bench gpu-stage gpu-stage-dask clean
+.PHONY: demo test develop lint bench bundle gpu-stage gpu-stage-dask clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -26,27 +26,35 @@ demo: develop
 test: develop
 	cargo fmt --all -- --check
 	$(VENV)/bin/ruff check python tests benches scripts
-	LD_LIBRARY_PATH=$(NVRTC_LIB):$$LD_LIBRARY_PATH PGH_REQUIRE_NVRTC=1 cargo test --quiet
+	LD_LIBRARY_PATH=$(NVRTC_LIB):$$LD_LIBRARY_PATH PGH_REQUIRE_NVRTC=1 cargo test --quiet --features lazy
 	$(PY) -m pytest -q
 
 lint: $(VENV)/.installed
 	cargo fmt --all -- --check
-	cargo clippy --all-targets -- -D warnings
+	cargo clippy --all-targets --features lazy -- -D warnings
 	$(VENV)/bin/ruff check python tests benches scripts
 	$(VENV)/bin/ruff format --check python tests benches scripts
 
 bench: develop
 	$(PY) benches/cpu_bench.py
 
+# The common kernels prebuilt for Hopper (sm_90) by NVRTC from the venv, carried by the wheel
+# (other architectures compile on first use).
+bundle: develop
+	LD_LIBRARY_PATH=$(NVRTC_LIB):$$LD_LIBRARY_PATH $(PY) -c "import polars_gpu_hist._internal as i; \
+	  print(i.build_kernel_bundle('python/polars_gpu_hist/kernels.bundle', [90], 2), 'kernels')"
+
 # Everything the GPU host needs, in the ignored .gpu/: our stripped abi3 wheel, the Polars wheels,
 # hypothesis, peers.py. Then: device run `bash scripts/gpu_check.sh all` carrying .gpu.
-gpu-stage: $(VENV)/.installed
+gpu-stage: $(VENV)/.installed python/polars_gpu_hist/kernels.bundle
 	rm -rf .gpu && bash ../shared/gpu/stage.sh .gpu
 	rm -f .gpu/boost_histogram-* .gpu/fast_histogram-*
 	$(PY) -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 	  --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 -d .gpu \
 	  hypothesis sortedcontainers attrs
 	$(VENV)/bin/maturin build --release --strip -o .gpu
+	# The previous kernels and their lab, for the kernel lab's same-run baseline.
+	mkdir -p .gpu/baseline && git archive 64d993f kernels scripts/kernel_lab.py | tar -x -C .gpu/baseline
 	du -sh .gpu
 
 # The Dask scaling run on a 2-GPU host, in the ignored .gpu-dask/ (no hypothesis or peers: the

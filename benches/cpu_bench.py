@@ -65,6 +65,12 @@ def peers(x: np.ndarray, bins: int, edges: np.ndarray) -> dict[str, Callable[[],
             return h.fill(x, threads=CORES)
 
         out[f"boost_histogram.fill(threads={CORES})"] = bh_fill
+
+        def bh_variable() -> object:
+            h = bh.Histogram(bh.axis.Variable(edges))
+            return h.fill(x, threads=CORES)
+
+        out[f"boost_histogram Variable.fill(threads={CORES})"] = bh_variable
     except ImportError:
         pass
     return out
@@ -78,7 +84,40 @@ RATIOS = [
     ("ours: select(histogram(bins=256, range=(0,1)))", "numpy.histogram(bins=256, range)"),
     ("ours: select(histogram(bins=edges))", "polars hist(bins=edges)"),
     ("ours: select(histogram(bins=edges))", "numpy.histogram(bins=edges)"),
+    ("ours: select(histogram(bins=edges))", f"boost_histogram Variable.fill(threads={CORES})"),
 ]
+
+
+def small_calls(reps: int) -> None:
+    """What a call costs when the data is small, and per group: the fixed cost beside Polars'."""
+    rng = np.random.default_rng(5)
+    print("\nsmall calls (median ms): ours select(histogram(bins=10)) vs Polars hist(bin_count=10)")
+    for n in (100, 10_000):
+        df = pl.DataFrame({"x": rng.random(n)})
+        ours = median_ms(
+            lambda df=df: df.select(pl.col("x").gpu_hist.histogram(bins=10, device="cpu")),
+            reps * 20,
+        )
+        polars = median_ms(lambda df=df: df.select(pl.col("x").hist(bin_count=10)), reps * 20)
+        print(f"  {n:>6} rows: ours {ours:.3f}  polars {polars:.3f}  ratio {polars / ours:.2f}")
+    groups, n = 10_000, 1 << 21
+    df = pl.DataFrame({"g": rng.integers(0, groups, n), "x": rng.random(n)})
+    agg = median_ms(
+        lambda: df.group_by("g").agg(
+            pl.col("x").gpu_hist.histogram(bins=64, range=(0.0, 1.0), device="cpu")
+        ),
+        max(3, reps // 2),
+    )
+    by = median_ms(
+        lambda: df.select(
+            pl.col("x").gpu_hist.histogram(bins=64, range=(0.0, 1.0), by="g", device="cpu")
+        ),
+        reps,
+    )
+    print(
+        f"  {groups} groups of 2^21 rows, 64 bins: group_by().agg() {agg:.1f}, by= {by:.1f} "
+        f"(agg / by = {agg / by:.2f})"
+    )
 
 
 def main() -> None:
@@ -90,7 +129,8 @@ def main() -> None:
     n = 1 << args.log2n
     bins = 256
     rng = np.random.default_rng(11)
-    edges = np.linspace(0, 1, bins + 1)
+    # 257 uneven edges over [0, 1]: a search, not a formula.
+    edges = np.sort(np.concatenate([[0.0, 1.0], np.random.default_rng(3).random(bins - 1)]))
     results: dict[str, dict[str, float]] = {}
     for dist in ["uniform", "normal", "degenerate"]:
         if dist == "uniform":
@@ -123,6 +163,7 @@ def main() -> None:
         if peer in results["uniform"]:
             cells = "".join(f"{results[d][peer] / results[d][ours]:12.2f}" for d in results)
             print(f"{ours[6:]:34s} vs {peer:33s}{cells}")
+    small_calls(args.reps)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"n": n, "bins": bins, "cores": CORES, "ms": results}, f, indent=1)

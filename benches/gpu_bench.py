@@ -1,9 +1,11 @@
-"""GPU benchmark: our kernels on device-resident data against the read roofline measured in the
-same run, and the Polars path from host memory against the CPU backend.
+"""GPU benchmark: whole calls on device-resident data (the numpy drop-in, counts left on the
+device, and the DataFrame API) against the read roofline measured in the same run, with the
+kernels' own time beside; the Polars path from host memory (the first call, and pinned) against
+the CPU backend; n-D and by=.
 
 Usage: python benches/gpu_bench.py [--log2n 29] [--quick] ; writes $OUT/gpu_bench.json.
-Kernel times come from CUDA events around our launches (median of reps after a warm-up); the
-API time is the whole call as a user sees it (the call synchronizes before returning).
+Whole-call times are wall clock around the Python call, which synchronizes before returning
+(median of reps after a warm-up); kernel times come from CUDA events around our launches.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import numpy as np
 import polars as pl
 
 import polars_gpu_hist as gh
-from polars_gpu_hist import _internal
+import polars_gpu_hist.numpy as ghnp
+from polars_gpu_hist import _args, _internal
 
 OUT = os.environ.get("OUT", "/tmp")
 
@@ -44,7 +47,9 @@ def roofline_ms(x: cp.ndarray, reps: int) -> float:
 def ours(x: cp.ndarray, bins: int, reps: int, **kw: object) -> dict[str, object]:
     iface = x.__cuda_array_interface__
     options = gh._pickled(
-        gh._kwargs(bins, kw.get("range"), False, "left", "auto", kw.get("kernel", "auto"))
+        _args.histogram_kwargs(
+            bins, kw.get("range"), False, "left", False, "auto", kw.get("kernel", "auto")
+        )
     )
     args = ("x", iface["data"][0], x.size, iface["typestr"], options, None)
     series, plan, _ = _internal.histogram_cuda(*args)  # warm-up: compile/load, first touch
@@ -55,7 +60,22 @@ def ours(x: cp.ndarray, bins: int, reps: int, **kw: object) -> dict[str, object]
         wall.append((time.perf_counter() - t0) * 1e3)
         kernel.append(k_ms)
     counts = series.struct.field("count").to_numpy()
-    return {"kernel_ms": median(kernel), "api_ms": median(wall), "plan": plan, "counts": counts}
+    numpy_ms = timed(
+        lambda: (ghnp.histogram(x, bins, range=kw.get("range")), cp.cuda.Device().synchronize()),
+        reps,
+    )
+    return {
+        "kernel_ms": median(kernel),
+        "api_ms": median(wall),
+        "numpy_ms": numpy_ms,
+        "plan": plan,
+        "counts": counts,
+    }
+
+
+def kernel_of(report: str) -> str:
+    """The counting kernel named in the engine's report."""
+    return next(line.split()[1] for line in report.splitlines() if line.startswith("kernel "))
 
 
 def device_data(n: int, dtype: str, dist: str, seed: int) -> cp.ndarray:
@@ -64,6 +84,8 @@ def device_data(n: int, dtype: str, dist: str, seed: int) -> cp.ndarray:
         x = rng.random(n, dtype=cp.float32)
     elif dist == "normal":
         x = cp.clip(rng.standard_normal(n, dtype=cp.float32) * 0.1 + 0.5, 0, 0.999999)
+    elif dist == "sorted":
+        x = cp.sort(rng.random(n, dtype=cp.float32))
     else:
         x = cp.full(n, 0.3, dtype=cp.float32)
     if dtype == "float64":
@@ -87,7 +109,9 @@ def ours_dd(xy: cp.ndarray, bins: object, rng_arg: object, reps: int) -> dict[st
     length, dims = xy.shape
     item = xy.dtype.itemsize
     ptrs = [iface["data"][0] + j * item for j in range(dims)]
-    options = gh._pickled(gh._dd_kwargs(dims, bins, rng_arg, False, "left", "auto", "auto"))
+    options = gh._pickled(
+        _args.dd_kwargs(dims, bins, rng_arg, False, "left", False, "auto", "auto")
+    )
     args = ([f"x{j}" for j in range(dims)], ptrs, [dims] * dims, length, iface["typestr"], options)
     series, plan, _ = _internal.histogramdd_cuda(*args)
     kernel, wall = [], []
@@ -112,8 +136,8 @@ def timed(run: object, reps: int = 5) -> float:
 
 
 def bench_host() -> list[dict[str, object]]:
-    """From a Polars column in host memory, end to end: the first call (no cache) by each
-    transfer, the repeat call (device cache), the CPU backend and Polars' own hist."""
+    """From a Polars column in host memory, end to end: the first call by each transfer, the
+    call on a pinned column, the CPU backend and Polars' own hist."""
     rows = []
     for dtype, log2 in [("float32", 28), ("float64", 27)]:
         rng = np.random.default_rng(3)
@@ -127,7 +151,6 @@ def bench_host() -> list[dict[str, object]]:
             def select(device: str, df: pl.DataFrame = df, bins: int = bins) -> None:
                 df.select(pl.col("x").gpu_hist.histogram(bins, range=(0.0, 1.0), device=device))
 
-            os.environ["POLARS_GPU_HIST_DEVICE_CACHE"] = "0"
             for transfer in ["pageable", "staged", "registered"]:
                 os.environ["POLARS_GPU_HIST_TRANSFER"] = transfer
                 try:
@@ -136,8 +159,9 @@ def bench_host() -> list[dict[str, object]]:
                     row[f"first_{transfer}_ms"] = float("nan")
                     row[f"{transfer}_error"] = str(e).splitlines()[0]
             del os.environ["POLARS_GPU_HIST_TRANSFER"]
-            del os.environ["POLARS_GPU_HIST_DEVICE_CACHE"]
-            row["repeat_cached_ms"] = timed(lambda: select("gpu"), reps=9)
+            gh.pin(df)
+            row["pinned_ms"] = timed(lambda: select("gpu"), reps=9)
+            gh.unpin(df)
             row["auto_ms"] = timed(lambda: select("auto"))
             row["cpu_ms"] = timed(lambda: select("cpu"), reps=3)
             s = df["x"]
@@ -167,7 +191,7 @@ def bench_2d(reps: int) -> list[dict[str, object]]:
                 "what": "2d_device",
                 "bins": f"{b}x{b}",
                 "how": label,
-                "kernel": r["plan"].splitlines()[0].split()[1],
+                "kernel": kernel_of(r["plan"]),
                 "kernel_ms": r["kernel_ms"],
                 "api_ms": r["api_ms"],
                 "ok": int(counts.sum()) == m,
@@ -244,7 +268,7 @@ def main() -> None:
         bins_list = [256, 65_536, 1 << 20]
     sections = set(args.sections.split(","))
     for dtype in ["float32", "float64", "int32"] if "device" in sections else []:
-        dists = ["uniform", "normal", "degenerate"] if dtype == "float32" else ["uniform"]
+        dists = ["uniform", "normal", "degenerate", "sorted"] if dtype == "float32" else ["uniform"]
         sizes = bins_list if dtype == "float32" else [256, 65_536]
         for dist in dists:
             x = device_data(n, dtype, dist, seed=len(results) + 1)
@@ -254,7 +278,7 @@ def main() -> None:
                 for kernel in ["auto"]:
                     r = ours(x, bins, reps, range=rng_arg, kernel=kernel)
                     ok = check(x, bins, r.pop("counts"), rng_arg)
-                    chosen = r["plan"].splitlines()[0].split()[1]
+                    chosen = kernel_of(r["plan"])
                     row = {
                         "dtype": dtype,
                         "dist": dist,
@@ -262,6 +286,7 @@ def main() -> None:
                         "kernel": chosen,
                         "kernel_ms": r["kernel_ms"],
                         "api_ms": r["api_ms"],
+                        "numpy_ms": r["numpy_ms"],
                         "roofline_ms": roof,
                         "share": roof / r["kernel_ms"],
                         "ok": ok,
@@ -284,14 +309,14 @@ def main() -> None:
 
     print(f"\n{dev}, 2^{args.log2n} values on the device; kernel time (events), median of {reps}")
     print(
-        f"{'dtype':8s}{'dist':11s}{'bins':>9s}  {'kernel':24s}{'ms':>8s}{'api ms':>8s}"
-        f"{'roofline':>9s}{'ok':>4s}"
+        f"{'dtype':8s}{'dist':11s}{'bins':>9s}  {'kernel':38s}{'kernel':>8s}{'numpy':>8s}"
+        f"{'frame':>8s}{'roofline':>9s}{'ok':>4s}"
     )
     for r in results:
         print(
-            f"{r['dtype']:8s}{r['dist']:11s}{r['bins']:>9d}  {r['kernel']:24s}"
-            f"{r['kernel_ms']:8.3f}{r['api_ms']:8.2f}{100 * r['share']:8.0f}%"
-            f"{'' if r['ok'] else ' !!':>4s}"
+            f"{r['dtype']:8s}{r['dist']:11s}{r['bins']:>9d}  {r['kernel']:38s}"
+            f"{r['kernel_ms']:8.3f}{r['numpy_ms']:8.2f}{r['api_ms']:8.2f}"
+            f"{100 * r['share']:8.0f}%{'' if r['ok'] else ' !!':>4s}"
         )
     print("\nfrom host memory (Polars column), median ms")
     for r in host:

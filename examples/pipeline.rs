@@ -1,26 +1,45 @@
-//! A histogram per group of a DataFrame, from a plain Rust Polars pipeline (no Python).
+//! Histograms inside a lazy Rust Polars query (no Python): one per sensor with `group_by`, and
+//! all sensors in one pass with `histogram_by`.
 //!
-//! cargo run --release --example pipeline
+//! cargo run --release --features lazy --example pipeline
 
 use polars::prelude::*;
-use polars_gpu_hist::{histogram_frame, Bins, HistogramOptions};
+use polars_gpu_hist::{lazy, Bins, HistogramOptions};
 
 fn main() -> PolarsResult<()> {
     let n = 1_000_000i32;
-    let df = df!(
+    let readings = df!(
         "sensor" => (0..n).map(|i| i % 3).collect::<Vec<_>>(),
         "reading" => (0..n).map(|i| ((i as i64 * 7919) % 1000) as f64 / 10.0).collect::<Vec<_>>(),
-    )?;
+    )?
+    .lazy();
     let options = HistogramOptions {
-        bins: Bins::Edges(vec![0.0, 10.0, 25.0, 50.0, 100.0]),
+        bins: Bins::edges([0.0, 10.0, 25.0, 50.0, 100.0]),
         ..Default::default()
     };
-    let sensors = df.column("sensor")?.i32()?;
-    for sensor in 0..3 {
-        let part = df.filter(&sensors.equal(sensor))?;
-        let readings = part.column("reading")?.as_materialized_series();
-        let hist = histogram_frame(readings, None, &options)?;
-        println!("sensor {sensor}\n{hist}");
-    }
+
+    // A list of bins per sensor, beside any other aggregation.
+    let per_sensor = readings
+        .clone()
+        .filter(col("reading").gt(lit(1.0)))
+        .group_by_stable([col("sensor")])
+        .agg([
+            lazy::histogram(col("reading"), None, options.clone()).alias("histogram"),
+            col("reading").mean().alias("mean"),
+        ])
+        .collect()?;
+    println!("{per_sensor}");
+
+    // Every sensor's bins in one pass over the column: one row per sensor and bin.
+    let long = readings
+        .select([lazy::histogram_by(
+            col("reading"),
+            col("sensor"),
+            None,
+            options,
+        )])
+        .unnest(by_name(["reading"], true, false), None)
+        .collect()?;
+    println!("{long}");
     Ok(())
 }

@@ -1,5 +1,5 @@
 // The bin contract on the GPU: which bin a value falls in. This is a transcription of
-// src/bins.rs (`UniformBins::bin_left`, `UniformBins::bin_right`, `EdgeBins::bin`) and of the
+// src/bins/ (`UniformBins::bin_left`, `UniformBins::bin_right`, `EdgeBins::bin`) and of the
 // value conversions in src/input.rs (`Value::to_f64`, `Value::to_f32`); the counts must agree
 // with the CPU bit for bit, so change both sides together or neither.
 //
@@ -61,39 +61,52 @@ __device__ __forceinline__ unsigned int trunc_to_bin(double v, unsigned int last
 
 // ---- Equal-width bins (`UniformBins<F>`) ----
 
-// `e` holds n + 1 edges; `lo` and `hi` are e[0] and e[n], kept in registers.
+// `e` holds n + 1 edges (unread when they are recomputed); `lo` and `hi` are e[0] and e[n].
 template <class F>
 struct UniformBins {
     const F* e;
     unsigned int n;
     F lo;
     F hi;
-    F denom;  // numpy's norm_denom (closed left), or Polars' n / (hi - lo) (closed right)
-    F n_f;    // n in F
-    F scale;  // n / (hi - lo): the cheap estimate of the edge bin (closed left)
-    F margin;  // a fraction of the estimate in (margin, 1 - margin) names the bin (bins.rs)
-    bool literal;  // closed left: replay numpy's division, the cheap rule could differ (bins.rs)
-    // `Linspace` in bins.rs: edge i < n is F(P(i) * step + start), P = double (formula 1) or
-    // float (2); 0: read e[i]. The host asks for it when the edges would not stay in cache.
-    unsigned int formula;
-    double start;
+    double denom;  // numpy's norm_denom (`Estimate`)
+    double n_f;    // numpy's norm_numerator
+    F scale;       // n / (hi - lo): the cheap estimate (closed left), Polars' (closed right)
+    F margin;      // a fraction of the cheap estimate in (margin, 1 - margin) names the bin
+    double start;  // `Linspace`: edge i < n is F(P(i) * step + start)
     double step;
 };
 
-// Edge i of the bins (i <= n). FORMULA = false leaves the formula's code out of the kernels
-// whose edges always fit in cache.
-template <class F, bool FORMULA = true>
+// Edge i of the bins (i <= n): read (Formula 0), or recomputed from `Linspace` in double (1) or
+// float (2) where the edges would not stay in cache; the array is then never read.
+template <class F, int Formula>
 __device__ __forceinline__ F edge_of(const UniformBins<F>& u, unsigned int i)
 {
-    if (!FORMULA || u.formula == 0 || i >= u.n) {
-        return u.e[i];  // n + 1 edges: e[n] is hi
+    if (Formula == 0) {
+        return u.e[i];
     }
-    if (u.formula == 1) {
+    if (i >= u.n) {
+        return u.hi;
+    }
+    if (Formula == 1) {
         return static_cast<F>(__dadd_rn(__dmul_rn(static_cast<double>(i), u.step), u.start));
     }
     const float single = __fadd_rn(__fmul_rn(__uint2float_rn(i), static_cast<float>(u.step)),
                                    static_cast<float>(u.start));
     return static_cast<F>(single);
+}
+
+// numpy's estimate `((x - lo) / denom) * n`: x - lo in F, the rest in double when Wide (numpy's
+// norm_denom is a float64 scalar), else in F (`UniformBins::numpy_estimate`).
+template <class F, bool Wide>
+__device__ __forceinline__ unsigned int numpy_estimate(const UniformBins<F>& u, F x,
+                                                       unsigned int last)
+{
+    if constexpr (Wide && sizeof(F) == sizeof(float)) {
+        const double d = static_cast<double>(sub_rn(x, u.lo));
+        return trunc_to_bin(mul_rn(div_rn(d, u.denom), u.n_f), last);
+    } else {
+        return trunc_to_bin(mul_rn(div_rn(sub_rn(x, u.lo), F(u.denom)), F(u.n_f)), last);
+    }
 }
 
 // The rules run every step for every x, NaN and outside values included (indices stay in range,
@@ -103,13 +116,13 @@ __device__ __forceinline__ F edge_of(const UniformBins<F>& u, unsigned int i)
 // numpy: [e[i], e[i+1]), the last bin closed on both sides, by numpy's own estimate and single
 // correction. bins.rs steps down when x < e[i], then up when x >= e[i+1] (not past the last bin);
 // after a step down x < e[i+1] already, so one step at most: both neighbours load up front.
-template <class F, bool FORMULA = true>
+template <class F, int Formula, bool Wide>
 __device__ __forceinline__ unsigned int bin_uniform_left_literal(const UniformBins<F>& u, F x)
 {
     const unsigned int last = u.n - 1;
-    unsigned int i = trunc_to_bin(mul_rn(div_rn(sub_rn(x, u.lo), u.denom), u.n_f), last);
-    const F below = edge_of<F, FORMULA>(u, i);
-    const F above = edge_of<F, FORMULA>(u, i + 1);
+    unsigned int i = numpy_estimate<F, Wide>(u, x, last);
+    const F below = edge_of<F, Formula>(u, i);
+    const F above = edge_of<F, Formula>(u, i + 1);
     i = x < below ? i - 1 : (i != last && x >= above ? i + 1 : i);
     return x >= u.lo && x <= u.hi ? i : u.n;
 }
@@ -117,7 +130,7 @@ __device__ __forceinline__ unsigned int bin_uniform_left_literal(const UniformBi
 // The same bins where the host proved (`literal` unset) that the edge bin is numpy's answer,
 // found from a cheap estimate. Far enough from a bin boundary the estimate alone is proof and no
 // edge is read: with millions of bins those reads went to L2 and cost more than the count.
-template <class F, bool FORMULA = true>
+template <class F, int Formula>
 __device__ __forceinline__ unsigned int bin_uniform_left_cheap(const UniformBins<F>& u, F x)
 {
     const unsigned int last = u.n - 1;
@@ -125,36 +138,27 @@ __device__ __forceinline__ unsigned int bin_uniform_left_cheap(const UniformBins
     unsigned int i = trunc_to_bin(f, last);
     const F frac = sub_rn(f, F(i));
     if (!(frac > u.margin && frac < F(1) - u.margin)) {
-        while (i > 0 && x < edge_of<F, FORMULA>(u, i)) --i;
-        while (i < last && x >= edge_of<F, FORMULA>(u, i + 1)) ++i;
+        while (i > 0 && x < edge_of<F, Formula>(u, i)) --i;
+        while (i < last && x >= edge_of<F, Formula>(u, i + 1)) ++i;
     }
     return x >= u.lo && x <= u.hi ? i : u.n;
 }
 
-// `literal` is uniform across the grid, so the branch never diverges; the shared family picks
-// one of the two above once per launch instead (a branch a row cost it several instructions).
-template <class F, bool FORMULA = true>
-__device__ __forceinline__ unsigned int bin_uniform_left(const UniformBins<F>& u, F x)
-{
-    return u.literal ? bin_uniform_left_literal<F, FORMULA>(u, x)
-                     : bin_uniform_left_cheap<F, FORMULA>(u, x);
-}
-
 // Polars: (e[i], e[i+1]], the first bin closed on both sides.
-template <class F, bool FORMULA = true>
+template <class F, int Formula>
 __device__ __forceinline__ unsigned int bin_uniform_right(const UniformBins<F>& u, F x)
 {
     const unsigned int last = u.n - 1;
-    unsigned int i = trunc_to_bin(mul_rn(u.denom, sub_rn(x, u.lo)), last);
-    const F below = edge_of<F, FORMULA>(u, i);
-    const F above = edge_of<F, FORMULA>(u, i + 1);
+    unsigned int i = trunc_to_bin(mul_rn(u.scale, sub_rn(x, u.lo)), last);
+    const F below = edge_of<F, Formula>(u, i);
+    const F above = edge_of<F, Formula>(u, i + 1);
     i = x <= below ? i - 1 : (x > above ? i + 1 : i);
     return x == u.lo ? 0u : (x > u.lo && x <= u.hi ? i : u.n);
 }
 
 // ---- Explicit, strictly increasing float64 edges (`EdgeBins`) ----
 
-// Number of the m sorted edges <= x (`upper_bound` in bins.rs).
+// Number of the m sorted edges <= x (`upper_bound` in bins/edges.rs).
 __device__ __forceinline__ unsigned int count_le(const double* e, unsigned int m, double x)
 {
     unsigned int base = 0;
@@ -167,7 +171,7 @@ __device__ __forceinline__ unsigned int count_le(const double* e, unsigned int m
     return base + (e[base] <= x ? 1u : 0u);
 }
 
-// Number of the m sorted edges < x (`lower_bound` in bins.rs).
+// Number of the m sorted edges < x (`lower_bound` in bins/edges.rs).
 __device__ __forceinline__ unsigned int count_lt(const double* e, unsigned int m, double x)
 {
     unsigned int base = 0;

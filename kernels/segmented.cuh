@@ -10,23 +10,14 @@
 // Keys cost 2 bytes a row written and read again: about 1.5x the reads of the column itself for
 // float32, and every global atomic of the large-bin problem becomes a shared-memory one. Items
 // are cut by row counts, so one hot partition (degenerate or sorted data) spreads over the grid.
-// Included by histogram.cu; the host mirrors `Segments` and the two constants.
+// Included by histogram.cu; the host mirrors the two constants.
 #pragma once
 
 #define SEG_TILE_ROWS 16384
 #define SEG_PARTITION_THREADS 512
 
-struct Segments {
-    unsigned short* keys;    // a launch's rows, tile by tile, grouped by partition within a tile
-    unsigned short* starts;  // [tiles][partitions + 1]: a partition's first key in a tile
-    unsigned int* cum;       // [partitions][tiles]: a partition's rows in tiles 0..=t
-    unsigned int* totals;    // [partitions]
-    unsigned int partitions;
-    unsigned int width_bits;
-    unsigned int tiles;
-    unsigned int rows_per_item;
-};
-static_assert(sizeof(Segments) == 48 && alignof(Segments) == 8, "host layout");
+// `Segments` (abi.cuh) holds the scratch of the three passes.
+
 
 // Exclusive prefix of one value a thread over the block, and the block's total. Every thread
 // must call it; `scratch` holds 32 words.
@@ -194,6 +185,7 @@ __device__ __forceinline__ void seg_partition(const Rows& rows, Bin bin, const S
     }
 }
 
+#if defined(KERNEL_SEG_SCAN)
 // One block a partition: cum[p][t] = its rows in tiles 0..=t, totals[p] = all of them.
 extern "C" __global__ void seg_scan(Segments seg)
 {
@@ -216,6 +208,8 @@ extern "C" __global__ void seg_scan(Segments seg)
     if (threadIdx.x == 0) seg.totals[p] = carry;
 }
 
+#endif
+
 // Shared memory of seg_count: scratch, the item prefix, one partition's counters.
 __host__ __device__ constexpr unsigned int seg_count_words(unsigned int partitions,
                                                            unsigned int width_bits)
@@ -223,6 +217,7 @@ __host__ __device__ constexpr unsigned int seg_count_words(unsigned int partitio
     return 32 + partitions + 1 + (1u << width_bits);
 }
 
+#if defined(KERNEL_SEG_COUNT)
 extern "C" __global__ void seg_count(Segments seg, unsigned int n, u64* out)
 {
     const unsigned int P = seg.partitions;
@@ -276,3 +271,4 @@ extern "C" __global__ void seg_count(Segments seg, unsigned int n, u64* out)
         __syncthreads();
     }
 }
+#endif

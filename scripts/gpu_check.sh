@@ -1,50 +1,56 @@
 #!/usr/bin/env bash
 # The whole GPU check in one call on the device machine (no network there):
-#   make gpu-stage            # here: wheels into .gpu/ (our abi3 wheel, Polars, hypothesis, peers.py)
-#   device run: bash scripts/gpu_check.sh [check|bench|all]   carrying .gpu
-# check: build info, the `gpu` tests, compute-sanitizer memcheck + racecheck on every kernel family.
-# bench: the peers (../shared/bench/peers.py) and our benchmark in the same run, a table last.
+#   make gpu-stage            # here: wheels into .gpu/ (our abi3 wheel, Polars, hypothesis, peers.py,
+#                             # and the previous kernels with their lab, for a same-run baseline)
+#   device run: bash scripts/gpu_check.sh [check|avx512|bench|all]   carrying .gpu
+# check: build info, the first call in a fresh process (empty kernel cache), the `gpu` tests,
+#        compute-sanitizer memcheck + racecheck on every kernel family.
+# avx512: the CPU suites against numpy with the AVX-512 index loops forced (where the CPU has it).
+# bench: the peers (../shared/bench/peers.py) and our benchmark in the same run, the kernel lab
+#        beside the previous kernels' lab, a table last.
 set -uo pipefail
 what=${1:-all}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 POLARS_GPU_HIST_CACHE=/tmp/pgh-cache
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/*.whl || exit 1
 export PYTHONPATH=/tmp/site
+# The prebuilt kernels, where the wheel did not carry them (maturin skips git-ignored files).
+if [[ ! -f /tmp/site/polars_gpu_hist/kernels.bundle && -f .gpu/kernels.bundle ]]; then
+  cp .gpu/kernels.bundle /tmp/site/polars_gpu_hist/
+fi
+ls -la /tmp/site/polars_gpu_hist/kernels.bundle 2>/dev/null || echo "no kernel bundle: first calls compile"
 status=0
 
 echo "== build info"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
 nvcc --version | tail -1
 python3 -c "import polars, polars_gpu_hist as g; print('polars', polars.__version__, 'polars-gpu-hist', g.__version__); from polars_gpu_hist import _internal as i; print(i.gpu_info())"
+grep -q avx512f /proc/cpuinfo && echo "cpu: AVX-512" || echo "cpu: no AVX-512"
 
-echo "== kernels compiled for every column type (NVRTC, in parallel, into the disk cache)"
-python3 - <<'PY'
-import time
-from concurrent.futures import ProcessPoolExecutor
-
-import numpy as np
-
-
-def warm(dtype: str) -> float:
-    import cupy as cp
-
-    import polars_gpu_hist as gh
-
-    t0 = time.perf_counter()
-    gh.histogram(cp.arange(64).astype(dtype), 4)
-    return time.perf_counter() - t0
-
-
-types = ["float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-         "uint64"]
-with ProcessPoolExecutor(len(types)) as pool:
-    for dtype, s in zip(types, pool.map(warm, types)):
-        print(f"  {dtype}: {s:.1f} s", flush=True)
+echo "== the first call: a fresh process, an empty kernel cache (import to counts, synchronized)"
+for dtype in float32 float64 int16; do
+  rm -rf /tmp/pgh-first
+  POLARS_GPU_HIST_CACHE=/tmp/pgh-first python3 - "$dtype" <<'PY'
+import sys, time
+import cupy as cp
+x = cp.random.default_rng(0).random(1 << 24).astype(sys.argv[1])
+cp.cuda.Device().synchronize()
+t0 = time.perf_counter()
+import polars_gpu_hist as gh
+t1 = time.perf_counter()
+gh.histogram(x, 256)
+t2 = time.perf_counter()
+gh.histogram(x, 1 << 20)
+t3 = time.perf_counter()
+print(f"  {sys.argv[1]}: import {t1 - t0:.2f} s, first histogram {t2 - t1:.2f} s "
+      f"(import to counts {t2 - t0:.2f} s); a second kernel family {t3 - t2:.2f} s")
 PY
+done
 
 if [[ $what == check || $what == all ]]; then
   echo "== gpu tests"
-  python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py tests/test_accumulator_gpu.py 2>&1 | tee "$OUT/pytest_gpu.log" | tail -25
+  python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py tests/test_gpu_engine.py \
+    tests/test_accumulator_gpu.py tests/test_polars_hist.py 2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool"
@@ -54,6 +60,14 @@ if [[ $what == check || $what == all ]]; then
     echo "$tool exit code $rc"; [[ $rc == 0 ]] || status=1
   done
 fi
+if [[ $what == avx512 || $what == all ]]; then
+  if grep -q avx512f /proc/cpuinfo; then
+    echo "== the CPU suites against numpy with the AVX-512 index loops forced"
+    POLARS_GPU_HIST_SIMD=avx512 timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_numpy_parity.py \
+      tests/test_nd.py tests/test_features.py 2>&1 | tee "$OUT/pytest_avx512.log" | tail -3
+    [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  fi
+fi
 
 if [[ $what == bench || $what == all ]]; then
   echo "== peers"
@@ -61,9 +75,17 @@ if [[ $what == bench || $what == all ]]; then
   tail -3 "$OUT/peers.log"
   echo "== ours"
   python3 benches/gpu_bench.py ${BENCH_ARGS:-} > "$OUT/gpu_bench.log" 2>&1 || status=1
-  echo "== every family forced (scripts/kernel_lab.py)"
-  python3 scripts/kernel_lab.py --variants 4 > "$OUT/kernel_lab.log" 2>&1 || status=1
-  tail -n 60 "$OUT/kernel_lab.log" > "$OUT/kernel_lab_table.md"
+  tail -5 "$OUT/gpu_bench.log"
+  echo "== the CPU backend on every core, beside boost-histogram and Polars (benches/cpu_bench.py)"
+  python3 benches/cpu_bench.py --log2n 26 > "$OUT/cpu_bench.log" 2>&1 || status=1
+  tail -n 30 "$OUT/cpu_bench.log"
+  echo "== every family forced (scripts/kernel_lab.py), then the previous kernels' lab"
+  python3 scripts/kernel_lab.py --tag current > "$OUT/kernel_lab.log" 2>&1 || status=1
+  tail -n 45 "$OUT/kernel_lab.log" > "$OUT/kernel_lab_table.md"
+  if [[ -d .gpu/baseline ]]; then
+    (cd .gpu/baseline && python3 scripts/kernel_lab.py --variants 4 > "$OUT/kernel_lab_baseline.log" 2>&1)
+    tail -n 45 "$OUT/kernel_lab_baseline.log" > "$OUT/kernel_lab_baseline_table.md"
+  fi
   echo "== ours beside the peers"
   python3 benches/report.py "$OUT" | tee "$OUT/report.md"
 fi

@@ -1,30 +1,32 @@
-//! Zero-copy typed views of a column's Arrow buffers: values, validity and the weights beside them.
+//! Zero-copy views of Arrow buffers on the host: a column's typed values and validity, chunk by
+//! chunk, and the pieces of rows where several columns are all contiguous.
 
 use polars::prelude::*;
 use polars_arrow::array::PrimitiveArray;
 use polars_arrow::types::NativeType;
 
-use crate::bins::{Extremes, ValueKind};
+use crate::bins::Extremes;
+use crate::dtype::DType;
 use crate::error::{HistError, HistResult};
 
 /// A physical value type the histogram reads directly from Arrow buffers.
-pub trait Value: NativeType + PartialOrd + Copy + Send + Sync + cudarc::driver::DeviceRepr {
-    const KIND: ValueKind;
-    /// The C type the CUDA kernels are compiled for (`-DVALUE_T`).
-    const C_TYPE: &'static str;
+pub trait Value: NativeType + PartialOrd + Copy + Send + Sync + 'static {
+    const DTYPE: DType;
     /// numpy's `astype(float64)`: round to nearest.
     fn to_f64(self) -> f64;
     /// Only meaningful for float32 columns, the only ones binned in float32.
     fn to_f32(self) -> f32;
     fn is_nan(self) -> bool;
     fn extremes(min: Self, max: Self) -> Extremes;
+    /// `self as i64` (integer keys of `by=`).
+    fn as_i64(self) -> i64;
+    fn values<'a>(values: Values<'a>) -> Option<&'a [Self]>;
 }
 
 macro_rules! int_value {
-    ($($t:ty => $c:literal),*) => {$(
+    ($($t:ty => $d:ident),*) => {$(
         impl Value for $t {
-            const KIND: ValueKind = ValueKind::Integer;
-            const C_TYPE: &'static str = $c;
+            const DTYPE: DType = DType::$d;
             #[inline(always)]
             fn to_f64(self) -> f64 { self as f64 }
             #[inline(always)]
@@ -34,56 +36,159 @@ macro_rules! int_value {
             fn extremes(min: Self, max: Self) -> Extremes {
                 Extremes::Integer(min as i128, max as i128)
             }
+            #[inline(always)]
+            fn as_i64(self) -> i64 { self as i64 }
+            fn values<'a>(values: Values<'a>) -> Option<&'a [Self]> {
+                match values { Values::$d(v) => Some(v), _ => None }
+            }
         }
     )*};
 }
-int_value!(
-    i8 => "signed char", i16 => "short", i32 => "int", i64 => "long long",
-    u8 => "unsigned char", u16 => "unsigned short", u32 => "unsigned int", u64 => "unsigned long long"
-);
+int_value!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32, u64 => U64);
 
-impl Value for f32 {
-    const KIND: ValueKind = ValueKind::Float32;
-    const C_TYPE: &'static str = "float";
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self as f64
+macro_rules! float_value {
+    ($($t:ty => $d:ident, $e:ident),*) => {$(
+        impl Value for $t {
+            const DTYPE: DType = DType::$d;
+            #[inline(always)]
+            fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)]
+            fn to_f32(self) -> f32 { self as f32 }
+            #[inline(always)]
+            fn is_nan(self) -> bool { <$t>::is_nan(self) }
+            fn extremes(min: Self, max: Self) -> Extremes {
+                Extremes::$e(min, max)
+            }
+            #[inline(always)]
+            fn as_i64(self) -> i64 { self as i64 }
+            fn values<'a>(values: Values<'a>) -> Option<&'a [Self]> {
+                match values { Values::$d(v) => Some(v), _ => None }
+            }
+        }
+    )*};
+}
+float_value!(f32 => F32, Float32, f64 => F64, Float64);
+
+/// The values of a run of rows, in one of the physical types.
+#[derive(Clone, Copy, Debug)]
+pub enum Values<'a> {
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+    I8(&'a [i8]),
+    I16(&'a [i16]),
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+    U8(&'a [u8]),
+    U16(&'a [u16]),
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+}
+
+/// Runs `$body` with `$v` bound to the typed slice of a [`Values`] and `$t` to its type.
+#[macro_export]
+macro_rules! with_values {
+    ($values:expr, |$v:ident : $t:ident| $body:expr) => {{
+        use $crate::input::Values as V;
+        match $values {
+            V::F32($v) => {
+                #[allow(dead_code)]
+                type $t = f32;
+                $body
+            }
+            V::F64($v) => {
+                #[allow(dead_code)]
+                type $t = f64;
+                $body
+            }
+            V::I8($v) => {
+                #[allow(dead_code)]
+                type $t = i8;
+                $body
+            }
+            V::I16($v) => {
+                #[allow(dead_code)]
+                type $t = i16;
+                $body
+            }
+            V::I32($v) => {
+                #[allow(dead_code)]
+                type $t = i32;
+                $body
+            }
+            V::I64($v) => {
+                #[allow(dead_code)]
+                type $t = i64;
+                $body
+            }
+            V::U8($v) => {
+                #[allow(dead_code)]
+                type $t = u8;
+                $body
+            }
+            V::U16($v) => {
+                #[allow(dead_code)]
+                type $t = u16;
+                $body
+            }
+            V::U32($v) => {
+                #[allow(dead_code)]
+                type $t = u32;
+                $body
+            }
+            V::U64($v) => {
+                #[allow(dead_code)]
+                type $t = u64;
+                $body
+            }
+        }
+    }};
+}
+
+impl<'a> Values<'a> {
+    pub fn len(&self) -> usize {
+        crate::with_values!(*self, |v: T| v.len())
     }
-    #[inline(always)]
-    fn to_f32(self) -> f32 {
-        self
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        self.is_nan()
+
+    pub fn dtype(&self) -> DType {
+        crate::with_values!(*self, |_v: T| T::DTYPE)
     }
-    fn extremes(min: Self, max: Self) -> Extremes {
-        Extremes::Float32(min, max)
+
+    /// The raw bytes (for copies to the device).
+    pub fn bytes(&self) -> &'a [u8] {
+        crate::with_values!(*self, |v: T| bytes_of(v))
+    }
+
+    pub fn slice(&self, start: usize, len: usize) -> Values<'a> {
+        fn cut<T>(v: &[T], start: usize, len: usize) -> &[T] {
+            &v[start..start + len]
+        }
+        match *self {
+            Values::F32(v) => Values::F32(cut(v, start, len)),
+            Values::F64(v) => Values::F64(cut(v, start, len)),
+            Values::I8(v) => Values::I8(cut(v, start, len)),
+            Values::I16(v) => Values::I16(cut(v, start, len)),
+            Values::I32(v) => Values::I32(cut(v, start, len)),
+            Values::I64(v) => Values::I64(cut(v, start, len)),
+            Values::U8(v) => Values::U8(cut(v, start, len)),
+            Values::U16(v) => Values::U16(cut(v, start, len)),
+            Values::U32(v) => Values::U32(cut(v, start, len)),
+            Values::U64(v) => Values::U64(cut(v, start, len)),
+        }
     }
 }
 
-impl Value for f64 {
-    const KIND: ValueKind = ValueKind::Float64;
-    const C_TYPE: &'static str = "double";
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self
-    }
-    #[inline(always)]
-    fn to_f32(self) -> f32 {
-        self as f32
-    }
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        self.is_nan()
-    }
-    fn extremes(min: Self, max: Self) -> Extremes {
-        Extremes::Float64(min, max)
-    }
+/// The bytes of a slice of plain values.
+pub fn bytes_of<T: NativeType>(values: &[T]) -> &[u8] {
+    // SAFETY: native Arrow types are plain old data without padding.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), std::mem::size_of_val(values)) }
 }
 
 /// A validity bitmap as bytes and a bit offset: bit `offset + i` set means row `i` is valid.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct Validity<'a> {
     pub bytes: &'a [u8],
     pub offset: usize,
@@ -108,265 +213,214 @@ impl<'a> Validity<'a> {
             offset: self.offset + start,
         }
     }
+
+    /// The bytes that hold rows `0..len`, and the bit offset of row 0 in the first of them.
+    pub fn bytes_for(&self, len: usize) -> (&'a [u8], usize) {
+        let first = self.offset / 8;
+        (
+            &self.bytes[first..(self.offset + len).div_ceil(8)],
+            self.offset % 8,
+        )
+    }
 }
 
-/// One contiguous run of rows: the values, their validity, and the weights of the same rows.
-#[derive(Clone, Copy)]
-pub struct Segment<'a, T> {
-    pub values: &'a [T],
+/// One Arrow chunk of a column: its values and their validity.
+#[derive(Clone, Copy, Debug)]
+pub struct Chunk<'a> {
+    pub values: Values<'a>,
     pub validity: Option<Validity<'a>>,
-    pub weights: Option<(&'a [f64], Option<Validity<'a>>)>,
 }
 
-impl<'a, T> Segment<'a, T> {
+impl<'a> Chunk<'a> {
     pub fn len(&self) -> usize {
         self.values.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.len() == 0
     }
 
-    /// Rows `start..end` of this segment.
-    pub fn slice(&self, start: usize, end: usize) -> Self {
-        Segment {
-            values: &self.values[start..end],
+    /// Rows `start..start + len`.
+    pub fn slice(&self, start: usize, len: usize) -> Chunk<'a> {
+        Chunk {
+            values: self.values.slice(start, len),
             validity: self.validity.map(|v| v.sliced(start)),
-            weights: self
-                .weights
-                .map(|(w, v)| (&w[start..end], v.map(|v| v.sliced(start)))),
+        }
+    }
+
+    fn of<P: PolarsNumericType>(array: &'a PrimitiveArray<P::Native>) -> Chunk<'a>
+    where
+        P::Native: Value,
+    {
+        let values = array.values().as_slice();
+        let values = with_dtype_values::<P::Native>(values);
+        Chunk {
+            values,
+            validity: Validity::of(array),
         }
     }
 }
 
-/// A column's rows as segments over its Arrow chunks, in order, with no copy. Where the weights
-/// are chunked differently, segments end at the boundaries of both.
-pub struct Column<'a, T> {
-    pub segments: Vec<Segment<'a, T>>,
+fn with_dtype_values<T: Value>(values: &[T]) -> Values<'_> {
+    let bytes = bytes_of(values);
+    let n = values.len();
+    // SAFETY: `T::DTYPE` names `T` itself, so each cast below is the identity.
+    unsafe {
+        match T::DTYPE {
+            DType::F32 => Values::F32(std::slice::from_raw_parts(bytes.as_ptr().cast(), n)),
+            DType::F64 => Values::F64(std::slice::from_raw_parts(bytes.as_ptr().cast(), n)),
+            DType::I8 => Values::I8(std::slice::from_raw_parts(bytes.as_ptr().cast(), n)),
+            DType::I16 => Values::I16(std::slice::from_raw_parts(bytes.as_ptr().cast(), n)),
+            DType::I32 => Values::I32(std::slice::from_raw_parts(bytes.as_ptr().cast(), n)),
+            DType::I64 => Values::I64(std::slice::from_raw_parts(bytes.as_ptr().cast(), n)),
+            DType::U8 => Values::U8(std::slice::from_raw_parts(bytes.as_ptr().cast(), n)),
+            DType::U16 => Values::U16(std::slice::from_raw_parts(bytes.as_ptr().cast(), n)),
+            DType::U32 => Values::U32(std::slice::from_raw_parts(bytes.as_ptr().cast(), n)),
+            DType::U64 => Values::U64(std::slice::from_raw_parts(bytes.as_ptr().cast(), n)),
+        }
+    }
 }
 
-impl<'a, T: Value> Column<'a, T> {
-    pub fn new<P>(values: &'a ChunkedArray<P>, weights: Option<&'a Float64Chunked>) -> Self
-    where
-        P: PolarsNumericType<Native = T>,
-    {
-        let value_chunks = values
-            .downcast_iter()
-            .map(|a| (a.values().as_slice(), Validity::of(a)));
-        let Some(weights) = weights else {
-            let segments = value_chunks
-                .filter(|(v, _)| !v.is_empty())
-                .map(|(values, validity)| Segment {
-                    values,
-                    validity,
-                    weights: None,
-                })
-                .collect();
-            return Column { segments };
-        };
-        let mut weight_chunks = weights
-            .downcast_iter()
-            .map(|a| (a.values().as_slice(), Validity::of(a)))
-            .filter(|(w, _)| !w.is_empty());
-        let mut segments = Vec::new();
-        let mut pending_w: Option<(&[f64], Option<Validity>)> = None;
-        for (mut vals, mut validity) in value_chunks {
-            while !vals.is_empty() {
-                let (w, wv) = match pending_w.take() {
-                    Some(p) => p,
-                    None => weight_chunks
-                        .next()
-                        .expect("weights are as long as the values"),
-                };
-                let take = vals.len().min(w.len());
-                segments.push(Segment {
-                    values: &vals[..take],
-                    validity,
-                    weights: Some((&w[..take], wv)),
-                });
-                if take < w.len() {
-                    pending_w = Some((&w[take..], wv.map(|v| v.sliced(take))));
-                }
-                vals = &vals[take..];
-                validity = validity.map(|v| v.sliced(take));
-            }
+/// A column in host memory, chunk by chunk, read where it lies.
+#[derive(Clone, Debug)]
+pub struct HostColumn<'a> {
+    pub dtype: DType,
+    pub chunks: Vec<Chunk<'a>>,
+}
+
+impl<'a> HostColumn<'a> {
+    /// The chunks of a Series of a primitive physical dtype (see [`crate::dtype::reading`]
+    /// for getting one); empty chunks are skipped.
+    pub fn new(series: &'a Series) -> HistResult<Self> {
+        let dtype = DType::of_primitive(series.dtype()).ok_or_else(|| {
+            HistError::UnsupportedDtype(format!("{} (not a physical type)", series.dtype()))
+        })?;
+        macro_rules! chunks {
+            ($ca:expr, $p:ty) => {
+                $ca.downcast_iter()
+                    .filter(|a| a.len() > 0)
+                    .map(|a| Chunk::of::<$p>(a))
+                    .collect()
+            };
         }
-        Column { segments }
+        let chunks = match dtype {
+            DType::F32 => chunks!(series.f32()?, Float32Type),
+            DType::F64 => chunks!(series.f64()?, Float64Type),
+            DType::I8 => chunks!(series.i8()?, Int8Type),
+            DType::I16 => chunks!(series.i16()?, Int16Type),
+            DType::I32 => chunks!(series.i32()?, Int32Type),
+            DType::I64 => chunks!(series.i64()?, Int64Type),
+            DType::U8 => chunks!(series.u8()?, UInt8Type),
+            DType::U16 => chunks!(series.u16()?, UInt16Type),
+            DType::U32 => chunks!(series.u32()?, UInt32Type),
+            DType::U64 => chunks!(series.u64()?, UInt64Type),
+        };
+        Ok(HostColumn { dtype, chunks })
     }
 
     pub fn len(&self) -> usize {
-        self.segments.iter().map(Segment::len).sum()
+        self.chunks.iter().map(Chunk::len).sum()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-}
 
-impl<T: Value> Segment<'_, T> {
-    #[inline(always)]
-    fn row_is_valid(&self, i: usize) -> bool {
-        self.validity.is_none_or(|v| v.is_valid(i))
-            && self
-                .weights
-                .is_none_or(|(_, wv)| wv.is_none_or(|v| v.is_valid(i)))
+    pub fn has_nulls(&self) -> bool {
+        self.chunks.iter().any(|c| c.validity.is_some())
     }
 
-    /// Minimum and maximum of the rows that are counted at all (valid, not NaN).
-    fn extremes(&self) -> Option<(T, T)> {
-        let mut acc: Option<(T, T)> = None;
-        let fold = |acc: &mut Option<(T, T)>, x: T| {
-            if x.is_nan() {
-                return;
+    /// Bytes of the values (what a copy to the device moves, besides the bitmaps).
+    pub fn bytes(&self) -> usize {
+        self.len() * self.dtype.size()
+    }
+}
+
+/// A run of rows, `start..start + len` of the whole, where every column is contiguous: for
+/// column `c`, its chunk `at[c].0` from row `at[c].1` of that chunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub start: usize,
+    pub len: usize,
+    pub at: Vec<(usize, usize)>,
+}
+
+impl Piece {
+    /// Column `c`'s part of this piece.
+    pub fn part<'a>(&self, column: &HostColumn<'a>, c: usize) -> Chunk<'a> {
+        let (chunk, offset) = self.at[c];
+        column.chunks[chunk].slice(offset, self.len)
+    }
+}
+
+/// Cuts the rows of `columns` (all of one length) into pieces at every chunk boundary of any of
+/// them: each piece is contiguous in every column.
+pub fn pieces(columns: &[&HostColumn<'_>]) -> Vec<Piece> {
+    let len = columns.first().map_or(0, |c| c.len());
+    let mut at = vec![(0usize, 0usize); columns.len()];
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < len {
+        let take = columns
+            .iter()
+            .zip(&at)
+            .map(|(c, &(chunk, offset))| c.chunks[chunk].len() - offset)
+            .min()
+            .expect("at least one column");
+        out.push(Piece {
+            start,
+            len: take,
+            at: at.clone(),
+        });
+        start += take;
+        for (c, (chunk, offset)) in columns.iter().zip(at.iter_mut()) {
+            *offset += take;
+            if *offset == c.chunks[*chunk].len() && *chunk + 1 < c.chunks.len() {
+                *chunk += 1;
+                *offset = 0;
             }
-            *acc = Some(match *acc {
-                None => (x, x),
-                Some((lo, hi)) => (if x < lo { x } else { lo }, if x > hi { x } else { hi }),
-            });
+        }
+    }
+    out
+}
+
+/// The values of column `c` that count (valid in every column, not NaN), in row order.
+pub fn counted_values<T: Value>(columns: &[&HostColumn<'_>], pieces: &[Piece], c: usize) -> Vec<T> {
+    let mut out = Vec::new();
+    for piece in pieces {
+        let part = piece.part(columns[c], c);
+        let values = T::values(part.values).expect("the column's own type");
+        let others: Vec<Option<Validity>> = columns
+            .iter()
+            .enumerate()
+            .map(|(other, col)| piece.part(col, other).validity)
+            .collect();
+        out.extend(values.iter().enumerate().filter_map(|(i, &x)| {
+            let valid = others.iter().all(|v| v.is_none_or(|v| v.is_valid(i)));
+            (valid && !x.is_nan()).then_some(x)
+        }));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_end_at_every_chunk_boundary() {
+        let mut a = Series::new("a".into(), [1.0f64, 2.0, 3.0]);
+        a.append(&Series::new("a".into(), [4.0f64, 5.0])).unwrap();
+        let mut b = Series::new("b".into(), [1i32]);
+        b.append(&Series::new("b".into(), [2i32, 3, 4, 5])).unwrap();
+        let (ca, cb) = (HostColumn::new(&a).unwrap(), HostColumn::new(&b).unwrap());
+        let p = pieces(&[&ca, &cb]);
+        let cuts: Vec<(usize, usize)> = p.iter().map(|p| (p.start, p.len)).collect();
+        assert_eq!(cuts, [(0, 1), (1, 2), (3, 2)]);
+        assert_eq!(p[2].at, [(1, 0), (1, 2)]);
+        let Values::I32(v) = p[2].part(&cb, 1).values else {
+            panic!()
         };
-        if self.validity.is_none() && self.weights.is_none_or(|(_, wv)| wv.is_none()) {
-            // Branch-free over plain values: a seed from the data, then min/max that skip NaN.
-            let first = self.values.iter().position(|x| !x.is_nan())?;
-            let (mut lo, mut hi) = (self.values[first], self.values[first]);
-            for &x in &self.values[first..] {
-                lo = if x < lo { x } else { lo };
-                hi = if x > hi { x } else { hi };
-            }
-            return Some((lo, hi));
-        }
-        for (i, &x) in self.values.iter().enumerate() {
-            if self.row_is_valid(i) {
-                fold(&mut acc, x);
-            }
-        }
-        acc
+        assert_eq!(v, [4, 5]);
     }
-}
-
-/// Minimum and maximum over the rows that are counted (valid in values and weights, not NaN).
-pub fn extremes<T: Value>(column: &Column<'_, T>) -> Extremes {
-    use rayon::prelude::*;
-    const PIECE: usize = 1 << 18;
-    let pieces: Vec<Segment<'_, T>> = column
-        .segments
-        .iter()
-        .flat_map(|s| {
-            (0..s.len())
-                .step_by(PIECE)
-                .map(|a| s.slice(a, (a + PIECE).min(s.len())))
-        })
-        .collect();
-    let reduced = pieces
-        .par_iter()
-        .with_min_len(4)
-        .filter_map(Segment::extremes)
-        .reduce_with(|(a, b), (c, d)| (if c < a { c } else { a }, if d > b { d } else { b }));
-    match reduced {
-        Some((lo, hi)) => T::extremes(lo, hi),
-        None => Extremes::Empty,
-    }
-}
-
-/// Casts `weights` to Float64 (no copy when it is Float64 already), after checking it fits.
-pub fn weights_f64(values: &Series, weights: &Series) -> HistResult<Float64Chunked> {
-    if weights.len() != values.len() {
-        return Err(HistError::InvalidArgument(format!(
-            "`weights` has {} rows but the column has {}: they must have the same length",
-            weights.len(),
-            values.len()
-        )));
-    }
-    if !weights.dtype().is_primitive_numeric() {
-        return Err(HistError::InvalidArgument(format!(
-            "`weights` must be numeric, got dtype {}",
-            weights.dtype()
-        )));
-    }
-    Ok(weights.cast(&DataType::Float64)?.f64()?.clone())
-}
-
-/// The physical kind of a supported column, or an error naming its dtype.
-pub fn value_kind(dtype: &DataType) -> HistResult<ValueKind> {
-    use DataType::*;
-    match dtype {
-        Float32 => Ok(ValueKind::Float32),
-        Float64 => Ok(ValueKind::Float64),
-        Int8
-        | Int16
-        | Int32
-        | Int64
-        | UInt8
-        | UInt16
-        | UInt32
-        | UInt64
-        | Date
-        | Datetime(_, _)
-        | Duration(_) => Ok(ValueKind::Integer),
-        other => Err(HistError::UnsupportedDtype(format!("{other:?}"))),
-    }
-}
-
-/// Runs `$body` with `$ca` bound to the column's physical values as a typed `ChunkedArray`
-/// and `$t` to their native type.
-#[macro_export]
-macro_rules! with_physical {
-    ($series:expr, |$ca:ident : $t:ident| $body:expr) => {{
-        use polars::prelude::DataType as D;
-        let physical = $series.to_physical_repr();
-        match physical.dtype() {
-            D::Float32 => {
-                type $t = f32;
-                let $ca = physical.f32()?;
-                $body
-            }
-            D::Float64 => {
-                type $t = f64;
-                let $ca = physical.f64()?;
-                $body
-            }
-            D::Int8 => {
-                type $t = i8;
-                let $ca = physical.i8()?;
-                $body
-            }
-            D::Int16 => {
-                type $t = i16;
-                let $ca = physical.i16()?;
-                $body
-            }
-            D::Int32 => {
-                type $t = i32;
-                let $ca = physical.i32()?;
-                $body
-            }
-            D::Int64 => {
-                type $t = i64;
-                let $ca = physical.i64()?;
-                $body
-            }
-            D::UInt8 => {
-                type $t = u8;
-                let $ca = physical.u8()?;
-                $body
-            }
-            D::UInt16 => {
-                type $t = u16;
-                let $ca = physical.u16()?;
-                $body
-            }
-            D::UInt32 => {
-                type $t = u32;
-                let $ca = physical.u32()?;
-                $body
-            }
-            D::UInt64 => {
-                type $t = u64;
-                let $ca = physical.u64()?;
-                $body
-            }
-            other => Err($crate::error::HistError::UnsupportedDtype(format!(
-                "{other:?}"
-            )))?,
-        }
-    }};
 }

@@ -1,15 +1,24 @@
-//! Counts to a Polars Struct column: one row per bin with its edges and its count.
+//! Counts to a Polars Struct column, one row per cell in row-major order: every result shape (1-D,
+//! n-D, `by=`) is a list of axes, binned (a start and an end field) or grouped (a key field),
+//! then `count`. numpy's density is computed here, once.
+
+use std::borrow::Cow;
 
 use polars::prelude::*;
+use rayon::prelude::*;
 
 use crate::bins::BinSpec;
-use crate::cpu::Counts;
+use crate::counts::Counts;
+use crate::error::{HistError, HistResult};
 
 pub const BIN_START: &str = "bin_start";
 pub const BIN_END: &str = "bin_end";
 pub const COUNT: &str = "count";
 
-/// The dtype of the result's edges: the column's own for temporal columns, Float64 otherwise.
+/// Below this many cells a result is built on the calling thread.
+const PARALLEL_CELLS: usize = 1 << 16;
+
+/// The dtype of edges: the column's own for temporal columns, Float64 otherwise.
 pub fn edge_dtype(input: &DataType) -> DataType {
     match input {
         DataType::Date | DataType::Datetime(_, _) | DataType::Duration(_) => input.clone(),
@@ -26,62 +35,244 @@ pub fn count_dtype(weighted: bool, density: bool) -> DataType {
     }
 }
 
-/// The Struct dtype the histogram of a column of `input` dtype has.
-pub fn struct_dtype(input: &DataType, weighted: bool, density: bool) -> DataType {
-    let edges = edge_dtype(input);
-    DataType::Struct(vec![
-        Field::new(BIN_START.into(), edges.clone()),
-        Field::new(BIN_END.into(), edges),
-        Field::new(COUNT.into(), count_dtype(weighted, density)),
-    ])
+/// One axis of a result.
+pub enum AxisOut<'a> {
+    /// Fields `start` and `end`, in the edge dtype of a column of `dtype`; with `flow`, a first
+    /// bin from -inf (null for temporal edges) and a last one to +inf.
+    Binned {
+        start: String,
+        end: String,
+        dtype: DataType,
+        spec: &'a BinSpec,
+        flow: bool,
+    },
+    /// A key field: one value per group, in group order.
+    Group { key: Series },
 }
 
-/// numpy's `density`: `count / width / total`, in that order, widths in the edges' own type.
-pub fn density(spec: &BinSpec, counts: &Counts) -> Vec<f64> {
-    let widths = spec.widths();
-    match counts {
-        Counts::Exact(c) => {
-            let total = c.iter().sum::<u64>() as f64;
-            c.iter()
-                .zip(&widths)
-                .map(|(&c, w)| c as f64 / w / total)
-                .collect()
+impl AxisOut<'_> {
+    /// The fields of a 1-D result: `bin_start`, `bin_end`.
+    pub fn bins(spec: &BinSpec, dtype: DataType, flow: bool) -> AxisOut<'_> {
+        AxisOut::Binned {
+            start: BIN_START.into(),
+            end: BIN_END.into(),
+            dtype,
+            spec,
+            flow,
         }
-        Counts::Weighted(s) => {
-            let total: f64 = s.iter().sum();
-            s.iter().zip(&widths).map(|(&s, w)| s / w / total).collect()
+    }
+
+    /// The fields of an n-D dimension: `<name>_start`, `<name>_end`.
+    pub fn named<'s>(name: &str, spec: &'s BinSpec, dtype: DataType, flow: bool) -> AxisOut<'s> {
+        AxisOut::Binned {
+            start: format!("{name}_start"),
+            end: format!("{name}_end"),
+            dtype,
+            spec,
+            flow,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            AxisOut::Binned { spec, flow, .. } => spec.len() + 2 * *flow as usize,
+            AxisOut::Group { key } => key.len(),
+        }
+    }
+
+    /// The extended edges `[-inf, e0, ..., en, +inf]` with flow, `e` without (borrowed where
+    /// the bins hold float64 edges).
+    fn edges(spec: &BinSpec, flow: bool) -> Cow<'_, [f64]> {
+        match (flow, spec) {
+            (false, BinSpec::Uniform64(u)) => Cow::Borrowed(&u.edges),
+            (false, BinSpec::Edges(e)) => Cow::Borrowed(&e.edges),
+            (false, _) => Cow::Owned(spec.edges_f64()),
+            (true, _) => {
+                let mut out = Vec::with_capacity(spec.len() + 3);
+                out.push(f64::NEG_INFINITY);
+                out.extend_from_slice(&Self::edges(spec, false));
+                out.push(f64::INFINITY);
+                Cow::Owned(out)
+            }
         }
     }
 }
 
-/// Edges named `field`, in the dtype the edges of a column of `input` dtype have.
-pub fn edge_series(field: &str, values: &[f64], input: &DataType) -> PolarsResult<Series> {
-    let s = Series::new(field.into(), values);
-    match edge_dtype(input) {
-        DataType::Float64 => Ok(s),
-        temporal => s.cast(&temporal.to_physical())?.cast(&temporal),
-    }
-}
-
-/// The result as a Struct Series named `name`.
-pub fn to_struct(
-    name: PlSmallStr,
-    spec: &BinSpec,
-    counts: Counts,
-    density_requested: bool,
-    input: &DataType,
-) -> PolarsResult<Series> {
-    let edges = spec.edges_f64();
-    let n = edges.len() - 1;
-    let start = edge_series(BIN_START, &edges[..n], input)?;
-    let end = edge_series(BIN_END, &edges[1..], input)?;
-    let count = if density_requested {
-        Series::new(COUNT.into(), density(spec, &counts))
-    } else {
-        match counts {
-            Counts::Exact(c) => Series::new(COUNT.into(), c),
-            Counts::Weighted(s) => Series::new(COUNT.into(), s),
+/// `cells` values, value `c` being `values[c / stride % values.len()]`: each value repeated
+/// `stride` times, the whole repeated to the end. Filled block by block on every core, each
+/// block walking its runs instead of dividing per cell.
+fn repeated(values: &[f64], stride: usize, cells: usize) -> Vec<f64> {
+    const BLOCK: usize = 1 << 14;
+    let fill = |(k, block): (usize, &mut [f64])| {
+        let first = k * BLOCK;
+        let mut bin = first / stride % values.len();
+        let mut left = stride - first % stride;
+        for x in block {
+            *x = values[bin];
+            left -= 1;
+            if left == 0 {
+                left = stride;
+                bin = if bin + 1 == values.len() { 0 } else { bin + 1 };
+            }
         }
     };
-    Ok(StructChunked::from_series(name, n, [start, end, count].iter())?.into_series())
+    let mut out = vec![0.0; cells];
+    if cells < PARALLEL_CELLS {
+        out.chunks_mut(BLOCK).enumerate().for_each(fill);
+    } else {
+        out.par_chunks_mut(BLOCK).enumerate().for_each(fill);
+    }
+    out
+}
+
+/// The Struct dtype of a result with fields of `axes` (as [`AxisOut::fields`] would give).
+pub fn struct_dtype(mut fields: Vec<Field>, weighted: bool, density: bool) -> DataType {
+    fields.push(Field::new(COUNT.into(), count_dtype(weighted, density)));
+    DataType::Struct(fields)
+}
+
+/// The fields of a 1-D result over a column of `dtype`.
+pub fn bin_fields(dtype: &DataType) -> Vec<Field> {
+    vec![
+        Field::new(BIN_START.into(), edge_dtype(dtype)),
+        Field::new(BIN_END.into(), edge_dtype(dtype)),
+    ]
+}
+
+/// The result as a Struct Series named `name`: one row per cell of `axes` (row-major), each
+/// axis's fields, then `count` (numpy's density when asked: per combination of group keys).
+pub fn to_struct(
+    name: PlSmallStr,
+    axes: &[AxisOut<'_>],
+    counts: Counts,
+    density: bool,
+) -> HistResult<Series> {
+    let lengths: Vec<usize> = axes.iter().map(AxisOut::len).collect();
+    let (strides, cells) = crate::job::row_major(&lengths)?;
+    let bin_of = |d: usize, c: usize| c / strides[d] % lengths[d];
+    let mut fields = Vec::with_capacity(2 * axes.len() + 1);
+    for (d, axis) in axes.iter().enumerate() {
+        match axis {
+            AxisOut::Binned {
+                start,
+                end,
+                dtype,
+                spec,
+                flow,
+            } => {
+                let edges = AxisOut::edges(spec, *flow);
+                let bins = edges.len() - 1;
+                if bins == cells {
+                    // One axis: starts and ends are two views of one array of edges.
+                    let all = edge_series(start, edges.into_owned(), dtype)?;
+                    let mut ends = all.slice(1, bins);
+                    ends.rename(end.into());
+                    fields.push(all.slice(0, bins));
+                    fields.push(ends);
+                } else {
+                    let starts = repeated(&edges[..bins], strides[d], cells);
+                    fields.push(edge_series(start, starts, dtype)?);
+                    let ends = repeated(&edges[1..], strides[d], cells);
+                    fields.push(edge_series(end, ends, dtype)?);
+                }
+            }
+            AxisOut::Group { key } => {
+                let rows: Vec<IdxSize> = (0..cells).map(|c| bin_of(d, c) as IdxSize).collect();
+                let rows = IdxCa::from_vec("rows".into(), rows);
+                fields.push(key.take(&rows)?);
+            }
+        }
+    }
+    if density
+        && axes
+            .iter()
+            .any(|a| matches!(a, AxisOut::Binned { flow: true, .. }))
+    {
+        return Err(HistError::InvalidArgument(
+            "`density` cannot be combined with `flow`: flow bins have no width".into(),
+        ));
+    }
+    // `from_vec` takes the buffers over; `Series::new` would copy them.
+    let count = if density {
+        let density = density_of(axes, &lengths, &strides, &counts);
+        Float64Chunked::from_vec(COUNT.into(), density).into_series()
+    } else {
+        match counts {
+            Counts::Exact(c) => UInt64Chunked::from_vec(COUNT.into(), c).into_series(),
+            Counts::Weighted(s) => Float64Chunked::from_vec(COUNT.into(), s).into_series(),
+        }
+    };
+    fields.push(count);
+    Ok(StructChunked::from_series(name, cells, fields.iter())?.into_series())
+}
+
+/// numpy's density, `count / w0 / w1 / ... / total`, in that order, widths in the edges' own
+/// type; the total is taken per combination of group keys (a group axis has no width).
+fn density_of(
+    axes: &[AxisOut<'_>],
+    lengths: &[usize],
+    strides: &[usize],
+    counts: &Counts,
+) -> Vec<f64> {
+    let cells = counts.len();
+    let grouped: Vec<usize> = (0..axes.len())
+        .filter(|&d| matches!(axes[d], AxisOut::Group { .. }))
+        .collect();
+    let group = |c: usize| -> usize {
+        grouped
+            .iter()
+            .fold(0, |g, &d| g * lengths[d] + c / strides[d] % lengths[d])
+    };
+    let groups: usize = grouped.iter().map(|&d| lengths[d]).product();
+    let mut totals = vec![0f64; groups];
+    for c in 0..cells {
+        totals[group(c)] += counts.get_f64(c);
+    }
+    let widths: Vec<Option<Vec<f64>>> = axes
+        .iter()
+        .map(|a| match a {
+            AxisOut::Binned { spec, .. } => Some((0..spec.len()).map(|i| spec.width(i)).collect()),
+            AxisOut::Group { .. } => None,
+        })
+        .collect();
+    let value = |c: usize| {
+        let mut x = counts.get_f64(c);
+        for (d, w) in widths.iter().enumerate() {
+            if let Some(w) = w {
+                x /= w[c / strides[d] % lengths[d]];
+            }
+        }
+        x / totals[group(c)]
+    };
+    if cells < PARALLEL_CELLS {
+        (0..cells).map(value).collect()
+    } else {
+        (0..cells).into_par_iter().map(value).collect()
+    }
+}
+
+/// Edges named `field`, in the dtype the edges of a column of `input` dtype have; infinite
+/// edges (flow bins) become null where the dtype has no infinity.
+pub fn edge_series(field: &str, values: Vec<f64>, input: &DataType) -> PolarsResult<Series> {
+    // Temporal edges are truncated to whole physical units, as a cast would.
+    let physical = || -> Int64Chunked {
+        values
+            .iter()
+            .map(|&e| e.is_finite().then_some(e as i64))
+            .collect::<Int64Chunked>()
+            .with_name(field.into())
+    };
+    Ok(match edge_dtype(input) {
+        // Built from the physical values, not cast: a cast drops the time zone without
+        // Polars' `timezones` feature, which would shift the edges.
+        DataType::Datetime(unit, tz) => physical().into_datetime(unit, tz).into_series(),
+        DataType::Duration(unit) => physical().into_duration(unit).into_series(),
+        DataType::Date => physical()
+            .cast(&DataType::Int32)?
+            .i32()?
+            .clone()
+            .into_date()
+            .into_series(),
+        _ => Float64Chunked::from_vec(field.into(), values).into_series(),
+    })
 }

@@ -1,12 +1,17 @@
-//! The pyo3-polars expression plugin and the native module `polars_gpu_hist._internal`.
+//! The pyo3-polars expression plugin and the native module `polars_gpu_hist._internal`. Every
+//! entry point returns an ordinary exception: a panic or a failed allocation is caught here, never
+//! unwound into Python or Polars.
 
 use polars::prelude::*;
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_polars::derive::polars_expr;
-use pyo3_polars::{PolarsAllocator, PySeries};
+use pyo3_polars::{PolarsAllocator, PyDataType, PySeries};
 
-use crate::{HistogramDdOptions, HistogramOptions};
+use crate::error::{guarded, HistError, HistResult};
+use crate::options::{HistogramDdOptions, HistogramOptions};
+
+mod histogram;
 
 // Memory crosses the plugin boundary both ways: allocate with Polars' allocator.
 #[global_allocator]
@@ -26,24 +31,15 @@ fn histogram(inputs: &[Series], kwargs: HistogramOptions) -> PolarsResult<Series
 
 fn histogram_by_field(inputs: &[Field], options: HistogramOptions) -> PolarsResult<Field> {
     let x = &inputs[0];
-    let first_row = Field::new(inputs[1].name().clone(), IDX_DTYPE);
     let dtype =
-        crate::nd::histogram_by_dtype(x.dtype(), &first_row, inputs.len() > 2, options.density)?;
+        crate::histogram_by_dtype(x.dtype(), &inputs[1], inputs.len() > 2, options.density)?;
     Ok(Field::new(x.name().clone(), dtype))
 }
 
-/// `inputs`: the column, the group key's physical values, then optionally the weights. The key
-/// field holds each group's first row; the wrapper gathers the key there.
+/// `inputs`: the column, the group key, then optionally the weights.
 #[polars_expr(output_type_func_with_kwargs=histogram_by_field)]
 fn histogram_by(inputs: &[Series], kwargs: HistogramOptions) -> PolarsResult<Series> {
-    use crate::nd::{compute_by, KeyField};
-    Ok(compute_by(
-        &inputs[0],
-        &inputs[1],
-        inputs.get(2),
-        &kwargs,
-        KeyField::FirstRow,
-    )?)
+    crate::histogram_by(&inputs[0], &inputs[1], inputs.get(2), &kwargs)
 }
 
 /// `histogramdd`'s kwargs: the options, and whether the last input is the weights.
@@ -64,7 +60,7 @@ impl DdKwargs {
 
 fn histogramdd_field(inputs: &[Field], kwargs: DdKwargs) -> PolarsResult<Field> {
     let (dims, weights) = kwargs.dims(inputs);
-    let dtype = crate::nd::histogramdd_dtype(dims, weights.is_some(), kwargs.options.density)?;
+    let dtype = crate::histogramdd_dtype(dims, weights.is_some(), kwargs.options.density)?;
     Ok(Field::new(inputs[0].name().clone(), dtype))
 }
 
@@ -76,19 +72,31 @@ fn histogramdd(inputs: &[Series], kwargs: DdKwargs) -> PolarsResult<Series> {
 }
 
 /// Options pickled by the Python wrapper, as Polars pickles a plugin's kwargs: floats stay exact.
-fn options(pickled: &[u8]) -> PyResult<HistogramOptions> {
+fn unpickle<T: serde::de::DeserializeOwned>(pickled: &[u8]) -> PyResult<T> {
     serde_pickle::from_slice(pickled, Default::default())
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-fn to_py(e: crate::HistError) -> PyErr {
+/// The Python exception for an error of ours.
+pub(crate) fn to_py(e: HistError) -> PyErr {
     match e {
-        crate::HistError::InvalidArgument(_) | crate::HistError::TooManyBins { .. } => {
+        HistError::InvalidArgument(_) | HistError::TooManyBins { .. } => {
             PyValueError::new_err(e.to_string())
         }
-        crate::HistError::UnsupportedDtype(_) => PyTypeError::new_err(e.to_string()),
+        HistError::UnsupportedDtype(_) => PyTypeError::new_err(e.to_string()),
+        HistError::Overflow => PyOverflowError::new_err(e.to_string()),
+        HistError::OutOfMemory(_) => PyMemoryError::new_err(e.to_string()),
         _ => PyRuntimeError::new_err(e.to_string()),
     }
+}
+
+/// Runs `f` with the GIL released, every error (and panic) an ordinary exception.
+pub(crate) fn call<T: Send>(
+    py: Python<'_>,
+    what: &str,
+    f: impl FnOnce() -> HistResult<T> + Send,
+) -> PyResult<T> {
+    py.detach(|| guarded(what, f)).map_err(to_py)
 }
 
 /// Whether a GPU can be used (a driver, a device and a context).
@@ -108,20 +116,29 @@ fn gpu_info() -> String {
 
 /// Which backend and kernel would run, and why (see `polars_gpu_hist.explain`).
 #[pyfunction]
-#[pyo3(signature = (dtype, rows, pickled_options, weighted, on_device))]
+#[pyo3(signature = (dtype, rows, pickled_options, weighted, location))]
 fn explain(
-    dtype: &str,
+    py: Python<'_>,
+    dtype: PyDataType,
     rows: u64,
     pickled_options: &[u8],
     weighted: bool,
-    on_device: bool,
+    location: &str,
 ) -> PyResult<String> {
-    let opts = options(pickled_options)?;
-    crate::explain(dtype, rows, &opts, weighted, on_device).map_err(to_py)
+    let opts: HistogramOptions = unpickle(pickled_options)?;
+    let location = match location {
+        "host" => crate::Location::Host,
+        "pinned" => crate::Location::Pinned,
+        "device" => crate::Location::Device,
+        other => return Err(PyValueError::new_err(format!("unknown location {other:?}"))),
+    };
+    call(py, "explain", || {
+        crate::explain(&dtype.0, rows, &opts, weighted, location)
+    })
 }
 
 /// The histogram of a device array given by address, length and array-interface type string:
-/// (the Struct Series, the plan as text, the kernels' time in ms).
+/// (the Struct Series, the report as text, the kernels' time in ms).
 #[pyfunction]
 #[pyo3(signature = (name, ptr, len, typestr, pickled_options, weights_ptr=None))]
 fn histogram_cuda(
@@ -133,17 +150,35 @@ fn histogram_cuda(
     pickled_options: &[u8],
     weights_ptr: Option<u64>,
 ) -> PyResult<(PySeries, String, f32)> {
-    let opts = options(pickled_options)?;
-    let dtype = crate::DataTypeTag::from_typestr(typestr).map_err(to_py)?;
+    let opts: HistogramOptions = unpickle(pickled_options)?;
+    let dtype = crate::DType::from_typestr(typestr).map_err(to_py)?;
     let values = crate::DeviceArray { ptr, len, dtype };
-    let (series, plan, kernel_ms) = py
-        .detach(|| crate::histogram_device(name, values, weights_ptr, &opts))
-        .map_err(to_py)?;
-    Ok((PySeries(series), plan.to_string(), kernel_ms))
+    let (series, report) = call(py, "histogram of a device array", || {
+        crate::histogram_device(name, values, weights_ptr, &opts)
+    })?;
+    let ms = report.kernel_ms.unwrap_or(0.0);
+    Ok((PySeries(series), report.to_string(), ms))
 }
 
-/// The n-D histogram of arrays in GPU memory, each given by address and stride (in values),
-/// all of `len` rows of one array-interface type: (the Struct Series, the plan, the kernels' ms).
+/// Device arrays, given by address and stride (in values), all of `len` rows of one type.
+fn device_dims(
+    ptrs: &[u64],
+    strides: &[u64],
+    len: u64,
+    typestr: &str,
+) -> PyResult<Vec<crate::DeviceDim>> {
+    let dtype = crate::DType::from_typestr(typestr).map_err(to_py)?;
+    Ok(ptrs
+        .iter()
+        .zip(strides)
+        .map(|(&ptr, &stride)| crate::DeviceDim {
+            array: crate::DeviceArray { ptr, len, dtype },
+            stride,
+        })
+        .collect())
+}
+
+/// The n-D histogram of arrays in GPU memory: (the Struct Series, the report, the kernels' ms).
 #[pyfunction]
 #[pyo3(signature = (names, ptrs, strides, len, typestr, pickled_options, weights_ptr=None))]
 #[allow(clippy::too_many_arguments)]
@@ -151,28 +186,200 @@ fn histogramdd_cuda(
     py: Python<'_>,
     names: Vec<String>,
     ptrs: Vec<u64>,
-    strides: Vec<u32>,
+    strides: Vec<u64>,
     len: u64,
     typestr: &str,
     pickled_options: &[u8],
     weights_ptr: Option<u64>,
 ) -> PyResult<(PySeries, String, f32)> {
-    let opts: HistogramDdOptions = serde_pickle::from_slice(pickled_options, Default::default())
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let dtype = crate::DataTypeTag::from_typestr(typestr).map_err(to_py)?;
-    let dims: Vec<crate::DeviceDim> = ptrs
-        .iter()
-        .zip(&strides)
-        .map(|(&ptr, &stride)| crate::DeviceDim {
-            array: crate::DeviceArray { ptr, len, dtype },
-            stride,
-        })
-        .collect();
+    let opts: HistogramDdOptions = unpickle(pickled_options)?;
+    let dims = device_dims(&ptrs, &strides, len, typestr)?;
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let (series, plan, kernel_ms) = py
-        .detach(|| crate::histogramdd_device(&names, &dims, weights_ptr, &opts))
-        .map_err(to_py)?;
-    Ok((PySeries(series), plan.to_string(), kernel_ms))
+    let (series, report) = call(py, "histogramdd of device arrays", || {
+        crate::histogramdd_device(&names, &dims, weights_ptr, &opts)
+    })?;
+    let ms = report.kernel_ms.unwrap_or(0.0);
+    Ok((PySeries(series), report.to_string(), ms))
+}
+
+/// An array left in GPU memory (counts, edges), shown to CuPy and PyTorch through
+/// `__cuda_array_interface__`; the memory lives as long as this object (and the arrays made from
+/// it, which keep it).
+#[pyclass(module = "polars_gpu_hist._internal", name = "DeviceArray", frozen)]
+struct PyDeviceArray {
+    buffer: crate::gpu::DeviceBuffer,
+    ptr: u64,
+    device: i32,
+}
+
+impl PyDeviceArray {
+    fn new(
+        buffer: crate::gpu::DeviceBuffer,
+        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+        device: i32,
+    ) -> Self {
+        let ptr = buffer.ptr(stream);
+        PyDeviceArray {
+            buffer,
+            ptr,
+            device,
+        }
+    }
+}
+
+#[pymethods]
+impl PyDeviceArray {
+    #[getter]
+    fn __cuda_array_interface__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("shape", (self.buffer.len(),))?;
+        d.set_item("typestr", self.buffer.typestr())?;
+        d.set_item("data", (self.ptr, false))?;
+        d.set_item("version", 3)?;
+        // The values are complete (their stream has finished): no stream to wait on.
+        d.set_item("stream", py.None())?;
+        Ok(d)
+    }
+
+    /// The device ordinal the array is on.
+    #[getter]
+    fn device(&self) -> i32 {
+        self.device
+    }
+}
+
+/// Each axis's edges: made on the device in the dtype asked for, or else as float64 on the
+/// host (or neither, where none were asked for).
+type AxisEdges = Vec<(Option<PyDeviceArray>, Option<PySeries>)>;
+
+/// The device form of numpy's histogram: (counts left on the device, each axis's edges, the
+/// report); `dd`: the arrays are the dimensions of `histogramdd`; `edge_typestrs`: per axis, the
+/// dtype numpy gives its edges (None: not wanted, e.g. explicit edges the caller holds).
+#[pyfunction]
+#[pyo3(signature = (ptrs, strides, len, typestr, pickled_options, dd, edge_typestrs, weights_ptr=None))]
+#[allow(clippy::too_many_arguments)]
+fn histogram_cuda_counts(
+    py: Python<'_>,
+    ptrs: Vec<u64>,
+    strides: Vec<u64>,
+    len: u64,
+    typestr: &str,
+    pickled_options: &[u8],
+    dd: bool,
+    edge_typestrs: Vec<Option<String>>,
+    weights_ptr: Option<u64>,
+) -> PyResult<(PyDeviceArray, AxisEdges, String)> {
+    let dims = device_dims(&ptrs, &strides, len, typestr)?;
+    let result = if dd {
+        let opts: HistogramDdOptions = unpickle(pickled_options)?;
+        call(py, "histogramdd of device arrays", || {
+            crate::api::device::histogramdd_on_device(&dims, weights_ptr, &opts)
+        })?
+    } else {
+        let opts: HistogramOptions = unpickle(pickled_options)?;
+        call(py, "histogram of a device array", || {
+            crate::api::device::histogram_on_device(dims[0].array, weights_ptr, &opts)
+        })?
+    };
+    let device = crate::gpu::get().map_err(to_py)?.ordinal();
+    let mut edges = Vec::with_capacity(result.specs.len());
+    for (axis, spec) in result.specs.iter().enumerate() {
+        let wanted = match edge_typestrs.get(axis).cloned().flatten() {
+            Some(t) => t,
+            None => {
+                edges.push((None, None));
+                continue;
+            }
+        };
+        // Only float32 and float64 edges are made on the device.
+        let on_device = match crate::DType::from_typestr(&wanted) {
+            Ok(dtype @ (crate::DType::F32 | crate::DType::F64)) => {
+                call(py, "edges on the device", || {
+                    result.device_edges(axis, dtype)
+                })?
+            }
+            _ => None,
+        };
+        edges.push(match on_device {
+            Some(buffer) => (
+                Some(PyDeviceArray::new(buffer, &result.stream, device)),
+                None,
+            ),
+            None => {
+                let host = Float64Chunked::from_vec("edges".into(), spec.edges_f64());
+                (None, Some(PySeries(host.into_series())))
+            }
+        });
+    }
+    let report = result.report.to_string();
+    let counts = PyDeviceArray::new(result.counts.into(), &result.stream, device);
+    Ok((counts, edges, report))
+}
+
+/// Keeps a column in GPU memory (see `polars_gpu_hist.pin`); returns its device bytes.
+#[pyfunction]
+fn pin(py: Python<'_>, series: PySeries) -> PyResult<usize> {
+    call(py, "pin", || {
+        let (physical, _) = crate::api::axes::readable(&series.0)?;
+        crate::gpu::pin::pin(crate::gpu::get()?, &physical)
+    })
+}
+
+/// Drops a column's pin; whether it had one.
+#[pyfunction]
+fn unpin(py: Python<'_>, series: PySeries) -> PyResult<bool> {
+    call(py, "unpin", || {
+        let (physical, _) = crate::api::axes::readable(&series.0)?;
+        crate::gpu::pin::unpin(&physical)
+    })
+}
+
+/// Whether a column is pinned.
+#[pyfunction]
+fn is_pinned(py: Python<'_>, series: PySeries) -> PyResult<bool> {
+    call(py, "is_pinned", || {
+        let (physical, _) = crate::api::axes::readable(&series.0)?;
+        let column = crate::input::HostColumn::new(&physical)?;
+        Ok(crate::gpu::pin::find(&column).is_some())
+    })
+}
+
+/// Drops every pin.
+#[pyfunction]
+fn unpin_all() {
+    crate::gpu::pin::clear()
+}
+
+/// (pinned columns, their device bytes).
+#[pyfunction]
+fn pinned() -> (usize, usize) {
+    crate::gpu::pin::usage()
+}
+
+/// Uses the prebuilt kernels at `path` (a bundle shipped in the wheel); the number it holds
+/// for these kernel sources.
+#[pyfunction]
+fn set_kernel_bundle(path: std::path::PathBuf) -> PyResult<usize> {
+    crate::gpu::bundle::load(&path).map_err(to_py)
+}
+
+/// Compiles the common kernels for `archs` (e.g. [80, 90]) into a bundle at `path` (NVRTC, no
+/// GPU needed); the number of kernels written.
+#[pyfunction]
+#[pyo3(signature = (path, archs, threads=4))]
+fn build_kernel_bundle(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    archs: Vec<u32>,
+    threads: usize,
+) -> PyResult<usize> {
+    call(py, "build_kernel_bundle", || {
+        let kernels = crate::gpu::bundle::common_kernels();
+        crate::gpu::bundle::build(&path, &archs, &kernels, threads)
+    })
 }
 
 #[pymodule]
@@ -183,164 +390,15 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(histogramdd_cuda, m)?)?;
-    m.add_class::<PyHistogram>()?;
+    m.add_function(wrap_pyfunction!(histogram_cuda_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(pin, m)?)?;
+    m.add_function(wrap_pyfunction!(unpin, m)?)?;
+    m.add_function(wrap_pyfunction!(unpin_all, m)?)?;
+    m.add_function(wrap_pyfunction!(is_pinned, m)?)?;
+    m.add_function(wrap_pyfunction!(pinned, m)?)?;
+    m.add_function(wrap_pyfunction!(set_kernel_bundle, m)?)?;
+    m.add_function(wrap_pyfunction!(build_kernel_bundle, m)?)?;
+    m.add_class::<PyDeviceArray>()?;
+    m.add_class::<histogram::PyHistogram>()?;
     Ok(())
-}
-
-/// The options of `polars_gpu_hist.Histogram`, pickled by the wrapper.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AccumulatorOptions {
-    bins: crate::Bins,
-    #[serde(default)]
-    range: Option<(f64, f64)>,
-    /// `(kind, min, max)` of all the data (range="auto"): kind "float32", "float64", "integer"
-    /// or "empty", the extremes as exact decimal text.
-    #[serde(default)]
-    data_range: Option<(String, String, String)>,
-    #[serde(default)]
-    closed: crate::Closed,
-    #[serde(default)]
-    weighted: bool,
-    #[serde(default)]
-    device: crate::Device,
-    #[serde(default)]
-    kernel: Option<crate::gpu::Family>,
-}
-
-fn data_extremes((kind, lo, hi): &(String, String, String)) -> PyResult<crate::bins::Extremes> {
-    use crate::bins::Extremes;
-    let bad = |what: &str| PyValueError::new_err(format!("bad data range extreme {what:?}"));
-    let float = |s: &str| s.parse::<f64>().map_err(|_| bad(s));
-    let int = |s: &str| s.parse::<i128>().map_err(|_| bad(s));
-    Ok(match kind.as_str() {
-        "empty" => Extremes::Empty,
-        // The text is a float32 value widened exactly to float64.
-        "float32" => Extremes::Float32(float(lo)? as f32, float(hi)? as f32),
-        "float64" => Extremes::Float64(float(lo)?, float(hi)?),
-        "integer" => Extremes::Integer(int(lo)?, int(hi)?),
-        other => return Err(bad(other)),
-    })
-}
-
-/// The mergeable histogram (`crate::accumulator::Histogram`) behind `polars_gpu_hist.Histogram`.
-#[pyclass(module = "polars_gpu_hist._internal", name = "Histogram")]
-struct PyHistogram(crate::Histogram);
-
-#[pymethods]
-impl PyHistogram {
-    #[new]
-    fn new(pickled_options: &[u8]) -> PyResult<Self> {
-        let o: AccumulatorOptions = serde_pickle::from_slice(pickled_options, Default::default())
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let h = match (&o.data_range, o.range, &o.bins) {
-            (Some(extremes), None, &crate::Bins::Count(n)) => {
-                crate::Histogram::with_data_range(n, data_extremes(extremes)?, o.closed, o.weighted)
-            }
-            (Some(_), _, _) => {
-                return Err(PyValueError::new_err(
-                    "a range from the data needs an int `bins` and no `range`",
-                ))
-            }
-            (None, range, bins) => crate::Histogram::new(bins.clone(), range, o.closed, o.weighted),
-        }
-        .map_err(to_py)?;
-        Ok(PyHistogram(h.with_device(o.device).with_kernel(o.kernel)))
-    }
-
-    /// Counts a host Series (and sums its weights) into the histogram.
-    #[pyo3(signature = (values, weights=None))]
-    fn fill(
-        &mut self,
-        py: Python<'_>,
-        values: PySeries,
-        weights: Option<PySeries>,
-    ) -> PyResult<()> {
-        let h = &mut self.0;
-        py.detach(|| h.fill(&values.0, weights.as_ref().map(|w| &w.0)))
-            .map_err(to_py)
-    }
-
-    /// Counts an array in GPU memory, given by address, length and array-interface type string.
-    #[pyo3(signature = (ptr, len, typestr, weights_ptr=None))]
-    fn fill_cuda(
-        &mut self,
-        py: Python<'_>,
-        ptr: u64,
-        len: u64,
-        typestr: &str,
-        weights_ptr: Option<u64>,
-    ) -> PyResult<()> {
-        let dtype = crate::DataTypeTag::from_typestr(typestr).map_err(to_py)?;
-        let values = crate::DeviceArray { ptr, len, dtype };
-        let h = &mut self.0;
-        py.detach(|| h.fill_device(values, weights_ptr))
-            .map_err(to_py)
-    }
-
-    /// A new histogram: the sum of both, or a ValueError when their binnings differ.
-    fn merge(&self, other: PyRef<'_, PyHistogram>) -> PyResult<PyHistogram> {
-        let mut merged = self.0.clone();
-        merged.merge(&other.0).map_err(to_py)?;
-        Ok(PyHistogram(merged))
-    }
-
-    /// The same binning, device and dtype, with every count zero.
-    fn empty_like(&self) -> PyHistogram {
-        PyHistogram(self.0.empty_like())
-    }
-
-    /// Counts per bin: UInt64, or Float64 sums of weights.
-    fn counts(&self) -> PySeries {
-        PySeries(match self.0.counts() {
-            crate::cpu::Counts::Exact(c) => Series::new("count".into(), c),
-            crate::cpu::Counts::Weighted(s) => Series::new("count".into(), s),
-        })
-    }
-
-    /// The bin edges as Float64 (float32 edges widened exactly).
-    fn edges(&self) -> PySeries {
-        PySeries(Series::new("edges".into(), self.0.edges()))
-    }
-
-    /// The expression's Struct rows (bin_start, bin_end, count), named `name`.
-    #[pyo3(signature = (name, density=false))]
-    fn to_series(&self, name: &str, density: bool) -> PyResult<PySeries> {
-        Ok(PySeries(self.0.to_series(name, density).map_err(to_py)?))
-    }
-
-    /// The state as bytes (pickle protocol, floats exact), for `from_bytes`.
-    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-        let bytes = serde_pickle::to_vec(&self.0, Default::default())
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        Ok(pyo3::types::PyBytes::new(py, &bytes))
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<PyHistogram> {
-        serde_pickle::from_slice(state, Default::default())
-            .map(PyHistogram)
-            .map_err(|e| PyValueError::new_err(format!("not a serialized Histogram: {e}")))
-    }
-
-    /// The number of bins.
-    #[getter]
-    fn n_bins(&self) -> usize {
-        self.0.len()
-    }
-
-    #[getter]
-    fn weighted(&self) -> bool {
-        self.0.is_weighted()
-    }
-
-    /// The Polars dtype the first fill fixed (e.g. "Float32"), or None before any fill.
-    #[getter]
-    fn dtype(&self) -> Option<String> {
-        self.0.dtype().map(|d| format!("{d:?}"))
-    }
-
-    fn __repr__(&self) -> String {
-        self.0.to_string()
-    }
 }

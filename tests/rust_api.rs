@@ -39,7 +39,7 @@ fn weights_chunked_differently_from_values() {
     ))
     .unwrap();
     let opts = HistogramOptions {
-        bins: Bins::Edges(vec![0.0, 2.0, 5.0]),
+        bins: Bins::edges([0.0, 2.0, 5.0]),
         ..Default::default()
     };
     let hist = histogram_frame(&x, Some(&w), &opts).unwrap();
@@ -58,7 +58,7 @@ fn options_deserialize_from_the_python_shape() {
     let json = r#"{"bins": [0.0, 1.0, 3.0], "range": null, "density": true,
                    "closed": "right", "device": "cpu"}"#;
     let opts: HistogramOptions = serde_json::from_str(json).unwrap();
-    assert_eq!(opts.bins, Bins::Edges(vec![0.0, 1.0, 3.0]));
+    assert_eq!(opts.bins, Bins::edges([0.0, 1.0, 3.0]));
     assert_eq!(opts.closed, Closed::Right);
     let s = Series::new("v".into(), [0i32, 1, 2, 3]);
     let out = histogram(&s, None, &opts).unwrap();

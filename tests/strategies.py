@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,22 +187,26 @@ class NdCase:
         return [c for c in self.frame.columns if c != "w"]
 
     def numpy(self, density: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
-        """numpy.histogramdd over the complete rows (no null; no NaN where a range is
-        taken from the data)."""
-        mask = pl.all_horizontal(pl.all().is_not_null())
-        auto = any(
-            isinstance(b, int) and (self.range is None or self.range[i] is None)
-            for i, b in enumerate(self.bins)
-        )
-        kept = self.frame.filter(mask)
-        if auto:
-            floats = [c for c in self.names if kept[c].dtype.is_float()]
-            if floats:
-                kept = kept.filter(pl.all_horizontal(pl.col(floats).is_not_nan()))
+        """numpy.histogramdd over the rows with no null. numpy refuses NaN where a range comes
+        from the data; the package takes that range from the column's other values (a NaN
+        drops only its value), so the same range is given to numpy here, as scalars of the
+        sample's dtype (numpy's own extremes would be)."""
+        kept = self.frame.filter(pl.all_horizontal(pl.all().is_not_null()))
         sample = [kept[c].to_numpy().astype(NUMERIC[kept[c].dtype]) for c in self.names]
+        # numpy stacks a sequence of columns by pairwise promotion.
+        dtype = functools.reduce(np.promote_types, [a.dtype for a in sample])
+        ranges = list(self.range) if self.range is not None else [None] * len(self.names)
+        for i, b in enumerate(self.bins):
+            if isinstance(b, int) and ranges[i] is None:
+                column = sample[i].astype(dtype)
+                finite = column[~np.isnan(column)] if column.dtype.kind == "f" else column
+                if finite.size:
+                    ranges[i] = (finite.min(), finite.max())
+                elif column.size:
+                    ranges[i] = (0.0, 1.0)  # only NaN: no values, so numpy's empty range
         weights = kept["w"].to_numpy() if self.weighted else None
         return np.histogramdd(
-            sample, bins=self.bins, range=self.range, weights=weights, density=density
+            sample, bins=self.bins, range=ranges, weights=weights, density=density
         )
 
 

@@ -217,3 +217,98 @@ def test_plot_is_an_altair_bar_chart() -> None:
     spec = chart.to_dict()
     assert spec["mark"]["type"] == "bar"
     assert spec["encoding"]["x"]["field"] == "bin_start"
+
+
+# --- n-D, variances, numpy's form, equality, the plotting protocol -------------------------
+
+
+@settings(max_examples=EXAMPLES // 3)
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(-2, 3, allow_nan=False), st.floats(0, 10, allow_nan=False), st.integers(0, 4)
+        ),
+        max_size=300,
+    ),
+    st.integers(1, 6),
+    st.data(),
+)
+def test_n_d_fills_in_batches_equal_histogramdd(
+    rows: list[tuple[float, float, int]], nx: int, data: st.DataObject
+) -> None:
+    x = np.array([r[0] for r in rows], dtype=np.float64)
+    y = np.array([r[1] for r in rows], dtype=np.float32)
+    w = np.array([r[2] for r in rows], dtype=np.float64)
+    y_edges = [0.0, 2.5, 2.75, 10.0]
+    expected, edges = np.histogramdd((x, y), bins=[nx, y_edges], range=[(-1, 2), None], weights=w)
+    cuts = split_points(data.draw, len(rows))
+    h = gh.Histogram([nx, y_edges], range=[(-1, 2), None], weights=True, device="cpu")
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        h.fill(x[a:b], y[a:b], weights=w[a:b])
+    assert h.shape == (nx, 3)
+    np.testing.assert_array_equal(h.counts, expected)
+    squares, _ = np.histogramdd((x, y), bins=[nx, y_edges], range=[(-1, 2), None], weights=w**2)
+    np.testing.assert_array_equal(h.variances(), squares)
+    counts, *got_edges = h.to_numpy()
+    assert isinstance(counts, np.ndarray) and type(counts) is np.ndarray
+    for e, g in zip(edges, got_edges):
+        np.testing.assert_array_equal(g, e)
+    _, dd_edges = h.to_numpy(dd=True)
+    assert len(dd_edges) == 2
+
+
+def test_n_d_takes_columns_in_every_form() -> None:
+    x, y = np.array([0.1, 0.6, 0.9]), np.array([1.0, 2.5, 0.2])
+    expected, _, _ = np.histogram2d(x, y, bins=[2, 3], range=[(0, 1), (0, 3)])
+    forms = [(x, y), ((x, y),), (pl.DataFrame({"a": x, "b": y}),), (np.column_stack([x, y]),)]
+    for form in forms:
+        h = gh.Histogram([2, 3], range=[(0, 1), (0, 3)]).fill(*form)
+        np.testing.assert_array_equal(h.counts, expected)
+    frame = h.to_frame()
+    assert frame.columns == ["x_start", "x_end", "y_start", "y_end", "count"]
+    with pytest.raises(TypeError, match="2 axes"):
+        h.fill(x)
+    with pytest.raises(ValueError, match="one per axis"):
+        gh.Histogram([2, 3, 4], range=[(0, 1), (0, 3)])
+
+
+def test_variances_of_a_counting_histogram_are_its_counts() -> None:
+    h = gh.Histogram(3, range=(0, 3)).fill([0.5, 0.5, 2.5])
+    np.testing.assert_array_equal(h.variances(), [2.0, 0.0, 1.0])
+    np.testing.assert_array_equal(h.counts(), [2.0, 0.0, 1.0])
+    w = gh.Histogram(2, range=(0, 2), weights=True).fill([0.5, 0.5, 1.5], weights=[1.0, 3.0, 2.0])
+    np.testing.assert_array_equal(w.variances(), [10.0, 4.0])
+    np.testing.assert_allclose(w.counts(), [16.0 / 10.0, 1.0])  # effective entries
+    back = pickle.loads(pickle.dumps(w))
+    np.testing.assert_array_equal(back.variances(), w.variances())
+
+
+def test_equality_compares_binning_dtype_and_contents() -> None:
+    a = gh.Histogram(4, range=(0, 1)).fill([0.1, 0.2])
+    assert a == gh.Histogram(4, range=(0, 1)).fill([0.2, 0.1])
+    assert a != gh.Histogram(4, range=(0, 1)).fill([0.1, 0.9])
+    assert a != gh.Histogram(4, range=(0, 1), closed="right").fill([0.1, 0.2])
+    assert a != gh.Histogram(4, range=(0, 1)).fill(np.float32([0.1, 0.2]))
+    assert a != gh.Histogram(5, range=(0, 1)).fill([0.1, 0.2])
+    assert a == pickle.loads(pickle.dumps(a))
+
+
+def test_the_plotting_protocol_is_followed() -> None:
+    plottable = pytest.importorskip("uhi.typing.plottable")
+    h = gh.Histogram([3, [0.0, 1.0, 4.0]], range=[(0, 3), None]).fill([0.5, 2.5], [0.5, 3.0])
+    assert isinstance(h, plottable.PlottableHistogram)
+    assert h.kind == "COUNT" and isinstance(h.kind, str)
+    assert [len(a) for a in h.axes] == [3, 2]
+    assert h.axes[1][1] == (1.0, 4.0) and h.axes[0][-1] == (2.0, 3.0)
+    np.testing.assert_array_equal(h.axes[1].edges, [0.0, 1.0, 4.0])
+    assert h.values().shape == h.variances().shape == h.counts().shape == (3, 2)
+    assert not h.axes[0].traits.circular and not h.axes[0].traits.discrete
+
+
+def test_repr_and_notebook_view_are_balanced() -> None:
+    h = gh.Histogram(4, range=(0, 1)).fill([0.1, 0.2, 0.3])
+    text = repr(h)
+    assert text.startswith("Histogram(") and text.endswith(")")
+    assert text.count("(") == text.count(")") and "total=3" in text
+    html = h._repr_html_()
+    assert html.count("<svg") == 1 and html.count("<rect") == 4 and "Float64" in html

@@ -163,3 +163,201 @@ def test_memory_stays_bounded_on_a_large_file(tmp_path: Path) -> None:
     # The bound is tight enough to catch a scan that loads the file.
     whole = peak_rss(path, "read")
     assert whole["peak_kib"] - whole["base_kib"] > bound_kib, whole
+
+
+# range="auto" reads the data twice; these change it between the passes. The hook runs the
+# first pass, then changes the files, so the second pass sees the change (no timing involved).
+
+
+def between_passes(monkeypatch, change) -> None:
+    from polars_gpu_hist import _scan
+
+    first_pass = _scan._first_pass
+
+    def first_pass_then_change(*args, **kwargs):
+        extremes = first_pass(*args, **kwargs)
+        change()
+        return extremes
+
+    monkeypatch.setattr(_scan, "_first_pass", first_pass_then_change)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_auto_range_raises_when_a_rewritten_file_goes_beyond_it(
+    tmp_path: Path, monkeypatch, suffix: str
+) -> None:
+    path = tmp_path / f"d{suffix}"
+    write = {".parquet": pl.DataFrame.write_parquet, ".csv": pl.DataFrame.write_csv}[suffix]
+    write(pl.DataFrame({"x": [1.0, 2.0, 3.0]}), path)
+    between_passes(monkeypatch, lambda: write(pl.DataFrame({"x": [1.0, 2.0, 3.0, 7.5]}), path))
+    with pytest.raises(RuntimeError) as caught:
+        gh.histogram_scan(path, "x", 4, range="auto", device="cpu")
+    message = str(caught.value)
+    for fragment in [str(path), "'x'", "changed between the two passes", "[1.0, 3.0]", "7.5"]:
+        assert fragment in message
+    assert "range=(min, max)" in message and "run again" in message
+
+
+def test_auto_range_raises_when_the_data_shrinks(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "d.parquet"
+    pl.DataFrame({"x": [1.0, 2.0, 3.0]}).write_parquet(path)
+    # Nothing beyond the first range, but the bins of [1, 3] are not numpy's for [1, 2].
+    between_passes(monkeypatch, lambda: pl.DataFrame({"x": [1.0, 2.0]}).write_parquet(path))
+    with pytest.raises(RuntimeError, match=r"the second in \[1\.0, 2\.0\]"):
+        gh.histogram_scan(path, "x", 4, range="auto", device="cpu")
+    between_passes(monkeypatch, lambda: pl.DataFrame({"x": [None, np.nan]}).write_parquet(path))
+    with pytest.raises(RuntimeError, match="the second without values"):
+        gh.histogram_scan(path, "x", 4, range="auto", device="cpu")
+
+
+def test_auto_range_of_rows_added_within_it_is_numpys_for_the_new_data(
+    tmp_path: Path, monkeypatch
+) -> None:
+    path = tmp_path / "d.parquet"
+    old = np.array([1.0, 2.0, 3.0])
+    new = np.array([1.0, 2.0, 3.0, 2.5, 2.5, np.nan, 1.0])  # more rows, same [min, max]
+    pl.DataFrame({"x": old}).write_parquet(path)
+    between_passes(monkeypatch, lambda: pl.DataFrame({"x": new}).write_parquet(path))
+    h = gh.histogram_scan(path, "x", 4, range="auto", device="cpu")
+    expected, edges = np.histogram(new[~np.isnan(new)], bins=4)
+    np.testing.assert_array_equal(h.counts, expected, strict=False)
+    np.testing.assert_array_equal(h.edges, edges)
+
+
+def test_auto_range_sees_a_new_file_matching_the_glob(tmp_path: Path, monkeypatch) -> None:
+    pl.DataFrame({"i": [0, 5, 10]}).write_parquet(tmp_path / "part0.parquet")
+    pattern = str(tmp_path / "part*.parquet")
+    between_passes(
+        monkeypatch, lambda: pl.DataFrame({"i": [4, 10]}).write_parquet(tmp_path / "part1.parquet")
+    )
+    h = gh.histogram_scan(pattern, "i", 5, range="auto", chunk_size=2, device="cpu")
+    expected, _ = np.histogram([0, 5, 10, 4, 10], bins=5)
+    np.testing.assert_array_equal(h.counts, expected, strict=False)
+    between_passes(
+        monkeypatch, lambda: pl.DataFrame({"i": [-3]}).write_parquet(tmp_path / "part2.parquet")
+    )
+    with pytest.raises(RuntimeError, match=r"part\*\.parquet.*\[0, 10\].*-3"):
+        gh.histogram_scan(pattern, "i", 5, range="auto", device="cpu")
+
+
+def test_auto_range_over_a_lazyframe_of_a_csv_that_grows(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "d.csv"
+    pl.DataFrame({"x": [1, 2, 3]}).write_csv(path)
+    between_passes(monkeypatch, lambda: pl.DataFrame({"x": [1, 2, 3, 99]}).write_csv(path))
+    with pytest.raises(RuntimeError, match=r"the LazyFrame changed.*99"):
+        gh.histogram_scan(pl.scan_csv(path), "x", 2, range="auto", device="cpu")
+
+
+def test_auto_range_raises_when_the_dtype_changes(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "d.parquet"
+    pl.DataFrame({"x": [1.0, 3.0]}).write_parquet(path)
+    between_passes(
+        monkeypatch,
+        lambda: pl.DataFrame({"x": [1.0, 3.0]}, schema={"x": pl.Float32}).write_parquet(path),
+    )
+    with pytest.raises(RuntimeError, match="dtype Float64, now dtype Float32"):
+        gh.histogram_scan(path, "x", 2, range="auto", device="cpu")
+
+
+def test_auto_range_check_leaves_out_rows_with_null_weights(tmp_path: Path) -> None:
+    # Rows with null weights count neither for the range nor in the bins: far values among
+    # them are not a change between the passes.
+    x = [1.0, 2.0, 1000.0, -1000.0, 3.0, np.nan]
+    w = [1.0, 2.0, None, None, 0.5, 4.0]
+    path = tmp_path / "d.parquet"
+    pl.DataFrame({"x": x, "w": w}).write_parquet(path)
+    h = gh.histogram_scan(path, "x", 4, range="auto", weights="w", chunk_size=2, device="cpu")
+    expected, _ = np.histogram([1.0, 2.0, 3.0], bins=4, weights=[1.0, 2.0, 0.5])
+    np.testing.assert_array_equal(h.counts, expected)
+
+
+def test_auto_range_check_of_temporal_columns(tmp_path: Path, monkeypatch) -> None:
+    from datetime import date
+
+    path = tmp_path / "d.parquet"
+    days = [date(2024, 1, 1), date(2024, 1, 31)]
+    pl.DataFrame({"d": days}).write_parquet(path)
+    h = gh.histogram_scan(path, "d", 3, range="auto", device="cpu")
+    assert h.counts.tolist() == [1, 0, 1]
+    later = [*days, date(2024, 3, 1)]
+    between_passes(monkeypatch, lambda: pl.DataFrame({"d": later}).write_parquet(path))
+    with pytest.raises(RuntimeError, match=r"\[2024-01-01, 2024-01-31\].*2024-03-01"):
+        gh.histogram_scan(path, "d", 3, range="auto", device="cpu")
+
+
+def test_arguments_are_checked_before_any_pass(tmp_path: Path, monkeypatch) -> None:
+    from polars_gpu_hist import _scan
+
+    path = tmp_path / "d.parquet"
+    pl.DataFrame({"x": [1.0, 2.0], "s": ["a", "b"]}).write_parquet(path)
+
+    def no_pass(*args, **kwargs):
+        raise AssertionError("the data was read before the arguments were checked")
+
+    monkeypatch.setattr(_scan, "_first_pass", no_pass)
+    monkeypatch.setattr(pl.LazyFrame, "collect_batches", no_pass)
+    with pytest.raises(ValueError, match="positive integer"):
+        gh.histogram_scan(path, "x", 0, range="auto")
+    with pytest.raises(TypeError, match="dtype String"):
+        gh.histogram_scan(path, "s", 4, range="auto")
+    with pytest.raises(ValueError, match="weights"):
+        gh.histogram_scan(path, "x", 4, range="auto", weights="s")
+    with pytest.raises(ValueError, match="chunk_size"):
+        gh.histogram_scan(path, "x", 4, range="auto", chunk_size=0)
+    with pytest.raises(ValueError, match="`closed` must be 'left' or 'right'"):
+        gh.histogram_scan(path, "x", 4, range="auto", closed="both")
+    with pytest.raises(ValueError, match="`device` must be"):
+        gh.histogram_scan(path, "x", 4, range="auto", device="tpu")
+
+
+def test_numpy_integer_bins_with_auto_range(frame: pl.DataFrame) -> None:
+    h = gh.histogram_scan(frame, "i", np.int64(8), range="auto", device="cpu")
+    expected, _ = np.histogram(frame["i"].to_numpy(), bins=8)
+    np.testing.assert_array_equal(h.counts, expected, strict=False)
+
+
+def test_bad_sources_and_names_are_type_errors(tmp_path: Path) -> None:
+    for source in [42, None, b"d.parquet", [42], [tmp_path / "d.parquet", 3.5], {"a": 1}]:
+        with pytest.raises(TypeError, match="`source` must be a LazyFrame"):
+            gh.histogram_scan(source, "x", 4, range=(0, 1))
+    with pytest.raises(ValueError, match="`source` is an empty list"):
+        gh.histogram_scan([], "x", 4, range=(0, 1))
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        gh.histogram_scan(str(tmp_path / "none*.parquet"), "x", 4, range=(0, 1))
+    frame = pl.LazyFrame({"x": [1.0]})
+    with pytest.raises(TypeError, match="`column` must be a column name"):
+        gh.histogram_scan(frame, 0, 4, range=(0, 1))
+    with pytest.raises(TypeError, match="`weights` must be a column name"):
+        gh.histogram_scan(frame, "x", 4, range=(0, 1), weights=pl.col("x"))
+
+
+def test_progress_bar_ends_its_line_on_an_error(tmp_path: Path, monkeypatch) -> None:
+    from polars_gpu_hist import _scan
+
+    clock = iter(np.arange(0, 1000, 0.3))
+    monkeypatch.setattr(_scan.time, "perf_counter", lambda: float(next(clock)))
+    path = tmp_path / "d.csv"
+    pl.DataFrame({"x": np.arange(100.0)}).write_csv(path)
+    between_passes(monkeypatch, lambda: pl.DataFrame({"x": np.arange(200.0)}).write_csv(path))
+    out = io.StringIO()
+    with pytest.raises(RuntimeError):
+        gh.histogram_scan(path, "x", 4, range="auto", chunk_size=10, progress=out)
+    assert out.getvalue().endswith("\n")
+
+
+def test_auto_range_raises_when_values_appear_in_data_that_had_none(
+    tmp_path: Path, monkeypatch
+) -> None:
+    path = tmp_path / "d.parquet"
+    pl.DataFrame({"x": [None, np.nan]}, schema={"x": pl.Float64}).write_parquet(path)
+    between_passes(monkeypatch, lambda: pl.DataFrame({"x": [0.5]}).write_parquet(path))
+    with pytest.raises(RuntimeError, match=r"'x' without values, the second a value 0\.5 \("):
+        gh.histogram_scan(path, "x", 4, range="auto", device="cpu")
+
+
+def test_weights_may_be_the_column_itself_and_names_may_look_like_globs(tmp_path: Path) -> None:
+    path = tmp_path / "d[1].parquet"  # an existing file, though `[1]` reads as a glob
+    pl.DataFrame({"x": [1.0, 2.0, 3.0]}).write_parquet(path)
+    h = gh.histogram_scan(path, "x", 2, range="auto", weights="x", device="cpu")
+    expected, _ = np.histogram([1.0, 2.0, 3.0], bins=2, weights=[1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(h.counts, expected)

@@ -1,24 +1,100 @@
 """Command line: the histogram of a column of a Parquet/CSV/IPC file, or of a demo data set.
 
 python -m polars_gpu_hist data.parquet --column x --bins 40 --plot hist.png
+python -m polars_gpu_hist data.csv -b -50,0,50  # explicit edges
 python -m polars_gpu_hist                      # a generated demo data set
 
 Files are read in bounded batches (``histogram_scan``), so they may be larger than memory;
 without ``--range`` equal bins span the column's [min, max], found in a first pass (the file
 is then read twice).
+
+A bad argument, a file that cannot be read or a column that cannot be histogrammed prints one
+``error: ...`` line on stderr and exits with status 2 (arguments are checked before the data is
+read); success exits with 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import re
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from polars_gpu_hist import histogram_scan, plot
-from polars_gpu_hist._scan import scan_source
+from polars_gpu_hist._scan import SUPPORTED_DTYPES, scan_source, supported_dtype
+
+PLOT_SUFFIXES = (".html", ".json", ".png", ".svg")
+# Altair writes these through vl-convert; .html and .json need Altair only.
+RENDERED_SUFFIXES = (".png", ".svg")
+PLOT_INSTALL = "pip install polars-gpu-hist[plot]"
+
+
+class UsageError(Exception):
+    """A bad argument, file or column: one ``error:`` line on stderr and exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # Values may be negative numbers (`-b -50,0,50`, `-r -1e3 5`), which argparse takes for
+        # options unless they are plain integers or decimals. No option here starts with a
+        # dash and a digit, so any such token is a value.
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see --help)")
+
+
+def bins_arg(text: str) -> int | list[float]:
+    """``--bins``: a number of equal bins, or comma-separated edges."""
+    if "," not in text:
+        try:
+            count = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is neither a number of bins nor comma-separated edges "
+                "(e.g. 20 or -50,0,50)"
+            ) from None
+        if count < 1:
+            raise argparse.ArgumentTypeError(f"the number of bins must be at least 1, got {count}")
+        return count
+    edges = []
+    for part in text.split(","):
+        try:
+            edges.append(float(part))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"edge {part.strip()!r} of {text!r} is not a number: edges are comma-separated "
+                "numbers, e.g. -50,0,50"
+            ) from None
+    for a, b in zip(edges, edges[1:]):
+        if not a < b:
+            raise argparse.ArgumentTypeError(
+                f"edges must increase strictly, got {a:g} before {b:g} in {text!r}"
+            )
+    return edges
+
+
+def _int_at_least(low: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return parse
+
+
+DEMO_SCHEMA = pl.Schema({"x": pl.Float64})
 
 
 def demo_frame(rows: int = 10_000_000, seed: int = 0) -> pl.LazyFrame:
@@ -35,10 +111,15 @@ def demo_frame(rows: int = 10_000_000, seed: int = 0) -> pl.LazyFrame:
 
 
 def scan(path: Path) -> pl.LazyFrame:
+    """The file as a LazyFrame whose schema could be read; ``UsageError`` otherwise."""
     try:
-        return scan_source(path)
-    except (FileNotFoundError, ValueError) as e:
-        raise SystemExit(f"error: {e}") from None
+        lf = scan_source(path)
+        lf.collect_schema()
+    except (FileNotFoundError, ValueError, TypeError) as e:
+        raise UsageError(_one_line(e)) from None
+    except (pl.exceptions.PolarsError, OSError) as e:
+        raise UsageError(f"cannot read {path}: {_one_line(e)}") from None
+    return lf
 
 
 def demo_histogram(
@@ -57,26 +138,41 @@ def demo_histogram(
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="polars-gpu-hist",
         description="Histogram a column of a Parquet/CSV/IPC file (or a demo data set).",
+        epilog="Errors print one 'error: ...' line and exit with status 2.",
     )
     p.add_argument("file", nargs="?", type=Path, help="Parquet, CSV or IPC file; demo data if none")
-    p.add_argument("-c", "--column", help="column to histogram (default: the first numeric one)")
+    p.add_argument(
+        "-c",
+        "--column",
+        help="column to histogram (default: the first numeric or temporal one, not --weights)",
+    )
     p.add_argument(
         "-b",
         "--bins",
-        default="20",
-        help="number of equal bins, or comma-separated edges (default 20)",
+        default=20,
+        type=bins_arg,
+        help="number of equal bins, or comma-separated edges such as -50,0,50 (default 20)",
     )
     p.add_argument("-r", "--range", nargs=2, type=float, metavar=("MIN", "MAX"))
     p.add_argument("-w", "--weights", help="column of weights")
     p.add_argument("--density", action="store_true", help="normalize to a density")
-    p.add_argument("--closed", choices=["left", "right"], default="left")
+    p.add_argument(
+        "--closed",
+        choices=["left", "right"],
+        default="left",
+        help="left: [a, b) bins, the last [a, b] (numpy); right: (a, b], the first [a, b]",
+    )
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
-    p.add_argument("--rows", type=int, default=10_000_000, help="rows of demo data")
-    p.add_argument("--plot", type=Path, help="also write a chart (.png, .html, .svg)")
-    p.add_argument("--width", type=int, default=50, help="width of the terminal bars")
+    p.add_argument("--rows", type=_int_at_least(1), default=10_000_000, help="rows of demo data")
+    p.add_argument(
+        "--plot",
+        type=Path,
+        help=f"also write a chart ({', '.join(PLOT_SUFFIXES)}; needs {PLOT_INSTALL})",
+    )
+    p.add_argument("--width", type=_int_at_least(0), default=50, help="width of the terminal bars")
     p.add_argument(
         "--progress",
         action="store_true",
@@ -86,20 +182,41 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    bins = [float(e) for e in args.bins.split(",")] if "," in args.bins else int(args.bins)
-    lf = demo_frame(args.rows) if args.file is None else scan(args.file)
-    schema = lf.collect_schema()
-    column = args.column or next(
-        (n for n, t in schema.items() if t.is_numeric() or t.is_temporal()), None
-    )
-    if column is None or column not in schema:
-        names = ", ".join(schema.names())
-        raise SystemExit(f"error: no column {column!r} to histogram; columns: {names}")
+    """Runs the command line; returns the exit status (2 after an ``error:`` line)."""
+    try:
+        return run(parse_args(argv))
+    except UsageError as e:
+        print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader left (`| head`): no traceback, and none at exit when stdout is flushed.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except (Exception, pl.exceptions.PanicException) as e:
+        # A bug, not a usage error: still one line, with what to report.
+        print(
+            f"error: internal error, please report it: {type(e).__name__}: {_one_line(e)}",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def run(args: argparse.Namespace) -> int:
+    plot_path = None if args.plot is None else check_plot_path(args.plot)
+    if args.file is None:
+        source, schema = "demo data", DEMO_SCHEMA
+    else:
+        source, schema = str(args.file), scan(args.file).collect_schema()
+    column = choose_column(schema, args.column, args.weights, source)
+    bins = args.bins
     t0 = time.perf_counter()
     try:
         if args.file is None:
-            hist = demo_histogram(lf, column, bins, args)
+            hist = demo_histogram(demo_frame(args.rows), column, bins, args)
         else:
             progress = args.progress or sys.stderr.isatty()
             auto = args.range is None and isinstance(bins, int)
@@ -114,16 +231,120 @@ def main(argv: list[str] | None = None) -> int:
                 progress=progress,
             )
             hist = scanned.to_frame(density=args.density)
-    except (pl.exceptions.PolarsError, ValueError, TypeError, RuntimeError) as e:
-        raise SystemExit(f"error: {str(e).splitlines()[0]}") from None
+    except (pl.exceptions.PolarsError, ValueError, TypeError, RuntimeError, OSError) as e:
+        raise UsageError(_one_line(e)) from None
+    except MemoryError:
+        raise UsageError("out of memory") from None
     elapsed = time.perf_counter() - t0
-    source = "demo data" if args.file is None else str(args.file)
     print(f"{source}: column {column!r}, {hist.height} bins, {elapsed * 1e3:.1f} ms")
-    print(plot.bars(hist, width=args.width))
-    if args.plot:
-        path = plot.save(hist, args.plot, title=f"{column} ({source})")
-        print(f"wrote {path}")
+    print(terminal_bars(hist, closed=args.closed, width=args.width))
+    if plot_path is not None:
+        try:
+            plot.save(hist, plot_path, title=f"{column} ({source})")
+        except (OSError, ValueError) as e:
+            raise UsageError(f"cannot write {plot_path}: {_one_line(e)}") from None
+        print(f"wrote {plot_path}")
     return 0
+
+
+def check_plot_path(path: Path) -> Path:
+    """``--plot``'s format, directory and libraries, checked before any data is read."""
+    suffix = path.suffix.lower()
+    if suffix not in PLOT_SUFFIXES:
+        raise UsageError(
+            f"--plot {path}: cannot write a chart as {suffix or 'a file without an extension'}; "
+            f"use a file ending in {', '.join(PLOT_SUFFIXES)}"
+        )
+    directory = path.parent
+    if not directory.is_dir():
+        raise UsageError(f"--plot {path}: no directory {directory} to write it in")
+    if path.is_dir():
+        raise UsageError(f"--plot {path}: is a directory, not a file")
+    if not os.access(directory, os.W_OK):
+        raise UsageError(f"--plot {path}: the directory {directory} is not writable")
+    try:
+        import altair  # noqa: F401
+    except ImportError:
+        raise UsageError(f"--plot needs Altair: {PLOT_INSTALL}") from None
+    if suffix in RENDERED_SUFFIXES:
+        try:
+            import vl_convert  # noqa: F401
+        except ImportError:
+            raise UsageError(
+                f"--plot {suffix} needs vl-convert-python: {PLOT_INSTALL} "
+                "(.html and .json need only Altair)"
+            ) from None
+    return path
+
+
+def choose_column(schema: pl.Schema, column: str | None, weights: str | None, source: str) -> str:
+    """``--column``, or the first column that can be histogrammed (other than the weights)."""
+    names = ", ".join(f"{n} ({t})" for n, t in schema.items())
+    if weights is not None and weights not in schema:
+        raise UsageError(f"no column {weights!r} for --weights in {source}; columns: {names}")
+    if column is None:
+        column = next((n for n, t in schema.items() if n != weights and supported_dtype(t)), None)
+        if column is None:
+            raise UsageError(
+                f"no column of {source} can be histogrammed (it takes {SUPPORTED_DTYPES} column); "
+                f"columns: {names}"
+            )
+        return column
+    if column not in schema:
+        raise UsageError(f"no column {column!r} in {source}; columns: {names}")
+    if not supported_dtype(schema[column]):
+        raise UsageError(
+            f"column {column!r} has dtype {schema[column]}, which cannot be histogrammed: "
+            f"use {SUPPORTED_DTYPES} column"
+        )
+    return column
+
+
+def terminal_bars(hist: pl.DataFrame, *, closed: str = "left", width: int = 50) -> str:
+    """One line per bin: its interval as values fall in it (``closed="left"``: ``[a, b)``, the
+    last ``[a, b]``; ``"right"``: ``(a, b]``, the first ``[a, b]``), its count or sum of
+    weights in full, and a bar."""
+    n = hist.height
+    if n == 0:
+        return "(no bins)"
+    edges = _edge_labels(hist["bin_start"].to_list() + hist["bin_end"].to_list())
+    starts, ends = edges[:n], edges[n:]
+    counts = hist["count"].to_list()
+    count_text = [repr(c) if isinstance(c, float) else str(c) for c in counts]
+    finite = [float(c) for c in counts if math.isfinite(float(c))]
+    top = max(finite, default=0.0)
+    ws, we, wc = (max(len(t) for t in col) for col in (starts, ends, count_text))
+    lines = []
+    for i, (s, e, c, text) in enumerate(zip(starts, ends, counts, count_text)):
+        c = float(c)
+        bar = "#" * round(width * c / top) if top > 0 and math.isfinite(c) and c > 0 else ""
+        opening = "[" if closed == "left" or i == 0 else "("
+        closing = ")" if closed == "left" and i < n - 1 else "]"
+        lines.append(f"{opening}{s:>{ws}}, {e:>{we}}{closing}  {text:>{wc}}  {bar}".rstrip())
+    return "\n".join(lines)
+
+
+def _edge_labels(values: list[Any]) -> list[str]:
+    """Floats to 6 significant digits, or where that would merge distinct edges (narrow bins
+    far from 0), to one digit more than it takes to tell them apart; dates and times as they
+    print."""
+    if not all(isinstance(v, float) for v in values):
+        return [str(v) for v in values]
+    distinct = len(set(values))
+    for digits in range(6, 17):
+        if len({f"{v:.{digits}g}" for v in values}) == distinct:
+            shown = digits if digits == 6 else digits + 1
+            return [f"{v:.{shown}g}" for v in values]
+    return [repr(v) for v in values]
+
+
+def _one_line(error: BaseException) -> str:
+    """The first line of an error's message (Polars adds the query plan below it)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    # Polars wraps a plugin's errors; the wrapper says nothing to a user of the command line.
+    return lines[0].removeprefix("the plugin failed with message: ")
 
 
 if __name__ == "__main__":

@@ -1,40 +1,34 @@
 """The mergeable histogram: a thin wrapper over the native ``_internal.Histogram``.
 
 The binning rules, the checks that make batches and merges exact, and the serialized state all
-live in Rust (``src/accumulator.rs``); this class only turns Python inputs (Polars, numpy,
+live in Rust (``src/accumulator/``); this class only turns Python inputs (Polars, numpy,
 pandas, arrays in GPU memory) into what the native object takes, and results into numpy,
-Polars and Altair.
+Polars, the scikit-hep plotting protocol, HTML and Altair.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import pickle
+from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
 import polars as pl
 
-from polars_gpu_hist import (
-    BinsArg,
-    Closed,
-    Device,
-    RangeArg,
-    _bins,
-    _cuda_array,
-    _internal,
-    _pickled,
-    _range,
-    _sync_stream,
-)
+from polars_gpu_hist import _args, _cuda, _internal
+from polars_gpu_hist._args import BinsArg, Closed, Device, RangeArg
+from polars_gpu_hist._uhi import Axis, CountsArray, Kind, svg_bars
 
-if TYPE_CHECKING:
-    import numpy as np
+_AXIS_NAMES = ("x", "y", "z")
 
 
 class Histogram:
     """A histogram with a fixed binning that batches fill and other histograms merge into.
 
     Counts are exact: filling any number of batches (or merging histograms filled on other
-    devices, processes or machines) gives the counts of one ``numpy.histogram`` over all the
-    data. This is what :func:`histogram_scan` and :func:`polars_gpu_hist.dask.histogram` build on.
+    devices, processes or machines) gives the counts of one ``numpy.histogram`` (one axis) or
+    ``numpy.histogramdd`` (several) over all the data. This is what :func:`histogram_scan` and
+    :func:`polars_gpu_hist.dask.histogram` build on.
 
     Two rules keep every batch binned alike:
 
@@ -49,16 +43,19 @@ class Histogram:
     Parameters
     ----------
     bins
-        The number of equal-width bins over ``range``, or strictly increasing edges.
+        One axis: the number of equal-width bins over ``range``, or strictly increasing edges.
+        Several axes (as ``numpy.histogramdd``): one entry per axis (an int or edges), or one
+        int for all when ``range`` has one pair per axis.
     range
-        ``(min, max)`` of the equal-width bins; required with an int ``bins``.
+        ``(min, max)`` of the equal-width bins, required with an int ``bins``; for several
+        axes, one ``(min, max)`` or ``None`` (explicit edges) per axis.
     closed
         ``"left"`` (numpy's bins) or ``"right"`` (Polars' ``Expr.hist``), as in
         :meth:`GpuHistNamespace.histogram`.
     weights
-        ``True`` to sum weights (Float64) instead of counting rows (UInt64); every fill then
-        needs ``weights``. Sums are exact for integer weights, otherwise equal to one call up to
-        the order of floating-point additions.
+        ``True`` to sum weights (Float64) instead of counting rows (UInt64), and the squared
+        weights for :meth:`variances`; every fill then needs ``weights``. Sums are exact for
+        integer weights, otherwise equal to one call up to the order of additions.
     device
         Where fills run: ``"auto"``, ``"cpu"`` or ``"gpu"``, as for the expression. Arrays in
         GPU memory are always counted on the GPU.
@@ -70,15 +67,19 @@ class Histogram:
     >>> h = Histogram(4, range=(0, 4))
     >>> h.fill(np.array([0.5, 1.5, 4.0])).fill(np.array([3.0, 9.0])).counts
     array([1, 1, 0, 2], dtype=uint64)
+    >>> Histogram([2, 3], range=[(0, 1), (0, 3)]).fill(([0.2, 0.7], [2.5, 0.5])).counts
+    array([[0, 0, 1],
+           [1, 0, 0]], dtype=uint64)
     """
 
     __slots__ = ("_native",)
+    __hash__ = None  # type: ignore[assignment]  # mutable: fills change it
 
     def __init__(
         self,
-        bins: BinsArg,
+        bins: BinsArg | Sequence[BinsArg],
         *,
-        range: RangeArg = None,
+        range: RangeArg | Sequence[RangeArg] = None,
         closed: Closed = "left",
         weights: bool = False,
         device: Device = "auto",
@@ -88,17 +89,7 @@ class Histogram:
                 f"range={range!r}: a range from the data needs a pass over all of it; use "
                 "histogram_scan(..., range='auto') or give range=(min, max)"
             )
-        self._native = _internal.Histogram(
-            _pickled(
-                {
-                    "bins": _bins(bins),
-                    "range": _range(range),
-                    "closed": str(closed),
-                    "weighted": bool(weights),
-                    "device": str(device),
-                }
-            )
-        )
+        self._native = _native(_axes(bins, range), closed, weights, device)
 
     @classmethod
     def _from_data_range(
@@ -111,18 +102,8 @@ class Histogram:
         device: Device,
     ) -> Histogram:
         """Equal bins over the extremes of all the data: ``(kind, min, max)`` as exact text."""
-        native = _internal.Histogram(
-            _pickled(
-                {
-                    "bins": _bins(bins),
-                    "data_range": extremes,
-                    "closed": str(closed),
-                    "weighted": bool(weights),
-                    "device": str(device),
-                }
-            )
-        )
-        return cls._wrap(native)
+        axis = {"bins": _numbers(_args.bins(bins), "`bins`"), "data_range": extremes}
+        return cls._wrap(_native([axis], closed, weights, device))
 
     @classmethod
     def _wrap(cls, native: _internal.Histogram) -> Histogram:
@@ -130,32 +111,40 @@ class Histogram:
         h._native = native
         return h
 
-    def fill(self, data: Any, weights: Any = None) -> Histogram:
+    def fill(self, *data: Any, weights: Any = None) -> Histogram:
         """Counts ``data`` into the histogram (and sums ``weights``); returns the histogram.
 
-        ``data`` is a Polars Series (or a one-column DataFrame), a numpy array or sequence, a
-        pandas Series, or an array in GPU memory (``__cuda_array_interface__``: CuPy, PyTorch,
-        cuDF), counted where it lies. ``weights`` is alike and of the same length (float64 in
-        GPU memory for GPU arrays). Nulls and NaN are not counted; nothing changes on error.
+        One column per axis: ``h.fill(x)``, ``h.fill(x, y)``, or the columns together as a
+        tuple, a DataFrame or an ``(n, d)`` array. A column is a Polars Series, a numpy array or
+        sequence, a pandas Series, or an array in GPU memory (``__cuda_array_interface__``:
+        CuPy, PyTorch, cuDF), counted where it lies. ``weights`` is alike and of the same
+        length (float64 in GPU memory for GPU arrays); ``h.fill(x, w)`` also works for one
+        axis. A row with a null (or a NaN) anywhere is not counted; nothing changes on error.
         """
-        cuda = _cuda_array(data)
-        if cuda is not None:
-            length = cuda["shape"][0]
-            weights_ptr = None
+        d = len(self.shape)
+        if d == 1 and len(data) == 2 and weights is None:
+            data, weights = data[:1], data[1]
+        columns = _columns(data, d)
+        cuda = [_cuda.cuda_array(c) for c in columns]
+        if any(iface is not None for iface in cuda):
+            if any(iface is None for iface in cuda):
+                raise TypeError("fill takes columns all in GPU memory or all in host memory")
+            length = cuda[0]["shape"][0]
+            pair, squares = None, None
             if weights is not None:
-                w = _cuda_array(weights)
-                if w is None or w["typestr"][1:] != "f8" or w["shape"][0] != length:
-                    raise ValueError(
-                        "weights of an array in GPU memory must be a float64 GPU array of the "
-                        "same length"
-                    )
-                _sync_stream(w)
-                weights_ptr = w["data"][0]
-            _sync_stream(cuda)
-            self._native.fill_cuda(cuda["data"][0], length, cuda["typestr"], weights_ptr)
+                squares = weights * weights  # on the device; alive until the fill returns
+                pair = (
+                    _cuda.weights_pointer(weights, length),
+                    _cuda.weights_pointer(squares, length),
+                )
+            for iface in cuda:
+                _cuda.sync_stream(iface)
+            arrays = [(iface["data"][0], iface["shape"][0], iface["typestr"]) for iface in cuda]
+            self._native.fill_cuda(arrays, pair)
+            del squares
             return self
-        values = _as_series(data, "x")
-        self._native.fill(values, None if weights is None else _as_series(weights, "w"))
+        series = [_as_series(c, f"x{i}") for i, c in enumerate(columns)]
+        self._native.fill(series, None if weights is None else _as_series(weights, "w"))
         return self
 
     def merge(self, other: Histogram) -> Histogram:
@@ -175,18 +164,47 @@ class Histogram:
             return Histogram._wrap(self._native.merge(self._native.empty_like()))
         return NotImplemented
 
-    @property
-    def counts(self) -> np.ndarray:
-        """Counts per bin (uint64), or sums of weights (float64) for ``weights=True``."""
-        return self._native.counts().to_numpy()
+    def __eq__(self, other: object) -> bool:
+        """The same binning (axes, edges, ``closed``, dtypes), storage and contents."""
+        if not isinstance(other, Histogram):
+            return NotImplemented
+        mine, theirs = self._native, other._native
+        return (
+            mine.shape == theirs.shape
+            and mine.closed == theirs.closed
+            and mine.weighted == theirs.weighted
+            and mine.dtypes == theirs.dtypes
+            and all(np.array_equal(a, b) for a, b in zip(self._edges(), other._edges()))
+            and np.array_equal(self.values(), other.values())
+            and np.array_equal(self.variances(), other.variances())
+        )
 
     @property
-    def edges(self) -> np.ndarray:
-        """The ``n + 1`` bin edges (float64; float32 edges of Float32 data widen exactly).
+    def shape(self) -> tuple[int, ...]:
+        """The number of bins of each axis."""
+        return tuple(self._native.shape)
 
-        Before the first fill, the edges a Float64 column would get.
-        """
-        return self._native.edges().to_numpy()
+    @property
+    def counts(self) -> CountsArray:
+        """Counts per bin (uint64), or sums of weights (float64) for ``weights=True``; of
+        :attr:`shape` (row-major cells) for several axes. Called, ``h.counts()`` gives the
+        plotting protocol's effective counts (see :meth:`values`)."""
+        counts = self._native.counts().to_numpy().reshape(self.shape).view(CountsArray)
+        if self.weighted:
+            values, variances = self.values(), self.variances()
+            with np.errstate(divide="ignore", invalid="ignore"):
+                counts.effective = np.where(variances > 0, values**2 / variances, 0.0)
+        return counts
+
+    @property
+    def edges(self) -> Any:
+        """The ``n + 1`` bin edges (float64; float32 edges of Float32 data widen exactly), or a
+        tuple of them, one per axis. Before the first fill, the edges a Float64 column gets."""
+        edges = self._edges()
+        return edges[0] if len(edges) == 1 else tuple(edges)
+
+    def _edges(self) -> list[np.ndarray]:
+        return [self._native.edges(i).to_numpy() for i in range(len(self.shape))]
 
     @property
     def weighted(self) -> bool:
@@ -194,15 +212,55 @@ class Histogram:
         return self._native.weighted
 
     def __len__(self) -> int:
-        return self._native.n_bins
+        """The number of bins (cells for several axes)."""
+        return int(np.prod(self.shape))
+
+    def to_numpy(self, *, dd: bool = False) -> tuple[Any, ...]:
+        """numpy's answer: ``(counts, edges)`` for one axis, ``(counts, edges_x, edges_y,
+        ...)`` for several, or ``(counts, [edges_x, ...])`` as ``numpy.histogramdd`` with
+        ``dd=True``."""
+        edges = self._edges()
+        counts = np.asarray(self.counts)
+        return (counts, edges) if dd else (counts, *edges)
+
+    # The scikit-hep plotting protocol (UHI PlottableHistogram): mplhep and hist plot it.
+
+    @property
+    def kind(self) -> Kind:
+        """``Kind.COUNT``: the values are counts or sums of weights."""
+        return Kind.COUNT
+
+    @property
+    def axes(self) -> tuple[Axis, ...]:
+        """One :class:`Axis` per dimension: ``len``, ``axis[i] -> (lo, hi)``, ``edges``."""
+        return tuple(Axis(e, name) for e, name in zip(self._edges(), self._axis_names()))
+
+    def values(self) -> np.ndarray:
+        """The counts (or sums of weights) as float64, of :attr:`shape`."""
+        return self._native.counts().to_numpy().reshape(self.shape).astype(np.float64)
+
+    def variances(self) -> np.ndarray:
+        """The variance of each value: the sum of the squared weights for ``weights=True``
+        (boost-histogram's weighted storage), else the count itself (Poisson)."""
+        squares = self._native.squared_weights()
+        if squares is None:
+            return self.values()
+        return squares.to_numpy().reshape(self.shape)
+
+    def _axis_names(self) -> list[str]:
+        d = len(self.shape)
+        return list(_AXIS_NAMES[:d]) if d <= len(_AXIS_NAMES) else [f"x{i}" for i in range(d)]
 
     def to_frame(self, *, density: bool = False) -> pl.DataFrame:
         """The rows of the ``gpu_hist.histogram`` expression: ``bin_start``, ``bin_end``,
-        ``count`` (numpy's ``density`` of the totals with ``density=True``)."""
-        return self._native.to_series("histogram", density).struct.unnest()
+        ``count`` for one axis; those of :func:`histogramdd` (``x_start``, ``x_end``,
+        ``y_start``, ..., ``count``) for several. numpy's ``density`` of the totals with
+        ``density=True``."""
+        names = self._axis_names()
+        return self._native.to_series("histogram", names, density).struct.unnest()
 
     def plot(self, *, title: str = "", density: bool = False) -> Any:
-        """An Altair bar chart of the histogram (needs ``altair``)."""
+        """An Altair chart (needs ``altair``): bars for one axis, a heatmap for two."""
         from polars_gpu_hist import plot
 
         return plot.chart(self.to_frame(density=density), title=title)
@@ -219,6 +277,108 @@ class Histogram:
 
     def __repr__(self) -> str:
         return repr(self._native)
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the bars (one axis) beside the binning and the totals."""
+        rows = [
+            (
+                "axes",
+                " x ".join(
+                    f"{n} bins on [{e[0]:.6g}, {e[-1]:.6g}]"
+                    for n, e in zip(self.shape, self._edges())
+                ),
+            ),
+            ("closed", self._native.closed),
+            ("dtype", " x ".join(d or "(not filled yet)" for d in self._native.dtypes)),
+            ("storage", "weights (sums and squares)" if self.weighted else "counts (exact)"),
+            ("total", f"{self.values().sum():.6g}"),
+        ]
+        table = "".join(
+            f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td></tr>"
+            for k, v in rows
+        )
+        picture = svg_bars(self.values()) if len(self.shape) == 1 else ""
+        return (
+            "<div style='display:flex;gap:1.5em;align-items:center'>"
+            f"{picture}<table><caption><b>Histogram</b></caption>{table}</table></div>"
+        )
+
+
+def _native(
+    axes: list[dict[str, Any]], closed: Closed, weights: bool, device: Device
+) -> _internal.Histogram:
+    return _internal.Histogram(
+        pickle.dumps(
+            {
+                "axes": axes,
+                "closed": _args.choice(closed, "closed", ("left", "right")),
+                "weighted": _args.flag(weights, "weights"),
+                "device": _args.choice(device, "device", ("auto", "cpu", "gpu")),
+            },
+            protocol=5,
+        )
+    )
+
+
+def _is_pairs(range: Any) -> bool:
+    """Whether ``range`` gives one ``(min, max)`` or ``None`` per axis."""
+    if range is None or isinstance(range, (str, bytes)) or not isinstance(range, Sequence):
+        return False
+    return len(range) > 0 and all(r is None or _is_sequence(r) for r in range)
+
+
+def _is_sequence(x: Any) -> bool:
+    return isinstance(x, (Sequence, np.ndarray, pl.Series)) and not isinstance(x, (str, bytes))
+
+
+def _axes(bins: Any, range: Any) -> list[dict[str, Any]]:
+    """The native axes: one for ``numpy.histogram``'s arguments, several for
+    ``numpy.histogramdd``'s (a range per axis, or a bins entry that is itself a sequence)."""
+    several = _is_pairs(range) or (
+        _is_sequence(bins) and len(bins) > 0 and any(_is_sequence(b) for b in bins)
+    )
+    if not several:
+        return [{"bins": _numbers(_args.bins(bins), "`bins`"), "range": _number_range(range)}]
+    d = len(range) if _is_pairs(range) else len(bins)
+    per_axis = [bins] * d if isinstance(bins, int) else list(bins)
+    ranges = list(range) if range is not None else [None] * d
+    if len(per_axis) != d or len(ranges) != d:
+        raise ValueError(
+            f"`bins` has {len(per_axis)} entries and `range` {len(ranges)}: give one per axis "
+            "(or one int `bins` for all)"
+        )
+    return [
+        {"bins": _numbers(_args.bins(b), "`bins`"), "range": _number_range(r)}
+        for b, r in zip(per_axis, ranges)
+    ]
+
+
+def _columns(data: tuple[Any, ...], d: int) -> list[Any]:
+    """One column per axis, from ``fill``'s positional arguments."""
+    if len(data) == d:
+        return list(data)
+    if len(data) != 1:
+        raise TypeError(
+            f"this histogram has {d} axes: fill takes {d} columns (or one object holding them), "
+            f"got {len(data)} arguments; pass weights as weights=..."
+        )
+    (whole,) = data
+    if isinstance(whole, pl.DataFrame):
+        if whole.width != d:
+            raise TypeError(
+                f"fill takes one column per axis ({d}); got a DataFrame of {whole.width} "
+                "columns: select them"
+            )
+        return whole.get_columns()
+    if isinstance(whole, (tuple, list)) and len(whole) == d and all(map(_is_sequence, whole)):
+        return list(whole)
+    ndim = getattr(whole, "ndim", None)
+    if ndim == 2 and whole.shape[1] == d and d > 1:
+        return [whole[:, i] for i in range(d)]
+    raise TypeError(
+        f"this histogram has {d} axes: fill takes {d} columns, a DataFrame or tuple of them, "
+        f"or an (n, {d}) array"
+    )
 
 
 def _as_series(data: Any, name: str) -> pl.Series:
@@ -239,5 +399,36 @@ def _as_series(data: Any, name: str) -> pl.Series:
         return pl.from_pandas(data, nan_to_null=False)
     ndim = getattr(data, "ndim", 1)
     if ndim != 1:
-        raise ValueError(f"fill takes a 1-D array, got {ndim} dimensions")
+        raise ValueError(f"fill takes a 1-D array per axis, got {ndim} dimensions")
     return pl.Series(name, data)
+
+
+def _plain(value: Any, what: str) -> float:
+    """A number for the histogram's fixed binning (its dtype is not known before the first
+    fill, so dates and rules cannot be resolved yet)."""
+    if isinstance(value, dict):
+        if "float32" in value:
+            return float(value["float32"])
+        raise TypeError(
+            f"{what} of a Histogram must be numbers (its column's dtype is not known before the "
+            "first fill): give dates and times as numbers of the column's units"
+        )
+    return float(value)
+
+
+def _numbers(bins: Any, what: str) -> int | list[float]:
+    if isinstance(bins, str):
+        raise ValueError(
+            f"bins={bins!r} needs the data: a Histogram's binning is fixed before its first "
+            "fill; give a number of bins with a range, or edges"
+        )
+    if isinstance(bins, int):
+        return bins
+    return [_plain(e, "bin edges") for e in bins]
+
+
+def _number_range(range: Any) -> tuple[float, float] | None:
+    pair = _args.range_(range)
+    if pair is None:
+        return None
+    return _plain(pair[0], "`range`"), _plain(pair[1], "`range`")

@@ -3,11 +3,14 @@ fill one :class:`Histogram`."""
 
 from __future__ import annotations
 
+import glob
+import operator
+import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal, TextIO, Union
+from typing import Literal, NamedTuple, TextIO, Union
 
 import polars as pl
 
@@ -20,7 +23,7 @@ SCANNERS = {
     ".parquet": pl.scan_parquet,
     ".pq": pl.scan_parquet,
     ".csv": pl.scan_csv,
-    ".tsv": lambda p: pl.scan_csv(p, separator="\t"),
+    ".tsv": lambda p, **kwargs: pl.scan_csv(p, separator="\t", **kwargs),
     ".ipc": pl.scan_ipc,
     ".arrow": pl.scan_ipc,
     ".feather": pl.scan_ipc,
@@ -37,18 +40,50 @@ def scan_source(source: Source) -> pl.LazyFrame:
         return source
     if isinstance(source, pl.DataFrame):
         return source.lazy()
-    paths = [source] if isinstance(source, (str, Path)) else list(source)
-    if not paths:
-        raise ValueError("no files to scan")
+    paths = _paths(source)
     suffixes = {Path(p).suffix.lower() for p in paths}
     if len(suffixes) != 1 or next(iter(suffixes)) not in SCANNERS:
         names = ", ".join(sorted(SCANNERS))
-        raise ValueError(f"cannot read {', '.join(map(str, paths))}: use files ending in {names}")
+        raise ValueError(f"cannot read {', '.join(paths)}: use files ending in {names}")
+    literal = True  # every path names an existing file, even one with `*?[` in its name
     for p in paths:
-        if not any(c in str(p) for c in "*?[") and not Path(p).exists():
+        if "://" in p:
+            literal = False
+            continue  # cloud storage: Polars finds (or misses) it
+        local = os.path.expanduser(p)
+        if Path(local).exists():
+            continue
+        literal = False
+        if any(c in p for c in "*?["):
+            if not glob.glob(local, recursive=True):
+                raise FileNotFoundError(f"no file matches {p}")
+        else:
             raise FileNotFoundError(f"no such file: {p}")
     scanner = SCANNERS[suffixes.pop()]
-    return scanner([str(p) for p in paths] if len(paths) > 1 else str(paths[0]))
+    return scanner(paths if len(paths) > 1 else paths[0], **({"glob": False} if literal else {}))
+
+
+def _paths(source: object) -> list[str]:
+    """The paths of a path, glob or sequence of them; ``TypeError`` for anything else."""
+    accepted = (
+        "`source` must be a LazyFrame, a DataFrame, a path or glob (str or pathlib.Path) of "
+        "Parquet/CSV/IPC files, or a list of paths"
+    )
+    if isinstance(source, (str, os.PathLike)):
+        items: list[object] = [source]
+    elif isinstance(source, Iterable) and not isinstance(source, (bytes, bytearray, Mapping)):
+        items = list(source)
+        if not items:
+            raise ValueError("`source` is an empty list: give at least one path")
+    else:
+        raise TypeError(f"{accepted}; got {type(source).__name__}")
+    paths = []
+    for item in items:
+        path = os.fspath(item) if isinstance(item, (str, os.PathLike)) else None
+        if not isinstance(path, str):
+            raise TypeError(f"{accepted}; got a {type(source).__name__} holding {item!r}")
+        paths.append(path)
+    return paths
 
 
 def histogram_scan(
@@ -81,7 +116,10 @@ def histogram_scan(
         ``(min, max)`` of the equal bins, or ``"auto"`` for the [min, max] of the column's
         valid values as numpy takes it (NaN, nulls and rows with null weights left out; float32
         edges for Float32 columns). ``"auto"`` **reads the data twice**: a first streaming pass
-        finds the extremes. Not allowed with explicit edges; required with an int ``bins``.
+        finds the extremes, and the second checks that its data spans exactly the same
+        [min, max]; data that changed in between (a file rewritten or appended to, a new file
+        matching a glob) raises ``RuntimeError`` rather than giving bins that are not numpy's
+        or dropping values. Not allowed with explicit edges; required with an int ``bins``.
     weights
         A column of weights: counts become sums of weights (Float64).
     closed, device
@@ -97,73 +135,225 @@ def histogram_scan(
         Filled and mergeable; ``.to_frame()`` gives the expression's rows.
     """
     lf = scan_source(source)
+    for name, what in ((column, "column"), (weights, "weights")):
+        if not isinstance(name, str) and not (what == "weights" and name is None):
+            raise TypeError(f"`{what}` must be a column name (str), got {name!r}")
+    if closed not in ("left", "right"):
+        raise ValueError(f"`closed` must be 'left' or 'right', got {closed!r}")
+    if device not in ("auto", "cpu", "gpu"):
+        raise ValueError(f"`device` must be 'auto', 'cpu' or 'gpu', got {device!r}")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"`chunk_size` must be a positive number of rows, got {chunk_size!r}")
     schema = lf.collect_schema()
     for name in [column] + ([weights] if weights is not None else []):
         if name not in schema:
             raise pl.exceptions.ColumnNotFoundError(
                 f"no column {name!r} to histogram; columns: {', '.join(schema.names())}"
             )
-    if isinstance(range, str):
+    auto = isinstance(range, str)
+    if auto:
         if range != "auto":
             raise ValueError(f"`range` must be (min, max), None or 'auto', got {range!r}")
-        if not isinstance(bins, int) or isinstance(bins, bool):
-            raise ValueError("range='auto' needs an int `bins`: explicit edges need no range")
-        extremes = _data_extremes(lf, column, schema[column], weights)
-        hist = Histogram._from_data_range(
-            bins, extremes, closed=closed, weights=weights is not None, device=device
+        if isinstance(bins, bool):
+            raise TypeError(f"`bins` must be an int or a sequence of edges, got {bins!r}")
+        try:
+            bins = operator.index(bins)  # numpy integers too
+        except TypeError:
+            raise ValueError(
+                "range='auto' needs an int `bins`: explicit edges need no range"
+            ) from None
+        # Checks bins, closed, device and the dtypes now, not after a pass over the data.
+        probe = Histogram(
+            bins, range=(0.0, 1.0), closed=closed, weights=weights is not None, device=device
         )
     else:
-        hist = Histogram(
+        probe = Histogram(
             bins, range=range, closed=closed, weights=weights is not None, device=device
         )
-    # An empty first fill fixes the dtype and refuses an unsupported one before reading.
-    empty_weights = None if weights is None else pl.Series(weights, [], dtype=schema[weights])
-    hist.fill(pl.Series(column, [], dtype=schema[column]), empty_weights)
-    if chunk_size < 1:
-        raise ValueError(f"`chunk_size` must be a positive number of rows, got {chunk_size}")
+    _fill_empty(probe, schema, column, weights)
+    hist, check = probe, None
+    if auto:
+        first = _first_pass(lf, column, schema[column], weights)
+        hist = Histogram._from_data_range(
+            bins, first.text(), closed=closed, weights=weights is not None, device=device
+        )
+        _fill_empty(hist, schema, column, weights)
+        if not isinstance(source, (pl.LazyFrame, pl.DataFrame)):
+            # A fresh scan: Polars keeps the first scan's file list and Parquet metadata, which
+            # a file rewritten in between no longer matches.
+            lf = scan_source(source)
+            _check_same_dtypes(lf.collect_schema(), schema, column, weights, source)
+        check = _SameExtremes(first, column, schema[column], _label(source))
     bar = None
     if progress:
         stream = progress if hasattr(progress, "write") else sys.stderr
         bar = _Progress(stream, _total_rows(source, lf), _label(source))
-    selected = lf.select([column] + ([weights] if weights is not None else []))
-    # Order does not matter to a histogram: let the engine hand batches as they come.
-    for batch in selected.collect_batches(chunk_size=chunk_size, maintain_order=False):
-        hist.fill(batch.get_column(column), None if weights is None else batch.get_column(weights))
+    selected = lf.select(column if weights in (None, column) else [column, weights])
+    try:
+        # Order does not matter to a histogram: let the engine hand batches as they come.
+        for batch in selected.collect_batches(chunk_size=chunk_size, maintain_order=False):
+            values = batch.get_column(column)
+            weight_values = None if weights is None else batch.get_column(weights)
+            if check is not None:
+                check.batch(values, weight_values)
+            hist.fill(values, weight_values)
+            if bar is not None:
+                bar.update(batch.height)
+        if check is not None:
+            check.finish()
+    finally:
         if bar is not None:
-            bar.update(batch.height)
-    if bar is not None:
-        bar.close()
+            bar.close()  # an error message then starts on a line of its own
     return hist
+
+
+# The dtypes the native histogram takes (`value_kind` in src/input.rs). Checked here, before a
+# Series reaches it: some others (Categorical) cannot even be handed over.
+SUPPORTED_DTYPES = "an integer (up to 64 bits), Float32, Float64, Date, Datetime or Duration"
+_NUMERIC_DTYPES = frozenset(
+    (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
+) | {pl.Float32, pl.Float64}
+
+
+def supported_dtype(dtype: pl.DataType) -> bool:
+    """Whether a column of ``dtype`` can be histogrammed."""
+    return (
+        dtype in _NUMERIC_DTYPES
+        or dtype == pl.Date
+        or isinstance(dtype, (pl.Datetime, pl.Duration))
+    )
+
+
+def _fill_empty(hist: Histogram, schema: pl.Schema, column: str, weights: str | None) -> None:
+    """An empty first fill fixes the histogram's dtype, after the column's and the weights'
+    dtypes are checked, before any data is read."""
+    if not supported_dtype(schema[column]):
+        raise TypeError(
+            f"column {column!r} has dtype {schema[column]}, which cannot be histogrammed: use "
+            f"{SUPPORTED_DTYPES} column"
+        )
+    if weights is not None and schema[weights] not in _NUMERIC_DTYPES:
+        raise ValueError(
+            f"`weights` must be numeric (integers up to 64 bits, Float32 or Float64), got column "
+            f"{weights!r} of dtype {schema[weights]}"
+        )
+    empty_weights = None if weights is None else pl.Series(weights, [], dtype=schema[weights])
+    hist.fill(pl.Series(column, [], dtype=schema[column]), empty_weights)
+
+
+def _check_same_dtypes(
+    schema: pl.Schema, first: pl.Schema, column: str, weights: str | None, source: Source
+) -> None:
+    for name in [column] + ([weights] if weights is not None else []):
+        now = schema.get(name)
+        if now != first[name]:
+            found = "no such column" if now is None else f"dtype {now}"
+            raise RuntimeError(
+                f"range='auto': {_label(source)} changed between the two passes: column "
+                f"{name!r} had dtype {first[name]}, now {found}; run again once the data stops "
+                "changing"
+            )
+
+
+class _Extremes(NamedTuple):
+    """numpy's automatic range of the rows that count (physical values), ``None`` when none."""
+
+    kind: str
+    lo: float | int | None
+    hi: float | int | None
+
+    def text(self) -> tuple[str, str, str]:
+        """``(kind, min, max)`` as exact text, as the native histogram takes it."""
+        if self.lo is None:
+            return ("empty", "", "")
+        # repr() of a float is exact (shortest round-trip); ints are exact as text.
+        return (self.kind, repr(self.lo), repr(self.hi))
 
 
 def _data_extremes(
     lf: pl.LazyFrame, column: str, dtype: pl.DataType, weights: str | None
 ) -> tuple[str, str, str]:
     """numpy's automatic range over the rows that count, as ``(kind, min, max)`` exact text."""
+    if not supported_dtype(dtype):
+        # Let the native fill refuse the dtype with its message.
+        return ("empty", "", "")
+    return _first_pass(lf, column, dtype, weights).text()
+
+
+def _first_pass(
+    lf: pl.LazyFrame, column: str, dtype: pl.DataType, weights: str | None
+) -> _Extremes:
+    """The first pass of ``range="auto"``: the extremes of the rows that count."""
     x = pl.col(column)
     keep = x.is_not_nan() if dtype.is_float() else pl.lit(True)
     if weights is not None:
         keep = keep & pl.col(weights).is_not_null()
     if dtype.is_temporal():
         x = x.to_physical()
-    elif not dtype.is_numeric():
-        # Let the native fill refuse the dtype with its message.
-        return ("empty", "", "")
-    lo, hi = (
-        lf.select(x.filter(keep).min().alias("lo"), x.filter(keep).max().alias("hi"))
-        .collect(engine="streaming")
-        .row(0)
-    )
-    if lo is None:
-        return ("empty", "", "")
     if dtype == pl.Float32:
         kind = "float32"
     elif dtype == pl.Float64:
         kind = "float64"
     else:
         kind = "integer"
-    # repr() of a float is exact (shortest round-trip); ints are exact as text.
-    return (kind, repr(lo), repr(hi))
+    lo, hi = (
+        lf.select(x.filter(keep).min().alias("lo"), x.filter(keep).max().alias("hi"))
+        .collect(engine="streaming")
+        .row(0)
+    )
+    return _Extremes(kind, lo, hi)
+
+
+class _SameExtremes:
+    """The second pass of ``range="auto"`` must see exactly the first pass's [min, max]: a value
+    beyond it would fall outside the bins and be dropped, and narrower data would get bins that
+    are not numpy's. Each batch's min and max (Polars' skip NaN and nulls) make the check exact
+    for about the cost of one more read of the column in memory."""
+
+    def __init__(self, first: _Extremes, column: str, dtype: pl.DataType, label: str) -> None:
+        self.first, self.column, self.dtype, self.label = first, column, dtype, label
+        self.lo: float | int | None = None
+        self.hi: float | int | None = None
+
+    def batch(self, values: pl.Series, weights: pl.Series | None) -> None:
+        if weights is not None and weights.null_count():
+            values = values.filter(weights.is_not_null())
+        if self.dtype.is_temporal():
+            values = values.to_physical()
+        lo, hi = values.min(), values.max()
+        if lo is None or lo != lo:  # only nulls and NaN
+            return
+        first = self.first
+        if first.lo is None or lo < first.lo or hi > first.hi:
+            beyond = hi if first.lo is not None and hi > first.hi else lo
+            raise RuntimeError(
+                f"range='auto': {self.label} changed between the two passes: the first found "
+                f"column {self.column!r} {self._span(first.lo, first.hi)}, the second a value "
+                f"{self._show(beyond)}{'' if first.lo is None else ' beyond it'} (its rows "
+                "would not be counted); run again once the data stops changing, or pass "
+                "range=(min, max)"
+            )
+        self.lo = lo if self.lo is None or lo < self.lo else self.lo
+        self.hi = hi if self.hi is None or hi > self.hi else self.hi
+
+    def finish(self) -> None:
+        if (self.lo, self.hi) != (self.first.lo, self.first.hi):
+            raise RuntimeError(
+                f"range='auto': {self.label} changed between the two passes: the first found "
+                f"column {self.column!r} {self._span(self.first.lo, self.first.hi)}, the second "
+                f"{self._span(self.lo, self.hi)} (the bins would not be numpy's for either); run "
+                "again once the data stops changing, or pass range=(min, max)"
+            )
+
+    def _span(self, lo: float | int | None, hi: float | int | None) -> str:
+        if lo is None:
+            return "without values"
+        return f"in [{self._show(lo)}, {self._show(hi)}]"
+
+    def _show(self, value: float | int | None) -> str:
+        if self.dtype.is_temporal():
+            return str(pl.Series([value], dtype=pl.Int64).cast(self.dtype).item())
+        return repr(value)
 
 
 def _total_rows(source: Source, lf: pl.LazyFrame) -> int | None:
@@ -177,7 +367,13 @@ def _total_rows(source: Source, lf: pl.LazyFrame) -> int | None:
 
 
 def _label(source: Source) -> str:
-    return str(source) if isinstance(source, (str, Path)) else "scan"
+    """The source as an error message or progress bar names it."""
+    if isinstance(source, (str, os.PathLike)):
+        return str(source)
+    if isinstance(source, (pl.LazyFrame, pl.DataFrame)):
+        return f"the {type(source).__name__}"
+    paths = [str(p) for p in source]
+    return paths[0] if len(paths) == 1 else f"{paths[0]} and {len(paths) - 1} more files"
 
 
 class _Progress:

@@ -1,41 +1,37 @@
-//! NVRTC: the embedded kernels compiled for one column type and one architecture, cached on disk
-//! (keyed by kernel hash, value type, architecture and NVRTC version) as CuPy does.
+//! NVRTC: each kernel compiled on its own, for the device's own architecture, when a plan first
+//! needs it, and kept in a private disk cache (keyed by the kernels' hash, the kernel, the
+//! architecture and NVRTC's version) so that later processes load it at once.
+//!
+//! The cache is trusted only as far as the file system lets it be: its directory must belong to
+//! the user and be writable by no one else (it is made 0700), entries are written under an
+//! unpredictable name and renamed into place, never followed through a symbolic link, and
+//! checked (length and checksum) before they are loaded. A cache that fails these checks is not
+//! used: kernels are then compiled in memory, and [`cache_status`] says why.
 
 use std::ffi::{c_char, CString};
-use std::path::PathBuf;
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 
 use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
 
 use crate::error::{HistError, HistResult};
+use crate::gpu::kernel::KernelId;
 
 const HISTOGRAM_CU: &str = include_str!("../../kernels/histogram.cu");
-/// The headers `histogram.cu` includes, by name.
-const HEADERS: [(&str, &str); 6] = [
+/// The headers, by name, in the order they are inlined.
+const HEADERS: [(&str, &str); 7] = [
+    ("abi.cuh", include_str!("../../kernels/abi.cuh")),
     ("bin_rule.cuh", include_str!("../../kernels/bin_rule.cuh")),
+    ("binners.cuh", include_str!("../../kernels/binners.cuh")),
     ("rows.cuh", include_str!("../../kernels/rows.cuh")),
     ("counters.cuh", include_str!("../../kernels/counters.cuh")),
+    ("families.cuh", include_str!("../../kernels/families.cuh")),
     ("segmented.cuh", include_str!("../../kernels/segmented.cuh")),
-    ("extremes.cuh", include_str!("../../kernels/extremes.cuh")),
-    (
-        "histogramdd.cuh",
-        include_str!("../../kernels/histogramdd.cuh"),
-    ),
 ];
-const KERNELS_HASH: &str = env!("KERNELS_HASH");
-
-/// The C type of each column type the kernels are instantiated for (`-DVALUE_T=...`).
-pub const VALUE_TYPES: [&str; 10] = [
-    "float",
-    "double",
-    "signed char",
-    "short",
-    "int",
-    "long long",
-    "unsigned char",
-    "unsigned short",
-    "unsigned int",
-    "unsigned long long",
-];
+/// The kernels' fingerprint (build.rs): cached and prebuilt kernels of other sources are not used.
+pub(crate) const KERNELS_HASH: &str = env!("KERNELS_HASH");
 
 /// Whether an NVRTC library can be loaded at all (never panics, unlike a first NVRTC call).
 pub fn nvrtc_present() -> bool {
@@ -47,7 +43,9 @@ pub fn nvrtc_present() -> bool {
 pub fn nvrtc_version() -> HistResult<(i32, i32)> {
     if !nvrtc_present() {
         return Err(HistError::Gpu(
-            "the NVRTC library (libnvrtc) was not found".into(),
+            "the NVRTC library (libnvrtc) was not found: install the CUDA toolkit or \
+             `pip install polars-gpu-hist[nvrtc]`"
+                .into(),
         ));
     }
     let (mut major, mut minor) = (0, 0);
@@ -59,7 +57,7 @@ pub fn nvrtc_version() -> HistResult<(i32, i32)> {
 }
 
 /// The kernel source as NVRTC sees it: the headers inlined (no include paths to set up).
-fn source() -> String {
+pub fn source() -> String {
     HEADERS
         .iter()
         .fold(HISTOGRAM_CU.to_string(), |src, (name, text)| {
@@ -67,37 +65,37 @@ fn source() -> String {
         })
 }
 
-/// Compiles the kernels for `value_type` to a CUBIN for `sm_{arch}` (e.g. 90), or PTX for
-/// `compute_{arch}` when `ptx` is set.
-pub fn compile(value_type: &str, arch: u32, ptx: bool) -> HistResult<Vec<u8>> {
+/// Compiles kernel `id` to a CUBIN for `sm_{arch}` (e.g. 90), or PTX for `compute_{arch}` when
+/// `ptx` is set.
+pub fn compile(id: &KernelId, arch: u32, ptx: bool) -> HistResult<Vec<u8>> {
     nvrtc_version()?;
     let fail = |what: &str, e: nvrtc::NvrtcError| HistError::Gpu(format!("NVRTC {what}: {e:?}"));
     let src = CString::new(source()).expect("kernel source has no NUL");
-    let name = CString::new("histogram.cu").unwrap();
+    let name = CString::new("histogram.cu").expect("no NUL");
     let program = nvrtc::create_program(&src, Some(&name)).map_err(|e| fail("create", e))?;
     let target = if ptx { "compute" } else { "sm" };
-    let options = [
+    let mut options = vec![
         format!("--gpu-architecture={target}_{arch}"),
-        format!("-DVALUE_T={value_type}"),
         "-std=c++17".into(),
         "--fmad=false".into(),
         // The kernels hold no host code; NVRTC 13.0 took the generic lambdas of the entry
         // points for host functions without this (13.5 did not).
         "-default-device".into(),
     ];
+    options.extend(id.defines());
     // SAFETY: `program` is live until destroyed below; options are valid C strings.
     let compiled = unsafe { nvrtc::compile_program(program, &options) };
     let result = match compiled {
         Ok(()) if ptx => unsafe { nvrtc::get_ptx(program) }
             .map(|p| p.iter().map(|&c| c as u8).take_while(|&c| c != 0).collect())
             .map_err(|e| fail("get PTX", e)),
-        Ok(()) => unsafe { cubin(program) }.map_err(|e| fail("get CUBIN", e)),
+        Ok(()) => unsafe { cubin_of(program) }.map_err(|e| fail("get CUBIN", e)),
         Err(e) => {
             let log = unsafe { nvrtc::get_program_log(program) }
                 .map(|l| l.iter().map(|&c| c as u8 as char).collect::<String>())
                 .unwrap_or_default();
             Err(HistError::Gpu(format!(
-                "NVRTC failed to compile the kernels for {value_type} on {target}_{arch}: {e:?}\n{}",
+                "NVRTC failed to compile {id} for {target}_{arch}: {e:?}\n{}",
                 log.trim_end_matches('\0')
             )))
         }
@@ -107,7 +105,7 @@ pub fn compile(value_type: &str, arch: u32, ptx: bool) -> HistResult<Vec<u8>> {
     result
 }
 
-unsafe fn cubin(program: nvrtc_sys::nvrtcProgram) -> Result<Vec<u8>, nvrtc::NvrtcError> {
+unsafe fn cubin_of(program: nvrtc_sys::nvrtcProgram) -> Result<Vec<u8>, nvrtc::NvrtcError> {
     let mut size = 0usize;
     nvrtc_sys::nvrtcGetCUBINSize(program, &mut size).result()?;
     let mut out = vec![0u8; size];
@@ -115,9 +113,9 @@ unsafe fn cubin(program: nvrtc_sys::nvrtcProgram) -> Result<Vec<u8>, nvrtc::Nvrt
     Ok(out)
 }
 
-/// Where compiled kernels are kept: `$POLARS_GPU_HIST_CACHE`, else `$XDG_CACHE_HOME` or
+/// The cache directory asked for: `$POLARS_GPU_HIST_CACHE`, else `$XDG_CACHE_HOME` or
 /// `~/.cache`, under `polars-gpu-hist`.
-pub fn cache_dir() -> Option<PathBuf> {
+fn cache_dir_asked() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("POLARS_GPU_HIST_CACHE") {
         return Some(PathBuf::from(dir));
     }
@@ -127,80 +125,114 @@ pub fn cache_dir() -> Option<PathBuf> {
     Some(base.join("polars-gpu-hist"))
 }
 
-/// The CUBIN for `value_type` on `sm_{arch}`, from the disk cache or freshly compiled.
-pub fn cubin_cached(value_type: &str, arch: u32) -> HistResult<Vec<u8>> {
-    let (major, minor) = nvrtc_version()?;
-    let file = format!(
-        "hist-{KERNELS_HASH}-{}-sm{arch}-nvrtc{major}.{minor}.cubin",
-        value_type.replace(' ', "_")
-    );
-    let path = cache_dir().map(|d| d.join(file));
-    if let Some(bytes) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
+/// The disk cache in use, or why none is.
+pub fn cache_status() -> Result<PathBuf, String> {
+    let dir = cache_dir_asked().ok_or("no cache directory (no HOME)")?;
+    if !dir.exists() {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let meta = fs::symlink_metadata(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if !meta.is_dir() {
+        return Err(format!("{} is not a directory", dir.display()));
+    }
+    if meta.uid() != me {
+        return Err(format!("{} belongs to another user", dir.display()));
+    }
+    if meta.permissions().mode() & 0o022 != 0 {
+        return Err(format!(
+            "{} can be written by others (mode {:o}): make it 0700",
+            dir.display(),
+            meta.permissions().mode() & 0o777
+        ));
+    }
+    Ok(dir)
+}
+
+/// The CUBIN of kernel `id` for `sm_{arch}`: prebuilt, from the disk cache, or compiled (and
+/// cached).
+pub fn cubin(id: &KernelId, arch: u32) -> HistResult<Vec<u8>> {
+    if let Some(bytes) = crate::gpu::bundle::find(id, arch) {
         return Ok(bytes);
     }
-    let bytes = compile(value_type, arch, false)?;
-    if let Some(path) = path {
+    let (major, minor) = nvrtc_version()?;
+    let file = format!("{KERNELS_HASH}-{id}-sm{arch}-nvrtc{major}.{minor}.cubin");
+    let dir = cache_status().ok();
+    if let Some(bytes) = dir.as_ref().and_then(|d| read_entry(&d.join(&file))) {
+        return Ok(bytes);
+    }
+    let bytes = compile(id, arch, false)?;
+    if let Some(dir) = dir {
         // A cache that cannot be written only costs the next process a compile.
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        let _ = std::fs::create_dir_all(path.parent().unwrap())
-            .and_then(|_| std::fs::write(&tmp, &bytes))
-            .and_then(|_| std::fs::rename(&tmp, &path));
+        let _ = write_entry(&dir, &file, &bytes);
     }
     Ok(bytes)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// An entry: a magic tag, the payload's length and checksum, then the payload.
+const MAGIC: &[u8; 8] = b"PGHCUBN1";
 
-    /// CI installs NVRTC from PyPI and sets PGH_REQUIRE_NVRTC=1, so a kernel that does not
-    /// compile fails there; elsewhere the test is skipped when no NVRTC is found.
-    #[test]
-    fn every_kernel_compiles_for_ampere_and_hopper() {
-        if !nvrtc_present() {
-            assert!(
-                std::env::var_os("PGH_REQUIRE_NVRTC").is_none(),
-                "PGH_REQUIRE_NVRTC is set but libnvrtc was not found on the library path"
-            );
-            eprintln!("skipped: no NVRTC here");
-            return;
-        }
-        // NVRTC takes 15-40 s for each type and architecture: as many at once as there are cores.
-        let jobs: Vec<(&str, u32, bool)> = [80, 90]
-            .into_iter()
-            .flat_map(|arch| {
-                VALUE_TYPES
-                    .into_iter()
-                    .map(move |t| (t, arch, false))
-                    .chain([("float", arch, true)])
-            })
-            .collect();
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| {
-                    while let Some(&(value_type, arch, ptx)) =
-                        jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-                    {
-                        let out = compile(value_type, arch, ptx).unwrap();
-                        if !ptx {
-                            assert!(
-                                out.starts_with(b"\x7fELF"),
-                                "{value_type} sm_{arch}: not an ELF cubin"
-                            );
-                            continue;
-                        }
-                        let ptx = String::from_utf8_lossy(&out);
-                        for family in ["shared", "packed", "segmented", "global"] {
-                            assert!(ptx.contains(&format!(".entry hist_{family}_u32_left")));
-                        }
-                        assert!(
-                            ptx.contains(".entry seg_count") && ptx.contains(".entry seg_scan")
-                        );
-                    }
-                });
-            }
-        });
-    }
+pub(crate) fn checksum(bytes: &[u8]) -> u64 {
+    // FNV-1a: detects torn or corrupted entries (the directory's permissions keep others out).
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
 }
+
+/// The payload of a cache entry, if it is a regular file of ours, not a link, and intact.
+fn read_entry(path: &Path) -> Option<Vec<u8>> {
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    // SAFETY: geteuid has no preconditions.
+    if !meta.is_file() || meta.uid() != unsafe { libc::geteuid() } {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
+    let (head, payload) = bytes.split_at_checked(24)?;
+    let len = u64::from_le_bytes(head[8..16].try_into().ok()?) as usize;
+    let sum = u64::from_le_bytes(head[16..24].try_into().ok()?);
+    (&head[..8] == MAGIC && payload.len() == len && checksum(payload) == sum)
+        .then(|| payload.to_vec())
+}
+
+/// Writes an entry under an unpredictable temporary name (created, never opened through a
+/// link), then renames it into place.
+fn write_entry(dir: &Path, name: &str, payload: &[u8]) -> std::io::Result<()> {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.write_u32(std::process::id());
+    let tmp = dir.join(format!(".tmp-{:016x}", hasher.finish()));
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&tmp)?;
+    file.write_all(MAGIC)?;
+    file.write_all(&(payload.len() as u64).to_le_bytes())?;
+    file.write_all(&checksum(payload).to_le_bytes())?;
+    file.write_all(payload)?;
+    file.sync_all()?;
+    fs::rename(&tmp, dir.join(name)).inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })
+}
+
+#[cfg(test)]
+#[path = "compile_tests.rs"]
+mod tests;

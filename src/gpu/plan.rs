@@ -1,12 +1,15 @@
-//! Which kernel runs, on what grid, with how much shared memory: one plain, printable value
-//! computed from the device's properties, the bins and the input. No CUDA needed here.
+//! Which kernels run, on what grid, with how much shared memory: one plain, printable value
+//! computed from the device's properties, the job's axes and its size (the CUB "dispatch"). No
+//! CUDA needed here.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bins::{BinSpec, Closed};
+use crate::dtype::DType;
 use crate::error::{HistError, HistResult};
+use crate::gpu::kernel::{Family, KernelId, RuleKind, RuleVariant};
+use crate::job::Axis;
 
 /// What the plan needs to know of a device.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,58 +41,6 @@ impl DeviceProps {
             l2_bytes: 52_428_800,
             total_memory: 85_029_158_912,
             pageable_memory_access: false,
-        }
-    }
-}
-
-/// A kernel family (see `kernels/histogram.cu`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Family {
-    /// Per-block u32 histograms in shared memory, replicated per warp group, merged to global.
-    Shared,
-    /// One per-block histogram of packed 16-bit counters: twice the bins of `Shared`.
-    Packed,
-    /// Bins grouped by partition tile by tile, then counted a partition at a time in shared
-    /// memory (`kernels/segmented.cuh`): any bin count, unweighted.
-    Segmented,
-    /// Atomics straight into the global histogram (with each thread's runs added at once).
-    Global,
-}
-
-impl Family {
-    pub fn name(self) -> &'static str {
-        match self {
-            Family::Shared => "shared",
-            Family::Packed => "packed",
-            Family::Segmented => "segmented",
-            Family::Global => "global",
-        }
-    }
-}
-
-/// How a value becomes a bin on the device: the three rule kinds of [`BinSpec`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RuleKind {
-    Uniform32,
-    Uniform64,
-    Edges,
-}
-
-impl RuleKind {
-    pub fn of(spec: &BinSpec) -> Self {
-        match spec {
-            BinSpec::Uniform32(_) => RuleKind::Uniform32,
-            BinSpec::Uniform64(_) => RuleKind::Uniform64,
-            BinSpec::Edges(_) => RuleKind::Edges,
-        }
-    }
-
-    fn suffix(self) -> &'static str {
-        match self {
-            RuleKind::Uniform32 => "u32",
-            RuleKind::Uniform64 => "u64",
-            RuleKind::Edges => "edges",
         }
     }
 }
@@ -136,11 +87,15 @@ impl SegmentLayout {
     }
 }
 
-/// The launch of one histogram.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// The launches of one histogram.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
-    pub kernel: String,
+    /// The counting kernel.
+    pub kernel: KernelId,
+    /// n-D: the kernel that turns each axis into the rows' cells, before the count.
+    pub linearize: Vec<KernelId>,
     pub family: Family,
+    /// Bins (cells, n-D) counted.
     pub bins: usize,
     pub rows: u64,
     pub grid: u32,
@@ -159,11 +114,20 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Device bytes the launches need besides the input and the histogram.
+    /// Device bytes the launches need besides the input and the histogram: the segmented
+    /// scratch, and the cells of an n-D job.
     pub fn scratch_bytes(&self) -> u64 {
-        self.segments
+        let launch_rows = self.rows.min(self.rows_per_launch);
+        let segments = self
+            .segments
             .as_ref()
-            .map_or(0, |s| s.scratch_bytes(self.rows.min(self.rows_per_launch)))
+            .map_or(0, |s| s.scratch_bytes(launch_rows));
+        let cells = if self.linearize.is_empty() {
+            0
+        } else {
+            4 * launch_rows
+        };
+        segments + cells
     }
 }
 
@@ -176,6 +140,9 @@ impl fmt::Display for Plan {
             self.family.name(),
             self.device
         )?;
+        for (d, k) in self.linearize.iter().enumerate() {
+            writeln!(f, "axis {d}   {k}: the rows' cells, before the count")?;
+        }
         writeln!(f, "input    {} rows, {} bins", self.rows, self.bins)?;
         writeln!(f, "grid     {} blocks x {} threads", self.grid, self.block)?;
         match (self.family, &self.segments) {
@@ -208,61 +175,63 @@ impl fmt::Display for Plan {
     }
 }
 
-/// The plan for `spec` over `rows` values on `props`; `force` pins the family (benchmarks, tests).
+/// The plan for a job of `axes` over columns of `dtypes`, `cells` cells in all, of `rows`
+/// rows on `props`; `force` pins the family (benchmarks, tests). One axis is counted where it
+/// lies; more are first linearized into a column of cells, which any family then counts.
 pub fn plan(
     props: &DeviceProps,
-    spec: &BinSpec,
-    weighted: bool,
-    rows: u64,
-    force: Option<Family>,
-) -> HistResult<Plan> {
-    // The shared family stages explicit edges in shared memory; the others read them from L2.
-    let edge_bytes: u64 = match spec {
-        BinSpec::Edges(e) => (e.edges.len() as u64 * 8).div_ceil(16) * 16,
-        _ => 0,
-    };
-    let mut plan = layout(props, spec.len(), edge_bytes, weighted, rows, force)?;
-    let closed = match spec.closed() {
-        Closed::Left => "left",
-        Closed::Right => "right",
-    };
-    plan.kernel = format!(
-        "hist_{}{}_{}_{}",
-        plan.family.name(),
-        if weighted { "_weighted" } else { "" },
-        RuleKind::of(spec).suffix(),
-        closed
-    );
-    Ok(plan)
-}
-
-/// The plan for a linearized n-D histogram of `cells` cells (`kernels/histogramdd.cuh`): the
-/// shared and global families and grid of 1-D, the per-dimension rules read from the kernel's
-/// parameters.
-pub fn plan_linear(
-    props: &DeviceProps,
+    axes: &[Axis],
+    dtypes: &[DType],
     cells: usize,
     weighted: bool,
     rows: u64,
     force: Option<Family>,
 ) -> HistResult<Plan> {
-    let force = match force {
-        Some(f @ (Family::Packed | Family::Segmented)) => {
-            return Err(HistError::InvalidArgument(format!(
-                "the {} kernel counts 1-D histograms only; n-D histograms take \"shared\" or \
-                 \"global\"",
-                f.name()
-            )))
+    if axes
+        .iter()
+        .any(|a| matches!(a.spec(), Some(crate::bins::BinSpec::Half(_))))
+    {
+        return Err(crate::gpu::abi::float16_on_cpu());
+    }
+    let l2 = props.l2_bytes;
+    let (linearize, dtype, rule) = match axes {
+        [axis] => (Vec::new(), dtypes[0], RuleVariant::of(axis, l2)),
+        _ => {
+            let linearize = axes
+                .iter()
+                .zip(dtypes)
+                .map(|(axis, &dtype)| KernelId::Linearize {
+                    dtype,
+                    rule: RuleVariant::of(axis, l2),
+                })
+                .collect();
+            let cells_rule = RuleVariant {
+                kind: RuleKind::Index,
+                right: false,
+                literal: false,
+                formula: 0,
+                wide: false,
+                flow: false,
+            };
+            (linearize, DType::U32, cells_rule)
         }
-        None if !fits_shared(props, cells, 0, weighted) => Some(Family::Global),
-        other => other,
     };
-    let mut plan = layout(props, cells, 0, weighted, rows, force)?;
-    plan.kernel = format!(
-        "histdd_{}{}",
-        plan.family.name(),
-        if weighted { "_weighted" } else { "" }
-    );
+    // The shared family stages explicit edges in shared memory; the others read them from L2.
+    let edge_bytes: u64 = match (&axes, rule.kind) {
+        ([axis], RuleKind::Edges) => {
+            let n = axis.spec().map_or(0, |s| s.len()) as u64;
+            ((n + 1) * 8).div_ceil(16) * 16
+        }
+        _ => 0,
+    };
+    let mut plan = layout(props, cells, edge_bytes, weighted, rows, force)?;
+    plan.kernel = KernelId::Count {
+        family: plan.family,
+        weighted,
+        dtype,
+        rule,
+    };
+    plan.linearize = linearize;
     Ok(plan)
 }
 
@@ -274,17 +243,13 @@ fn shared_bytes(bins: usize, edge_bytes: u64, weighted: bool) -> (u64, u64) {
     (stride, edge_bytes + stride * counter_bytes)
 }
 
-fn fits_shared(props: &DeviceProps, bins: usize, edge_bytes: u64, weighted: bool) -> bool {
-    shared_bytes(bins, edge_bytes, weighted).1 <= props.shared_per_block_optin as u64
-}
-
 /// Bytes of the packed family's counters: two bins a word.
 fn packed_bytes(bins: usize) -> u64 {
     (bins as u64).div_ceil(2) * 4
 }
 
 /// Family, grid, replicas and shared memory for `bins` counters (and `edge_bytes` of edges
-/// staged before them); the caller names the kernel.
+/// staged before them); the caller names the kernels.
 fn layout(
     props: &DeviceProps,
     bins: usize,
@@ -424,7 +389,8 @@ fn layout(
     let needed = rows.div_ceil(block as u64 * 8).max(1);
     let grid = (full_grid as u64).min(needed) as u32;
     Ok(Plan {
-        kernel: String::new(),
+        kernel: KernelId::SegScan,
+        linearize: Vec::new(),
         family,
         bins,
         rows,
@@ -445,168 +411,5 @@ fn layout(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::bins::{Bins, Extremes, ValueKind};
-
-    fn spec(bins: Bins) -> BinSpec {
-        BinSpec::resolve(
-            &bins,
-            Some((0.0, 1.0)).filter(|_| matches!(bins, Bins::Count(_))),
-            Closed::Left,
-            ValueKind::Float32,
-            || Extremes::Empty,
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn small_bins_take_shared_memory_with_replicas() {
-        let p = plan(
-            &DeviceProps::h100(),
-            &spec(Bins::Count(256)),
-            false,
-            1 << 29,
-            None,
-        )
-        .unwrap();
-        assert_eq!(p.family, Family::Shared);
-        assert_eq!(p.kernel, "hist_shared_u32_left");
-        assert_eq!(p.grid, 132 * 4);
-        assert_eq!(p.replicas, 16);
-        assert_eq!(p.stride, 257); // 256 bins, the spare counter, odd
-        assert!(p.to_string().contains("fit in shared memory"));
-    }
-
-    #[test]
-    fn bins_up_to_the_optin_limit_stay_in_shared_memory() {
-        let p = plan(
-            &DeviceProps::h100(),
-            &spec(Bins::Count(50_000)),
-            false,
-            1 << 29,
-            None,
-        )
-        .unwrap();
-        assert_eq!(
-            (p.family, p.grid, p.block, p.replicas),
-            (Family::Shared, 132, 1024, 1)
-        );
-        assert!(p.shared_bytes <= DeviceProps::h100().shared_per_block_optin);
-    }
-
-    #[test]
-    fn twice_the_bins_take_packed_16_bit_counters() {
-        let p = plan(
-            &DeviceProps::h100(),
-            &spec(Bins::Count(65_536)),
-            false,
-            1 << 29,
-            None,
-        )
-        .unwrap();
-        assert_eq!(
-            (p.family, p.kernel.as_str(), p.block, p.shared_bytes),
-            (Family::Packed, "hist_packed_u32_left", 1024, 131_072)
-        );
-        assert!(p.to_string().contains("16-bit counters"));
-    }
-
-    #[test]
-    fn large_bins_are_segmented_and_forcing_shared_fails_clearly() {
-        let s = spec(Bins::Count(1 << 20));
-        let p = plan(&DeviceProps::h100(), &s, false, 1 << 29, None).unwrap();
-        assert_eq!(p.family, Family::Segmented);
-        let seg = p.segments.as_ref().unwrap();
-        assert_eq!((seg.partitions, seg.width_bits), (32, 15));
-        assert_eq!(p.rows_per_launch, SEG_ROWS_PER_LAUNCH);
-        assert!(p.scratch_bytes() >= 2 * SEG_ROWS_PER_LAUNCH);
-        assert!(p.to_string().contains("32 partition(s) of 32768 bins"));
-        for family in [Family::Shared, Family::Packed] {
-            let err = plan(&DeviceProps::h100(), &s, false, 1 << 29, Some(family));
-            assert!(err.unwrap_err().to_string().contains("cannot hold"));
-        }
-    }
-
-    #[test]
-    fn weighted_sums_never_take_the_counting_families() {
-        let s = spec(Bins::Count(1 << 20));
-        let p = plan(&DeviceProps::h100(), &s, true, 1 << 20, None).unwrap();
-        assert_eq!(p.family, Family::Global);
-        for family in [Family::Packed, Family::Segmented] {
-            let err = plan(&DeviceProps::h100(), &s, true, 1 << 20, Some(family));
-            assert!(err.unwrap_err().to_string().contains("weighted sums"));
-        }
-    }
-
-    #[test]
-    fn n_d_histograms_keep_to_shared_and_global() {
-        let p = plan_linear(&DeviceProps::h100(), 1 << 20, false, 1 << 20, None).unwrap();
-        assert_eq!(p.kernel, "histdd_global");
-        let err = plan_linear(
-            &DeviceProps::h100(),
-            64,
-            false,
-            1 << 20,
-            Some(Family::Packed),
-        );
-        assert!(err.unwrap_err().to_string().contains("1-D histograms only"));
-    }
-
-    /// The host sizes the segmented scratch and shared memory from these constants.
-    #[test]
-    fn segmented_constants_match_the_kernels() {
-        let cuh = include_str!("../../kernels/segmented.cuh");
-        assert!(cuh.contains(&format!("#define SEG_TILE_ROWS {SEG_TILE_ROWS}\n")));
-        assert!(cuh.contains(&format!(
-            "#define SEG_PARTITION_THREADS {SEG_PARTITION_THREADS}\n"
-        )));
-    }
-
-    #[test]
-    fn weighted_edges_account_for_edges_and_doubles() {
-        let edges: Vec<f64> = (0..=1000).map(|i| i as f64).collect();
-        let p = plan(
-            &DeviceProps::h100(),
-            &spec(Bins::Edges(edges)),
-            true,
-            1 << 20,
-            None,
-        )
-        .unwrap();
-        assert_eq!(p.kernel, "hist_shared_weighted_edges_left");
-        assert!(p.shared_bytes as u64 >= 1001 * 8 + 1001 * 8);
-    }
-
-    #[test]
-    fn small_inputs_get_a_small_grid() {
-        let p = plan(
-            &DeviceProps::h100(),
-            &spec(Bins::Count(16)),
-            false,
-            1000,
-            None,
-        )
-        .unwrap();
-        assert_eq!(p.grid, 1);
-    }
-
-    #[test]
-    fn an_older_gpu_with_less_shared_memory() {
-        let a100 = DeviceProps {
-            name: "A100".into(),
-            compute_capability: (8, 0),
-            sm_count: 108,
-            shared_per_block_optin: 166_912,
-            shared_per_sm: 167_936,
-            max_threads_per_sm: 2048,
-            l2_bytes: 41_943_040,
-            total_memory: 42_298_834_944,
-            pageable_memory_access: false,
-        };
-        let p = plan(&a100, &spec(Bins::Count(45_000)), false, 1 << 29, None).unwrap();
-        assert_eq!(p.family, Family::Packed);
-        let p = plan(&a100, &spec(Bins::Count(40_000)), false, 1 << 29, None).unwrap();
-        assert_eq!(p.family, Family::Shared);
-    }
-}
+#[path = "plan_tests.rs"]
+mod tests;

@@ -1,0 +1,111 @@
+// The kernels' parameters, passed by value as one __grid_constant__ struct per launch. src/gpu/
+// abi.rs mirrors every struct with #[repr(C)] and asserts the same sizes: change both together.
+#pragma once
+
+typedef unsigned long long u64;
+
+// The rows of one column: `len` values `stride` apart (1: contiguous), with an Arrow validity
+// bitmap (bit validity_offset + row; null: every row is valid).
+struct Column {
+    const void* values;
+    const unsigned char* validity;
+    u64 validity_offset;
+    u64 len;
+    u64 stride;
+};
+
+// float64 weights beside the rows, with their own validity (null values: unweighted).
+struct WeightColumn {
+    const double* values;
+    const unsigned char* validity;
+    u64 validity_offset;
+};
+
+// One axis's rule (bins.rs `BinSpec`, or a group table). Which fields a kernel reads is fixed
+// when it is compiled (RULE, CLOSED_RIGHT, LITERAL, FORMULA, WIDE, FLOW).
+struct Rule {
+    const void* edges;           // n + 1 edges: float (RULE_U32) or double
+    const unsigned int* table;   // RULE_TABLE: the group id of key lo + i
+    long long lo;                // RULE_TABLE
+    unsigned int n;              // bins, without the flow bins
+    unsigned int pad;
+    double first;   // e[0] and e[n] of equal bins (exact for float edges), so that a kernel
+    double last;    // that recomputes edges never reads the edge array
+    double denom;   // numpy's norm_denom (`Estimate::denom`)
+    double n_f;     // numpy's norm_numerator
+    double scale;   // n / (hi - lo): the cheap estimate (closed left), Polars' (closed right)
+    double margin;  // `UniformBins::margin`
+    double start;   // `Linspace`: edge i = i * step + start
+    double step;
+};
+
+// The shared family's counters: `replicas` copies, `stride` apart.
+struct SharedLayout {
+    unsigned int replicas;
+    unsigned int stride;
+};
+
+// The segmented family's scratch and layout (segmented.cuh).
+struct Segments {
+    unsigned short* keys;    // a launch's rows, tile by tile, grouped by partition within a tile
+    unsigned short* starts;  // [tiles][partitions + 1]: a partition's first key in a tile
+    unsigned int* cum;       // [partitions][tiles]: a partition's rows in tiles 0..=t
+    unsigned int* totals;    // [partitions]
+    unsigned int partitions;
+    unsigned int width_bits;
+    unsigned int tiles;
+    unsigned int rows_per_item;
+};
+
+// `count`: the histogram of `rows` under `rule`, accumulated into `out` (u64 counts, or double
+// sums when WEIGHTED).
+struct CountParams {
+    Column rows;
+    WeightColumn weights;
+    Rule rule;
+    SharedLayout shared;
+    Segments seg;
+    void* out;
+};
+
+// `linearize`: one axis of an n-D (or by=) job into the cells of its rows. cells[row] is the
+// row-major cell index so far, `cells_total` when the row is not counted; the first axis writes,
+// the others add `bin * cell_stride`.
+struct LinearizeParams {
+    Column rows;
+    Rule rule;
+    unsigned int* cells;
+    unsigned int cell_stride;
+    unsigned int cells_total;
+    unsigned int first;
+    unsigned int pad;
+};
+
+// `extremes`: per block, the minimum and maximum of the non-NaN values (numpy's range of a
+// device array), and whether the block saw any.
+struct ExtremesParams {
+    Column rows;
+    void* mins;
+    void* maxs;
+    unsigned int* found;
+};
+
+// `edges`: edge i < n of equal bins from their linspace formula, edge n = `last`.
+struct EdgesParams {
+    void* out;
+    unsigned int n;
+    unsigned int single;
+    double start;
+    double step;
+    double last;
+};
+
+static_assert(sizeof(Column) == 40 && alignof(Column) == 8, "host layout");
+static_assert(sizeof(WeightColumn) == 24, "host layout");
+static_assert(sizeof(Rule) == 96 && alignof(Rule) == 8, "host layout");
+static_assert(sizeof(SharedLayout) == 8, "host layout");
+static_assert(sizeof(Segments) == 48, "host layout");
+static_assert(sizeof(CountParams) == 224, "host layout");
+static_assert(sizeof(LinearizeParams) == 160, "host layout");
+static_assert(sizeof(ExtremesParams) == 64, "host layout");
+static_assert(sizeof(EdgesParams) == 40, "host layout");

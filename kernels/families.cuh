@@ -1,0 +1,149 @@
+// The kernel families: what one block does with the rows it reads (the CUB "agent"). Each takes
+// the rows and a binner (binners.cuh) and accumulates into the global histogram `out`, which the
+// host zeroes, so a column may be counted in several launches. src/gpu/plan.rs picks one:
+//   shared    replicated per-block u32 (or double) histograms in shared memory; few bins
+//   packed    one per-block histogram of 16-bit counters, up to twice the bins of shared
+//   segmented bins grouped by partition tile by tile, then counted a partition at a time in
+//             shared memory (segmented.cuh, with seg_scan and seg_count); any bin count
+//   global    atomics straight into `out`; weighted sums beyond shared memory
+// Launch assumptions: blockDim.x is a multiple of 32 (warp intrinsics use the full mask).
+// Included by histogram.cu after rows.cuh and counters.cuh.
+#pragma once
+
+// A thread's run of consecutive rows in one bin, added at once: data of one value (or sorted
+// data) then costs one atomic a run instead of one a row. `add(bin, rows)` takes a finished run.
+template <class Add>
+struct Runs {
+    unsigned int n;  // no run (rows not counted)
+    Add add;
+    unsigned int bin = n;
+    unsigned int rows = 0;
+
+    __device__ void push(unsigned int b)
+    {
+        if (b != bin) {
+            flush();
+            bin = b;
+        }
+        rows += 1;
+    }
+
+    __device__ void flush()
+    {
+        if (bin < n) add(bin, rows);
+        bin = n;
+        rows = 0;
+    }
+};
+template <class Add>
+__device__ __forceinline__ Runs<Add> runs_of(unsigned int n, Add add)
+{
+    return Runs<Add>{n, add};
+}
+
+// Vectors a thread keeps in flight per step (16 bytes each). Measured on an H100 (scripts/
+// kernel_lab.py): the shared family ran 0.71-0.76 ms for 2^29 float32 with 4, 0.78-0.90 with 2;
+// the global family is bound by its atomics and keeps 2.
+#ifndef HIST_LOADS_IN_FLIGHT
+#define HIST_LOADS_IN_FLIGHT 4
+#endif
+constexpr unsigned int GLOBAL_LOADS_IN_FLIGHT = 2;
+
+// Few bins: replicated block-private histograms (u32, or double when weighted), each with a
+// spare counter n for the rows not counted.
+// Every thread of the block must reach the __syncthreads() calls: no early exits.
+template <class C, class Out, class Bin, class Amount>
+__device__ __forceinline__ void shared_hist(const Rows& rows, Bin bin, Amount amount,
+                                            unsigned int replicas, unsigned int stride, Out* out)
+{
+    const ReplicatedCounters<C> counters{reinterpret_cast<C*>(bin.stage(smem)), replicas, stride};
+    counters.zero();
+    __syncthreads();
+    C* const mine = counters.mine();
+    const unsigned int mine_address = counters.mine_address();
+    const unsigned int n = bin.n;
+    for_each_row<HIST_LOADS_IN_FLIGHT>(
+        rows,
+        [&](bool present, u64 row, Value x) {
+            const unsigned int b = bin(x);
+            if constexpr (Amount::ONE_PER_ROW) {
+                // Rows not counted go to the spare counter n: no branch around the atomic.
+                add_one_shared(mine_address, present ? b : n);
+            } else if (present && b < n && amount.take(row)) {
+                atomicAdd(mine + b, amount.amount(row));
+            }
+        },
+        NoStep());
+    __syncthreads();
+    counters.merge(n, out);
+}
+
+#ifndef PACKED_LOADS_IN_FLIGHT
+#define PACKED_LOADS_IN_FLIGHT 4
+#endif
+
+// Up to twice the bins: one histogram of packed 16-bit counters per block (see PackedCounters),
+// with a barrier every few steps to keep the adds between barriers under MAX_PACKED_ADDS.
+template <class Bin>
+__device__ __forceinline__ void packed_hist(const Rows& rows, Bin bin, u64* out)
+{
+    constexpr unsigned int K = VALUES_PER_VECTOR;
+    constexpr unsigned int U = K >= 8 ? 16 / K : PACKED_LOADS_IN_FLIGHT;
+    const unsigned int n = bin.n;
+    const PackedCounters counters{reinterpret_cast<unsigned int*>(smem), (n + 1) / 2, out};
+    counters.zero();
+    __syncthreads();
+    // The edge rows (32 at most) follow the last step.
+    const unsigned int steps_per_barrier = (MAX_PACKED_ADDS - 32) / (blockDim.x * U * K);
+    if (steps_per_barrier == 0) __trap();
+    // Runs of one bin are added at once (degenerate data: 2.2 -> 0.76 ms on an H100); a run
+    // never outlives its step, so the bound holds.
+    auto runs = runs_of(n, [&](unsigned int b, unsigned int count) { counters.add(b, count); });
+    unsigned int steps = 0;
+    for_each_row<U>(
+        rows,
+        [&](bool present, u64, Value x) { runs.push(present ? bin(x) : n); },
+        [&] {
+            runs.flush();
+            if (++steps == steps_per_barrier) {
+                __syncthreads();
+                steps = 0;
+            }
+        });
+    runs.flush();
+    __syncthreads();
+    counters.merge(n);
+}
+
+// Atomics straight into global memory (L2), a run of one bin at once: data of one value (or few)
+// costs one atomic a thread instead of one a row, while spread data pays one a row as plain
+// atomics do.
+// (__match_any_sync grouping cost more than it saved on spread data and still left 2^24
+// same-address atomics on degenerate data: 13.5 ms for 2^29 values on an H200.)
+template <class Bin>
+__device__ __forceinline__ void global_hist(const Rows& rows, Bin bin, u64* out)
+{
+    const unsigned int n = bin.n;
+    auto runs =
+        runs_of(n, [&](unsigned int b, unsigned int count) { atomicAdd(out + b, u64(count)); });
+    for_each_row<GLOBAL_LOADS_IN_FLIGHT>(
+        rows, [&](bool present, u64, Value x) { runs.push(present ? bin(x) : n); }, NoStep());
+    runs.flush();
+}
+
+// Weighted sums straight into global memory (weights rarely repeat, so no aggregation).
+template <class Bin>
+__device__ __forceinline__ void global_weighted_hist(const Rows& rows, Bin bin, Weights weights,
+                                                     double* out)
+{
+    const unsigned int n = bin.n;
+    for_each_row<GLOBAL_LOADS_IN_FLIGHT>(
+        rows,
+        [&](bool present, u64 row, Value x) {
+            const unsigned int b = bin(x);
+            if (present && b < n && weights.take(row)) {
+                atomicAdd(out + b, weights.amount(row));
+            }
+        },
+        NoStep());
+}

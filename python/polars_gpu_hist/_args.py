@@ -1,0 +1,255 @@
+"""Arguments as users write them, checked where they are written and turned into the plugin's
+kwargs: numbers stay exact, numpy float32 scalars keep their precision, and dates, datetimes and
+durations travel as exact integer counts of a unit (the plugin converts them to each column's
+own unit)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import operator
+from collections.abc import Iterable
+from typing import Any, Literal, SupportsFloat, SupportsIndex, Union
+
+import polars as pl
+
+# The most bins (cells, n-D) a histogram may have (`bins::MAX_BINS` in the Rust crate).
+MAX_BINS = 1 << 28
+
+ESTIMATORS = ("auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt")
+BIN_RULES = (*ESTIMATORS, "integer")
+
+BinRule = Literal["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt", "integer"]
+# An edge: a number (numpy scalars too) or, for temporal columns, a date, datetime or duration.
+# Not `Any`: a string is an iterable too, and `bins="ten"` must not type-check.
+Edge = Union[SupportsFloat, dt.date, dt.timedelta]
+BinsArg = Union[SupportsIndex, BinRule, Iterable[Edge]]
+RangeArg = Union[tuple[Edge, Edge], Iterable[Edge], None]
+Closed = Literal["left", "right"]
+Device = Literal["auto", "cpu", "gpu"]
+Kernel = Literal["auto", "shared", "packed", "segmented", "global"]
+
+_EPOCH_DATE = dt.date(1970, 1, 1)
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+# numpy's datetime64/timedelta64 units that are fixed lengths, as the plugin names them.
+_NUMPY_UNITS = {
+    "D": ("D", 1),
+    "W": ("D", 7),
+    "h": ("h", 1),
+    "m": ("m", 1),
+    "s": ("s", 1),
+    "ms": ("ms", 1),
+    "us": ("us", 1),
+    "ns": ("ns", 1),
+}
+
+
+def _micros(delta: dt.timedelta) -> int:
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _temporal(kind: str, value: int, unit: str, aware: bool = False) -> dict[str, Any]:
+    return {"temporal": kind, "value": int(value), "unit": unit, "aware": aware}
+
+
+def scalar(value: Any, what: str) -> float | dict[str, Any]:
+    """One number of `bins` or `range`: a float, ``{"float32": x}`` for a numpy float32 scalar,
+    or a temporal value as an exact integer count of a unit."""
+    if isinstance(value, (bool, str, bytes)) or value is None:
+        raise TypeError(f"{what} must be a number, date, datetime or duration, got {value!r}")
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None and value.utcoffset() is not None:
+            return _temporal("datetime", _micros(value - _EPOCH_UTC), "us", aware=True)
+        return _temporal("datetime", _micros(value - _EPOCH), "us")
+    if isinstance(value, dt.date):
+        return _temporal("date", (value - _EPOCH_DATE).days, "D")
+    if isinstance(value, dt.timedelta):
+        return _temporal("duration", _micros(value), "us")
+    numpy = _numpy_scalar(value, what)
+    if numpy is not None:
+        return numpy
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{what} must be a number, date, datetime or duration, got {type(value).__name__}"
+        ) from None
+    return number
+
+
+def _numpy_scalar(value: Any, what: str) -> float | dict[str, Any] | None:
+    """numpy scalars: float32 keeps its precision; datetime64/timedelta64 keep their unit."""
+    np = _numpy()
+    if np is None or not isinstance(value, np.generic):
+        return None
+    if isinstance(value, np.bool_):
+        raise TypeError(f"{what} must be a number, got a boolean")
+    if isinstance(value, np.floating) and value.dtype.itemsize == 4:
+        return {"float32": float(value)}
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        if np.isnat(value):
+            raise ValueError(f"{what} is NaT: give a date or duration")
+        unit, count = np.datetime_data(value.dtype)
+        if unit not in _NUMPY_UNITS:
+            raise ValueError(
+                f"{what} is in unit {unit!r}, which has no fixed length: convert it to days "
+                "or a finer unit"
+            )
+        name, factor = _NUMPY_UNITS[unit]
+        kind = "datetime" if isinstance(value, np.datetime64) else "duration"
+        return _temporal(kind, int(value.astype("int64")) * count * factor, name)
+    return None
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError:  # pragma: no cover - numpy is optional at run time
+        return None
+    return numpy
+
+
+def bins(value: Any) -> int | str | list[float | dict[str, Any]]:
+    """`bins`: a positive count, a rule's name, or a sequence of edges."""
+    if isinstance(value, bool):
+        raise TypeError(f"`bins` must be an int, a rule name or a sequence of edges, got {value!r}")
+    if isinstance(value, str):
+        if value in BIN_RULES:
+            return value
+        names = ", ".join(repr(r) for r in BIN_RULES)
+        if value.strip().lstrip("+-").replace(".", "", 1).isdigit():
+            raise TypeError(f"`bins` must be a number, not the string {value!r}")
+        raise ValueError(f"`bins` names no rule: {value!r}; use one of {names}")
+    try:
+        count = operator.index(value)
+    except TypeError:
+        pass
+    else:
+        if count < 1:
+            raise ValueError(f"`bins` must be a positive integer, got {count}")
+        if count > MAX_BINS:
+            raise ValueError(
+                f"`bins` asks for {count} bins, more than the {MAX_BINS} (2**28) a histogram "
+                "can hold"
+            )
+        return count
+    if isinstance(value, (dict, set, frozenset, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(
+            "`bins` must be an int, a rule name or a sequence of edges (list, tuple, array, "
+            f"Series), got {type(value).__name__}"
+        )
+    if isinstance(value, pl.Series):
+        value = value.to_list()
+    return [scalar(edge, "a bin edge") for edge in value]
+
+
+def range_(value: Any) -> tuple[Any, Any] | None:
+    """`range`: None, or a pair (min, max)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, dict, set)) or not isinstance(value, Iterable):
+        raise TypeError(f"`range` must be a pair (min, max), got {value!r}")
+    pair = list(value)
+    if len(pair) != 2:
+        raise TypeError(f"`range` must be a pair (min, max), got {len(pair)} values")
+    lo, hi = scalar(pair[0], "`range`'s min"), scalar(pair[1], "`range`'s max")
+    # numpy computes in float32 only when no float64 numpy scalar is beside the float32 one
+    # (a Python float defers to it; a numpy float64 does not).
+    if any(is_float64_scalar(v) for v in pair):
+        lo, hi = (_widened(v) for v in (lo, hi))
+    return lo, hi
+
+
+def is_float64_scalar(value: Any) -> bool:
+    np = _numpy()
+    return np is not None and isinstance(value, np.floating) and value.dtype.itemsize == 8
+
+
+def _widened(value: float | dict[str, Any]) -> float | dict[str, Any]:
+    if isinstance(value, dict) and "float32" in value:
+        return float(value["float32"])
+    return value
+
+
+def choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        names = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"`{name}` must be one of {names}, got {value!r}")
+    return str(value)
+
+
+def flag(value: Any, name: str) -> bool:
+    np = _numpy()
+    if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
+        return bool(value)
+    raise TypeError(f"`{name}` must be True or False, got {value!r}")
+
+
+def common(density: Any, closed: Any, flow: Any, device: Any, kernel: Any) -> dict[str, Any]:
+    """The options every histogram takes, checked."""
+    return {
+        "density": flag(density, "density"),
+        "closed": choice(closed, "closed", ("left", "right")),
+        "flow": flag(flow, "flow"),
+        "device": choice(device, "device", ("auto", "cpu", "gpu")),
+        "kernel": None
+        if kernel == "auto"
+        else choice(kernel, "kernel", ("auto", "shared", "packed", "segmented", "global")),
+    }
+
+
+def histogram_kwargs(
+    bins_: Any, range: Any, density: Any, closed: Any, flow: Any, device: Any, kernel: Any
+) -> dict[str, Any]:
+    """The plugin's kwargs for a 1-D histogram (and `by=`)."""
+    out = {"bins": bins(bins_), "range": range_(range)}
+    out.update(common(density, closed, flow, device, kernel))
+    if isinstance(out["bins"], list) and out["range"] is not None:
+        raise ValueError("`range` cannot be combined with explicit bin edges: drop one of them")
+    return out
+
+
+def dd_kwargs(
+    dims: int,
+    bins_: Any,
+    range: Any,
+    density: Any,
+    closed: Any,
+    flow: Any,
+    device: Any,
+    kernel: Any,
+) -> dict[str, Any]:
+    """The plugin's kwargs for `histogramdd`: one `bins` (and `range`) per dimension."""
+    if isinstance(bins_, (str, bytes, bool)) or _is_count(bins_):
+        per_dim = [bins(bins_)] * dims
+    else:
+        if isinstance(bins_, (dict, set)) or not isinstance(bins_, Iterable):
+            raise TypeError(
+                f"`bins` must be an int or one entry per dimension, got {type(bins_).__name__}"
+            )
+        entries = list(bins_)
+        if len(entries) != dims:
+            raise ValueError(
+                f"`bins` has {len(entries)} entries for {dims} dimensions: give one per dimension"
+            )
+        per_dim = [bins(entry) for entry in entries]
+    ranges: list[Any] = []
+    if range is not None:
+        entries = list(range)
+        if len(entries) != dims:
+            raise ValueError(
+                f"`range` has {len(entries)} entries for {dims} dimensions: give one (or None) "
+                "per dimension"
+            )
+        ranges = [range_(entry) for entry in entries]
+    out = {"bins": per_dim, "range": ranges}
+    out.update(common(density, closed, flow, device, kernel))
+    return out
+
+
+def _is_count(value: Any) -> bool:
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True

@@ -1,0 +1,107 @@
+"""Arrays already in GPU memory (CuPy, PyTorch, Numba): their `__cuda_array_interface__`,
+checked once, and the producer's stream honoured before a kernel reads them."""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import math
+from typing import Any
+
+
+def cuda_array(data: Any, ndim: int = 1) -> dict[str, Any] | None:
+    """The CUDA array interface of `data` (a C-contiguous, unmasked array of `ndim`
+    dimensions), if it has one; `None` also for a GPU array of another `ndim` when 2 is asked
+    for (the caller then tries 1)."""
+    iface = getattr(data, "__cuda_array_interface__", None)
+    if iface is None:
+        return None
+    shape = tuple(iface["shape"])
+    if len(shape) != ndim:
+        if ndim == 2:
+            return None
+        raise ValueError(
+            f"expected a 1-D array in GPU memory, got shape {shape}: flatten it first "
+            "(`.ravel()`), or pass an (n, d) array to histogramdd"
+        )
+    strides = iface.get("strides")
+    itemsize = int(iface["typestr"][2:])
+    contiguous = tuple(itemsize * math.prod(shape[i + 1 :]) for i in builtins.range(ndim))
+    if strides is not None and shape[0] > 1 and tuple(strides) != contiguous:
+        raise ValueError("the array in GPU memory must be contiguous: make a contiguous copy")
+    if iface.get("mask") is not None:
+        raise ValueError("masked arrays in GPU memory are not supported")
+    return iface
+
+
+# The legacy default stream's handle: our kernels are queued after its work on the device.
+_LEGACY_STREAM = 1
+
+
+@functools.lru_cache(maxsize=1)
+def _libcuda() -> Any:
+    import ctypes
+
+    return ctypes.CDLL("libcuda.so.1")
+
+
+def sync_stream(iface: dict[str, Any]) -> None:
+    """Honour the producer's stream (CUDA array interface v3): its writes must be complete.
+    Work on the legacy default stream (CuPy's and PyTorch's default) needs no wait here: the
+    kernels are ordered after it on the device."""
+    stream = iface.get("stream")
+    if stream and stream != _LEGACY_STREAM:
+        import ctypes
+
+        if _libcuda().cuStreamSynchronize(ctypes.c_void_p(stream)) != 0:
+            raise RuntimeError("cuStreamSynchronize failed on the array's stream")
+
+
+def weights_pointer(weights: Any, length: int) -> int | None:
+    """The address of float64 weights in GPU memory of `length` rows (None: unweighted)."""
+    if weights is None:
+        return None
+    w = cuda_array(weights)
+    if w is None or w["typestr"][1:] != "f8" or w["shape"][0] != length:
+        raise ValueError(
+            "`weights` of an array in GPU memory must be a float64 GPU array of the same length"
+        )
+    sync_stream(w)
+    return int(w["data"][0])
+
+
+def columns(data: tuple[Any, ...]) -> tuple[list[int], list[int], int, str] | None:
+    """Device columns of `histogramdd`: one (n, d) array (column j at offset j, stride d) or
+    several 1-D arrays of one dtype and length, as (pointers, strides, length, typestr); None
+    when they are not in GPU memory."""
+    matrix = cuda_array(data[0], ndim=2) if len(data) == 1 else None
+    if matrix is not None:
+        length, dims = matrix["shape"]
+        itemsize = int(matrix["typestr"][2:])
+        base = int(matrix["data"][0])
+        sync_stream(matrix)
+        return (
+            [base + j * itemsize for j in builtins.range(dims)],
+            [dims] * dims,
+            length,
+            matrix["typestr"],
+        )
+    if not data or not all(getattr(c, "__cuda_array_interface__", None) for c in data):
+        return None
+    ifaces = [cuda_array(c) for c in data]
+    typestrs = {i["typestr"] for i in ifaces if i}
+    lengths = {i["shape"][0] for i in ifaces if i}
+    if len(typestrs) != 1 or len(lengths) != 1:
+        raise ValueError(
+            f"arrays in GPU memory must share one dtype and length, got {sorted(typestrs)} and "
+            f"lengths {sorted(lengths)}"
+        )
+    for iface in ifaces:
+        if iface:
+            sync_stream(iface)
+    return (
+        [int(i["data"][0]) for i in ifaces if i],
+        [1] * len(ifaces),
+        lengths.pop(),
+        typestrs.pop(),
+    )

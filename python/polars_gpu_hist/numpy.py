@@ -1,0 +1,359 @@
+"""A drop-in for numpy's (and CuPy's) histogram functions, with numpy's arguments, return types
+and counts::
+
+    import polars_gpu_hist.numpy as ghnp
+
+    counts, edges = ghnp.histogram(x, bins=256, range=(0, 1))    # numpy, CuPy or PyTorch x
+
+Host arrays (numpy, lists, Polars Series) give numpy arrays. CuPy arrays give CuPy arrays and
+PyTorch tensors give tensors on the same device: the data, the counts and equal bins' edges
+never visit the host (those edges are made on the device, in numpy's dtype; explicit edges and
+the rare spans no formula covers are copied over). Counts are int64 (float64 with weights or
+density), equal to numpy's; where this module differs from numpy, it is where the whole package
+does (NaN is not counted rather than refused; see the README's semantics).
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from polars_gpu_hist import _args, _cuda, _internal, _pickled
+
+__all__ = ["histogram", "histogram2d", "histogram_bin_edges", "histogramdd"]
+
+
+def _library(data: Any) -> str:
+    """Which array library `data` belongs to: "cupy", "torch" or "numpy" (host)."""
+    module = type(data).__module__.split(".")[0]
+    if module == "cupy":
+        return "cupy"
+    if module == "torch" and getattr(data, "is_cuda", False):
+        return "torch"
+    if getattr(data, "__cuda_array_interface__", None) is not None:
+        return "cupy"
+    return "numpy"
+
+
+def _device_input(data: Any) -> Any:
+    """A device array as its library holds it, contiguous; torch tensors detached."""
+    if _library(data) == "torch":
+        return data.detach().contiguous()
+    return data
+
+
+def _edge_dtype(a_dtype: np.dtype, bins: Any, range: Any) -> np.dtype:
+    """The dtype numpy gives equal bins' edges: `result_type(first_edge, last_edge, a)`, made
+    floating (float32 for float32 data and a range of Python floats or float32 scalars)."""
+    if range is None:
+        bin_type = a_dtype
+    else:
+        lo, hi = range
+        bin_type = np.result_type(lo, hi, np.empty(0, dtype=a_dtype))
+    if np.issubdtype(bin_type, np.integer) or bin_type == np.bool_:
+        bin_type = np.result_type(bin_type, float)
+    return np.dtype(bin_type)
+
+
+def _counts_dtype(weighted: bool, density: Any) -> Any:
+    return np.float64 if weighted or density else np.int64
+
+
+def _explicit(bins: Any) -> bool:
+    return not isinstance(bins, (str, int, np.integer))
+
+
+def _density(counts: Any, widths: list[Any], lib: Any) -> Any:
+    """numpy's `n / db / n.sum()` (n-D: divided by each axis's widths in turn, then by the
+    total of the counts)."""
+    out = counts.astype(lib.float64) if hasattr(counts, "astype") else counts.double()
+    total = out.sum()
+    for axis, w in enumerate(widths):
+        shape = [1] * len(widths)
+        shape[axis] = -1
+        out = out / w.reshape(shape)
+    return out / total
+
+
+def histogram(
+    a: Any,
+    bins: Any = 10,
+    range: Any = None,
+    density: bool | None = None,
+    weights: Any = None,
+) -> tuple[Any, Any]:
+    """numpy.histogram: ``(hist, bin_edges)`` with numpy's bins and counts."""
+    if _explicit(bins):
+        range = None  # numpy ignores `range` beside explicit edges
+    if _library(a) != "numpy":
+        return _device_histogram(_widened_for(a, range), bins, range, density, weights)
+    x = _widened_for(_host(a), range)
+    frame = _frame_histogram(x, bins, range, density, weights)
+    # One copy each (numpy's arrays are writable; Polars' buffers are not).
+    counts = frame["count"].to_numpy().astype(_counts_dtype(weights is not None, density))
+    if _explicit(bins):
+        return counts, np.asarray(bins)
+    starts = frame["bin_start"].to_numpy()
+    edges = np.empty(len(starts) + 1, dtype=_edge_dtype(x.dtype, bins, range))
+    edges[:-1] = starts
+    edges[-1] = frame["bin_end"][-1]
+    return counts, edges
+
+
+def _widened_for(a: Any, range: Any) -> Any:
+    """`a` as float64 when it is float16/float32 and `range` holds a numpy float64 scalar:
+    numpy then makes the edges and compares in float64 (the scalar is not weak)."""
+    narrow = str(a.dtype).rsplit(".", 1)[-1] in ("float16", "float32")
+    if narrow and range is not None and any(_args.is_float64_scalar(v) for v in range):
+        return a.double() if _library(a) == "torch" else a.astype("float64")
+    return a
+
+
+def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> Any:
+    """numpy.histogram_bin_edges: the edges ``histogram`` would use."""
+    if isinstance(bins, str) and weights is not None:
+        raise TypeError(
+            "Automated estimation of the number of bins is not supported for weighted data"
+        )
+    return histogram(a, bins, range, None, None)[1]
+
+
+def _host(a: Any) -> np.ndarray:
+    """A host array, flattened as numpy flattens `histogram`'s input."""
+    if isinstance(a, pl.Series):
+        return a.to_numpy()
+    return np.asarray(a).reshape(-1)
+
+
+def _frame_histogram(
+    x: np.ndarray, bins: Any, range: Any, density: Any, weights: Any
+) -> pl.DataFrame:
+    from polars_gpu_hist import histogram as gh_histogram
+
+    w = None if weights is None else np.asarray(weights, dtype=np.float64).reshape(-1)
+    return gh_histogram(x, bins, range=range, weights=w, density=bool(density))
+
+
+def _device_histogram(a: Any, bins: Any, range: Any, density: Any, weights: Any) -> tuple[Any, Any]:
+    a = _device_input(a)
+    lib = _library(a)
+    iface = _cuda.cuda_array(a)
+    length = iface["shape"][0]
+    if weights is not None:
+        weights = _to_float64(_device_input(weights), lib)
+    weights_ptr = _cuda.weights_pointer(weights, length)
+    _cuda.sync_stream(iface)
+    kwargs = _pickled(_args.histogram_kwargs(bins, range, False, "left", False, "auto", "auto"))
+    a_dtype = np.dtype(iface["typestr"])
+    edge_dtype = None if _explicit(bins) else _edge_dtype(a_dtype, bins, range).str
+    counts, edges, _report = _internal.histogram_cuda_counts(
+        [int(iface["data"][0])],
+        [1],
+        length,
+        iface["typestr"],
+        kwargs,
+        False,
+        [edge_dtype],
+        weights_ptr,
+    )
+    counts = _wrap(counts, lib, a)
+    explicit = np.asarray(bins) if _explicit(bins) else None
+    dev_edges = _axis_device_edges(edges[0], explicit, lib, a, edge_dtype)
+    if density:
+        counts = _density(counts, [_diff(dev_edges, lib)], _module(lib))
+    return counts, dev_edges
+
+
+def histogramdd(
+    sample: Any,
+    bins: Any = 10,
+    range: Any = None,
+    density: bool | None = None,
+    weights: Any = None,
+) -> tuple[Any, list[Any]]:
+    """numpy.histogramdd: ``(H, edges)``, H of shape ``(nx, ny, ...)``. ``sample`` is an
+    ``(N, D)`` array or a sequence of D arrays (host or device)."""
+    columns = _columns(sample)
+    lib = _library(columns[0])
+    if lib != "numpy":
+        return _device_histogramdd(columns, bins, range, density, weights, lib)
+    from polars_gpu_hist import histogramdd as gh_histogramdd
+
+    arrays = [np.asarray(c).reshape(-1) for c in columns]
+    w = None if weights is None else np.asarray(weights, dtype=np.float64).reshape(-1)
+    frame = gh_histogramdd(*arrays, bins=bins, range=range, weights=w, density=bool(density))
+    dims = len(arrays)
+    names = [f"x{i}" for i in builtins.range(dims)]
+    edges = [_axis_edges(frame, n) for n in names]
+    shape = tuple(len(e) - 1 for e in edges)
+    counts = frame["count"].to_numpy().astype(_counts_dtype(weights is not None, density))
+    sample_dtype = np.result_type(*arrays)
+    edges = [
+        _dd_edges(e, _entry(bins, i, dims), sample_dtype, _entry(range, i, dims))
+        for i, e in enumerate(edges)
+    ]
+    return counts.reshape(shape), edges
+
+
+def histogram2d(
+    x: Any,
+    y: Any,
+    bins: Any = 10,
+    range: Any = None,
+    density: bool | None = None,
+    weights: Any = None,
+) -> tuple[Any, Any, Any]:
+    """numpy.histogram2d: ``(H, xedges, yedges)``."""
+    if not isinstance(bins, (str, int, np.integer)):
+        try:
+            n = len(bins)
+        except TypeError:
+            n = 0
+        if n != 2:
+            # numpy: a single array of edges applies to both axes.
+            bins = [bins, bins]
+    counts, edges = histogramdd([x, y], bins, range, density, weights)
+    return counts, edges[0], edges[1]
+
+
+def _columns(sample: Any) -> list[Any]:
+    """The D columns of a sample: an (N, D) array's columns, or the given sequence."""
+    if hasattr(sample, "ndim") and getattr(sample, "ndim", 0) == 2:
+        return [sample[:, j] for j in builtins.range(sample.shape[1])]
+    if hasattr(sample, "ndim") and sample.ndim == 1:
+        return [sample]
+    return list(sample)
+
+
+def _entry(value: Any, i: int, dims: int) -> Any:
+    if value is None or isinstance(value, (str, int, np.integer)):
+        return value
+    entries = list(value)
+    return entries[i] if len(entries) == dims else value
+
+
+def _axis_edges(frame: pl.DataFrame, name: str) -> np.ndarray:
+    starts = frame[f"{name}_start"].unique(maintain_order=True).to_numpy()
+    return np.append(starts, frame[f"{name}_end"].max())
+
+
+def _dd_edge_dtype(sample_dtype: np.dtype, range: Any) -> np.dtype:
+    """numpy.histogramdd's dtype for equal bins' edges: `linspace` of the sample's extremes (its
+    dtype) or of the range (its scalars' type)."""
+    if range is None:
+        kind = sample_dtype if np.issubdtype(sample_dtype, np.floating) else np.float64
+    else:
+        lo, hi = range
+        kind = np.result_type(lo, hi, 1.0)
+    return np.dtype(kind)
+
+
+def _dd_edges(edges: np.ndarray, bins: Any, sample_dtype: np.dtype, range: Any) -> np.ndarray:
+    """numpy.histogramdd's edges: explicit as given, equal ones in numpy's dtype."""
+    if _explicit(bins):
+        return np.asarray(bins)
+    return edges.astype(_dd_edge_dtype(sample_dtype, range))
+
+
+def _device_histogramdd(
+    columns: list[Any], bins: Any, range: Any, density: Any, weights: Any, lib: str
+) -> tuple[Any, list[Any]]:
+    first = _device_input(columns[0])
+    module = _module(lib)
+    stacked = module.stack([_device_input(c) for c in columns], 1)
+    if lib == "torch":
+        stacked = stacked.contiguous()
+    else:
+        stacked = module.ascontiguousarray(stacked)
+    iface = _cuda.cuda_array(stacked, ndim=2)
+    length, dims = iface["shape"]
+    itemsize = int(iface["typestr"][2:])
+    base = int(iface["data"][0])
+    ptrs = [base + j * itemsize for j in builtins.range(dims)]
+    if weights is not None:
+        weights = _to_float64(_device_input(weights), lib)
+    weights_ptr = _cuda.weights_pointer(weights, length)
+    _cuda.sync_stream(iface)
+    kwargs = _pickled(_args.dd_kwargs(dims, bins, range, False, "left", False, "auto", "auto"))
+    sample_dtype = np.dtype(iface["typestr"])
+    axis_bins = [_entry(bins, i, dims) for i in builtins.range(dims)]
+    edge_dtypes = [
+        None if _explicit(b) else _dd_edge_dtype(sample_dtype, _entry(range, i, dims)).str
+        for i, b in enumerate(axis_bins)
+    ]
+    counts, edges, _report = _internal.histogram_cuda_counts(
+        ptrs, [dims] * dims, length, iface["typestr"], kwargs, True, edge_dtypes, weights_ptr
+    )
+    counts = _wrap(counts, lib, first)
+    dev_edges = [
+        _axis_device_edges(e, np.asarray(b) if _explicit(b) else None, lib, first, dtype)
+        for e, b, dtype in zip(edges, axis_bins, edge_dtypes)
+    ]
+    shape = tuple(len(e) - 1 for e in dev_edges)
+    counts = counts.reshape(shape)
+    if density:
+        counts = _density(counts, [_diff(e, lib) for e in dev_edges], module)
+    return counts, dev_edges
+
+
+def _module(lib: str) -> Any:
+    if lib == "torch":
+        import torch
+
+        return torch
+    import cupy
+
+    return cupy
+
+
+def _wrap(device_counts: Any, lib: str, like: Any) -> Any:
+    """The counts left on the device as the input's library's array (no copy)."""
+    if lib == "torch":
+        import torch
+
+        return torch.as_tensor(device_counts, device=like.device)
+    import cupy
+
+    return cupy.asarray(device_counts)
+
+
+def _axis_device_edges(
+    edges: tuple[Any, Any], explicit: np.ndarray | None, lib: str, like: Any, dtype: str | None
+) -> Any:
+    """One axis's edges on the input's device: made there (equal bins), else copied over from
+    the host (explicit edges as given; equal ones the device could not make, in `dtype`)."""
+    on_device, on_host = edges
+    if on_device is not None:
+        return _wrap(on_device, lib, like)
+    if explicit is not None:
+        return _to_device(explicit, lib, like)
+    return _to_device(on_host.to_numpy().astype(dtype), lib, like)
+
+
+def _to_device(values: np.ndarray, lib: str, like: Any) -> Any:
+    if lib == "torch":
+        import torch
+
+        return torch.as_tensor(values, device=like.device)
+    import cupy
+
+    return cupy.asarray(values)
+
+
+def _to_float64(weights: Any, lib: str) -> Any:
+    if lib == "torch":
+        import torch
+
+        return weights.to(torch.float64).contiguous()
+    import cupy
+
+    return cupy.ascontiguousarray(weights, dtype=cupy.float64)
+
+
+def _diff(edges: Any, lib: str) -> Any:
+    if lib == "torch":
+        return (edges[1:] - edges[:-1]).double()
+    return (edges[1:] - edges[:-1]).astype("float64")

@@ -1,0 +1,193 @@
+//! How a [`super::Histogram`]'s axes are given and what fixed their binning, in forms that
+//! serialize: the binning as the user gave it (resolved again, bit for bit, when read back).
+
+use polars::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::bins::{Binning, Extremes, ValueKind};
+use crate::error::{HistError, HistResult};
+
+/// One axis of the binning, as the user gave it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Axis {
+    pub bins: Binning,
+    pub span: Span,
+}
+
+impl Axis {
+    /// `bins` equal bins over `[lo, hi]`, as numpy's `bins=n, range=(lo, hi)`.
+    pub fn regular(bins: usize, lo: f64, hi: f64) -> Axis {
+        Axis {
+            bins: Binning::Count(bins),
+            span: Span::Range(lo, hi),
+        }
+    }
+
+    /// Explicit, strictly increasing edges.
+    pub fn variable(edges: Vec<f64>) -> Axis {
+        Axis {
+            bins: Binning::Edges(edges),
+            span: Span::None,
+        }
+    }
+
+    /// `bins` equal bins over the extremes of all the data, found before the first fill: numpy's
+    /// bins for `numpy.histogram(all_data, bins=bins)`. Fills must have the kind of values the
+    /// extremes were taken from.
+    pub fn data_range(bins: usize, extremes: Extremes) -> Axis {
+        Axis {
+            bins: Binning::Count(bins),
+            span: Span::Data(DataExtremes::from_extremes(extremes)),
+        }
+    }
+}
+
+/// Where the edges of `bins=n` come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Span {
+    /// Explicit edges need no range.
+    None,
+    /// A fixed `(min, max)`, as numpy's `range=`.
+    Range(f64, f64),
+    /// The extremes of all the data, found before the first fill: the bins are numpy's for
+    /// `numpy.histogram(all_data, bins=n)` (float32 linspace for Float32 data, and so on).
+    Data(DataExtremes),
+}
+
+/// [`Extremes`] in a serializable form (integers as decimal text: they may need 65 bits).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DataExtremes {
+    Empty,
+    Float32(f32, f32),
+    Float64(f64, f64),
+    Integer(String, String),
+}
+
+impl DataExtremes {
+    pub fn from_extremes(e: Extremes) -> Self {
+        match e {
+            Extremes::Empty => DataExtremes::Empty,
+            Extremes::Float32(lo, hi) => DataExtremes::Float32(lo, hi),
+            Extremes::Float64(lo, hi) => DataExtremes::Float64(lo, hi),
+            Extremes::Integer(lo, hi) => DataExtremes::Integer(lo.to_string(), hi.to_string()),
+        }
+    }
+
+    pub fn to_extremes(&self) -> HistResult<Extremes> {
+        let int = |s: &str| {
+            s.parse::<i128>().map_err(|_| {
+                HistError::InvalidArgument(format!("integer extremes must be integers, got {s:?}"))
+            })
+        };
+        Ok(match self {
+            DataExtremes::Empty => Extremes::Empty,
+            &DataExtremes::Float32(lo, hi) => Extremes::Float32(lo, hi),
+            &DataExtremes::Float64(lo, hi) => Extremes::Float64(lo, hi),
+            DataExtremes::Integer(lo, hi) => Extremes::Integer(int(lo)?, int(hi)?),
+        })
+    }
+
+    /// The value kind the extremes were taken from, if any.
+    pub(super) fn kind(&self) -> Option<ValueKind> {
+        match self {
+            DataExtremes::Empty => None,
+            DataExtremes::Float32(..) => Some(ValueKind::Float32),
+            DataExtremes::Float64(..) => Some(ValueKind::Float64),
+            DataExtremes::Integer(..) => Some(ValueKind::Integer),
+        }
+    }
+}
+
+/// The dtype that fixed an axis' binning, in a serializable form.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum ValueDtype {
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    UInt8,
+    UInt16,
+    UInt32,
+    UInt64,
+    Float32,
+    Float64,
+    Date,
+    Datetime(String, Option<String>),
+    Duration(String),
+}
+
+fn unit_name(unit: &TimeUnit) -> String {
+    match unit {
+        TimeUnit::Nanoseconds => "ns",
+        TimeUnit::Microseconds => "us",
+        TimeUnit::Milliseconds => "ms",
+    }
+    .into()
+}
+
+fn unit_of(name: &str) -> HistResult<TimeUnit> {
+    match name {
+        "ns" => Ok(TimeUnit::Nanoseconds),
+        "us" => Ok(TimeUnit::Microseconds),
+        "ms" => Ok(TimeUnit::Milliseconds),
+        other => Err(HistError::InvalidArgument(format!(
+            "unknown time unit {other:?} in a serialized histogram"
+        ))),
+    }
+}
+
+impl ValueDtype {
+    pub(super) fn of(dtype: &DataType) -> HistResult<Self> {
+        use DataType as D;
+        Ok(match dtype {
+            D::Int8 => ValueDtype::Int8,
+            D::Int16 => ValueDtype::Int16,
+            D::Int32 => ValueDtype::Int32,
+            D::Int64 => ValueDtype::Int64,
+            D::UInt8 => ValueDtype::UInt8,
+            D::UInt16 => ValueDtype::UInt16,
+            D::UInt32 => ValueDtype::UInt32,
+            D::UInt64 => ValueDtype::UInt64,
+            D::Float32 => ValueDtype::Float32,
+            D::Float64 => ValueDtype::Float64,
+            D::Date => ValueDtype::Date,
+            D::Datetime(unit, tz) => {
+                ValueDtype::Datetime(unit_name(unit), tz.as_ref().map(|t| t.as_str().to_string()))
+            }
+            D::Duration(unit) => ValueDtype::Duration(unit_name(unit)),
+            other => return Err(HistError::UnsupportedDtype(format!("{other:?}"))),
+        })
+    }
+
+    pub(super) fn dtype(&self) -> HistResult<DataType> {
+        use DataType as D;
+        Ok(match self {
+            ValueDtype::Int8 => D::Int8,
+            ValueDtype::Int16 => D::Int16,
+            ValueDtype::Int32 => D::Int32,
+            ValueDtype::Int64 => D::Int64,
+            ValueDtype::UInt8 => D::UInt8,
+            ValueDtype::UInt16 => D::UInt16,
+            ValueDtype::UInt32 => D::UInt32,
+            ValueDtype::UInt64 => D::UInt64,
+            ValueDtype::Float32 => D::Float32,
+            ValueDtype::Float64 => D::Float64,
+            ValueDtype::Date => D::Date,
+            ValueDtype::Datetime(unit, tz) => D::Datetime(
+                unit_of(unit)?,
+                TimeZone::opt_try_new(tz.as_deref()).map_err(HistError::Polars)?,
+            ),
+            ValueDtype::Duration(unit) => D::Duration(unit_of(unit)?),
+        })
+    }
+
+    pub(super) fn is_temporal(&self) -> bool {
+        matches!(
+            self,
+            ValueDtype::Date | ValueDtype::Datetime(..) | ValueDtype::Duration(..)
+        )
+    }
+}

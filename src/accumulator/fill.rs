@@ -1,0 +1,151 @@
+//! Filling a [`Histogram`]: columns (host or device) checked against the binning, read as
+//! numpy's sample, counted by the engine, and added only when every step succeeded.
+
+use polars::prelude::*;
+
+use super::{DeviceWeights, Histogram};
+use crate::api::axes::{readable, weights_f64};
+use crate::bins::{BinSpec, ValueKind};
+use crate::counts::Counts;
+use crate::engine::{self, Placement};
+use crate::error::{HistError, HistResult};
+use crate::input::HostColumn;
+use crate::job::{Axis as JobAxis, DeviceColumn, DeviceRows, HostRows, Job, Rows};
+use crate::{dtype, DeviceArray};
+
+impl Histogram {
+    /// Counts `columns` (one per axis, of one length) into the histogram, and with
+    /// `Storage::Weight` sums `weights` and their squares (required there, refused otherwise).
+    /// A row with a null anywhere is not counted. Nothing changes on error.
+    pub fn fill(&mut self, columns: &[Series], weights: Option<&Series>) -> HistResult<()> {
+        self.check_fill(columns.len(), weights.is_some())?;
+        let len = columns[0].len();
+        if let Some(c) = columns.iter().find(|c| c.len() != len) {
+            return Err(HistError::InvalidArgument(format!(
+                "the columns of a fill must have one length: {:?} has {} rows, {:?} has {len}",
+                c.name().as_str(),
+                c.len(),
+                columns[0].name().as_str()
+            )));
+        }
+        let (sample, kind) = self.sample(columns)?;
+        let dtypes: Vec<&DataType> = columns.iter().map(|c| c.dtype()).collect();
+        let resolved = self.binnings_for(&dtypes, kind)?;
+        let specs = self.specs_with(&resolved);
+        let weights = weights.map(|w| weights_f64(len, w)).transpose()?;
+        let counts = self.count(&specs, host_rows(&sample, weights.as_ref())?)?;
+        let squares = match &weights {
+            Some(w) if self.squares.is_some() => {
+                let w = w.f64()?;
+                let squared = (w * w).into_series();
+                Some(self.count(&specs, host_rows(&sample, Some(&squared))?)?)
+            }
+            _ => None,
+        };
+        self.add(counts, squares)?;
+        self.take(resolved);
+        Ok(())
+    }
+
+    /// Counts arrays in GPU memory (one per axis, of one dtype and length) where they lie.
+    pub fn fill_device(
+        &mut self,
+        columns: &[DeviceArray],
+        weights: Option<DeviceWeights>,
+    ) -> HistResult<()> {
+        self.check_fill(columns.len(), weights.is_some())?;
+        let first = columns[0];
+        if let Some(c) = columns
+            .iter()
+            .find(|c| c.dtype != first.dtype || c.len != first.len)
+        {
+            return Err(HistError::InvalidArgument(format!(
+                "arrays in GPU memory must share one dtype and length: {} of {} rows beside {} \
+                 of {}",
+                c.dtype.name(),
+                c.len,
+                first.dtype.name(),
+                first.len
+            )));
+        }
+        let polars = first.dtype.polars();
+        let resolved = self.binnings_for(&vec![&polars; columns.len()], first.dtype.kind())?;
+        let specs = self.specs_with(&resolved);
+        let device_rows = |weights: Option<u64>| {
+            Rows::Device(DeviceRows {
+                columns: columns
+                    .iter()
+                    .map(|c| DeviceColumn {
+                        ptr: c.ptr,
+                        dtype: c.dtype,
+                        stride: 1,
+                    })
+                    .collect(),
+                weights,
+                len: first.len,
+            })
+        };
+        let counts = self.count(&specs, device_rows(weights.map(|w| w.values)))?;
+        let squares = match weights {
+            Some(w) if self.squares.is_some() => {
+                Some(self.count(&specs, device_rows(Some(w.squares)))?)
+            }
+            _ => None,
+        };
+        self.add(counts, squares)?;
+        self.take(resolved);
+        Ok(())
+    }
+
+    fn placement(&self) -> Placement {
+        Placement {
+            device: self.options.device,
+            kernel: self.options.kernel,
+        }
+    }
+
+    fn count(&self, specs: &[BinSpec], rows: Rows<'_>) -> HistResult<Counts> {
+        let axes = specs
+            .iter()
+            .map(|s| JobAxis::bins(s.clone(), false))
+            .collect();
+        let job = Job::new(axes, rows)?;
+        Ok(engine::count(&job, self.placement())?.0)
+    }
+
+    /// The columns as the engine reads them, and the value kind the binning is resolved for:
+    /// one column as it is; several as numpy's sample, cast to their common dtype.
+    fn sample(&self, columns: &[Series]) -> HistResult<(Vec<Series>, ValueKind)> {
+        if let [column] = columns {
+            let (physical, reading) = readable(column)?;
+            return Ok((vec![physical], reading.dtype().kind()));
+        }
+        let readable = columns
+            .iter()
+            .map(readable)
+            .collect::<HistResult<Vec<_>>>()?;
+        let common = dtype::promote(readable.iter().map(|(_, r)| r.dtype()));
+        let physical = readable
+            .into_iter()
+            .map(|(s, _)| {
+                if s.dtype() == &common.polars() {
+                    Ok(s)
+                } else {
+                    Ok(s.cast(&common.polars())?)
+                }
+            })
+            .collect::<HistResult<_>>()?;
+        Ok((physical, common.kind()))
+    }
+}
+
+fn host_rows<'a>(columns: &'a [Series], weights: Option<&'a Series>) -> HistResult<Rows<'a>> {
+    let columns = columns
+        .iter()
+        .map(HostColumn::new)
+        .collect::<HistResult<_>>()?;
+    Ok(Rows::Host(HostRows::new(
+        columns,
+        weights.map(HostColumn::new).transpose()?,
+    )?))
+}

@@ -1,0 +1,507 @@
+//! A mergeable histogram: one binning of one or more axes, resolved once, filled by any number
+//! of batches and merged with other histograms of the same binning. Counts are exact (`u64`), so
+//! filling in batches, on several GPUs or on several machines gives the same counts as one call
+//! over all the data; weighted histograms sum `f64` weights and their squares (exact for integer
+//! weights below 2^53, otherwise equal up to the order of additions).
+//!
+//! One axis bins as [`crate::histogram`] (`numpy.histogram`), several as [`crate::histogramdd`]
+//! (`numpy.histogramdd` of the sample the columns make), with two rules that make the binning
+//! the same for every batch:
+//! - A range taken from each batch's own data would differ from batch to batch, so `bins=n`
+//!   needs a range: a fixed `(min, max)` ([`Axis::regular`]), or the extremes of the whole data
+//!   found beforehand ([`Axis::data_range`], what `histogram_scan(range="auto")` does).
+//! - numpy's edges depend on the dtype (a Float32 column is binned with float32 edges in float32
+//!   arithmetic). The first fill fixes each axis' dtype; a later fill (or a merge) whose dtype
+//!   would give other edges or another arithmetic is refused, as are temporal fills of another
+//!   dtype than the first (their physical units differ). The counts therefore equal numpy's over
+//!   the concatenation of the batches.
+
+mod axis;
+mod fill;
+mod state;
+#[cfg(test)]
+mod tests;
+
+use std::ops::Add;
+
+use polars::prelude::*;
+use serde::{Deserialize, Serialize};
+
+pub use axis::{Axis, DataExtremes, Span};
+
+use crate::bins::{BinSpec, Binning, Closed, Extremes, Range, ValueKind};
+use crate::counts::Counts;
+use crate::error::{HistError, HistResult};
+use crate::options::Device;
+use crate::output::{self, AxisOut};
+use crate::{gpu, MAX_DIMS};
+use axis::ValueDtype;
+
+/// What a [`Histogram`] keeps per cell.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Storage {
+    /// Exact counts of rows (`u64`).
+    #[default]
+    Count,
+    /// Sums of weights and sums of squared weights (the variances of the sums), as
+    /// boost-histogram's weighted storage.
+    Weight,
+}
+
+/// How a [`Histogram`] bins, stores and counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AccumulatorOptions {
+    /// `Left`: numpy's `[a, b)` bins; `Right`: Polars' `(a, b]`.
+    pub closed: Closed,
+    pub storage: Storage,
+    /// Where fills run; not part of the binning (histograms of any devices merge).
+    pub device: Device,
+    /// Pins the GPU kernel family of fills (benchmarks and tests).
+    pub kernel: Option<gpu::Family>,
+}
+
+/// Weights of a fill from GPU memory: float64 arrays of the values' length, the weights and
+/// their squares (the squares feed the variances).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceWeights {
+    pub values: u64,
+    pub squares: u64,
+}
+
+/// An axis' resolved binning and the dtype (if any fill fixed it) it was resolved for.
+#[derive(Clone, Debug)]
+struct Resolved {
+    spec: BinSpec,
+    dtype: Option<(ValueDtype, DataType)>,
+    /// Value kinds known to resolve to `spec` (a cache: resolving costs O(bins)).
+    agrees: Vec<ValueKind>,
+}
+
+/// A histogram with a fixed binning that batches fill and other histograms merge into.
+///
+/// ```
+/// use polars::prelude::*;
+/// use polars_gpu_hist::accumulator::{AccumulatorOptions, Axis, Histogram};
+///
+/// let mut a = Histogram::new(vec![Axis::regular(4, 0.0, 4.0)], AccumulatorOptions::default())?;
+/// let mut b = a.clone();
+/// a.fill(&[Series::new("x".into(), [0.5, 1.5, 4.0])], None)?;
+/// b.fill(&[Series::new("x".into(), [3.0, 9.0])], None)?;
+/// let total = (a + &b)?;
+/// assert_eq!(total.exact_counts().unwrap(), [1, 1, 0, 2]);
+/// # Ok::<(), polars_gpu_hist::HistError>(())
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(into = "state::State", try_from = "state::State")]
+pub struct Histogram {
+    axes: Vec<Axis>,
+    options: AccumulatorOptions,
+    resolved: Vec<Resolved>,
+    counts: Counts,
+    /// Sums of squared weights per cell, with `Storage::Weight`.
+    squares: Option<Vec<f64>>,
+}
+
+impl Histogram {
+    /// A histogram of 1 to [`MAX_DIMS`] axes (cells row-major over them). `bins=n` needs a range
+    /// ([`Axis::regular`] or [`Axis::data_range`]): a range taken from each batch would bin
+    /// every batch differently.
+    pub fn new(axes: Vec<Axis>, options: AccumulatorOptions) -> HistResult<Self> {
+        if !(1..=MAX_DIMS).contains(&axes.len()) {
+            return Err(HistError::InvalidArgument(format!(
+                "a Histogram has 1 to {MAX_DIMS} axes, got {}",
+                axes.len()
+            )));
+        }
+        let dd = axes.len() > 1;
+        let resolved = axes
+            .iter()
+            .map(|axis| {
+                if let (Binning::Count(n), Span::None) = (&axis.bins, &axis.span) {
+                    return Err(HistError::InvalidArgument(format!(
+                        "a mergeable histogram of bins={n} needs `range=(min, max)` \
+                         (`Axis::regular`) or explicit edges: a range taken from each batch's data would bin every batch \
+                         differently (histogram_scan(range=\"auto\") finds the range of all the \
+                         data first)"
+                    )));
+                }
+                let kind = match &axis.span {
+                    Span::Data(e) => e.kind().unwrap_or(ValueKind::Float64),
+                    _ => ValueKind::Float64,
+                };
+                Ok(Resolved {
+                    spec: resolve(axis, options.closed, kind, dd)?,
+                    dtype: None,
+                    agrees: vec![kind],
+                })
+            })
+            .collect::<HistResult<Vec<_>>>()?;
+        let cells = resolved
+            .iter()
+            .try_fold(1usize, |cells, r| cells.checked_mul(r.spec.len()))
+            .ok_or(HistError::OutOfMemory(usize::MAX))?;
+        let weighted = options.storage == Storage::Weight;
+        Ok(Histogram {
+            counts: Counts::zeros(cells, weighted)?,
+            squares: if weighted {
+                Some(crate::counts::zeroed(cells)?)
+            } else {
+                None
+            },
+            axes,
+            options,
+            resolved,
+        })
+    }
+
+    /// A histogram of the same binning, options and dtypes with every count zero.
+    pub fn empty_like(&self) -> Self {
+        let mut h = self.clone();
+        match &mut h.counts {
+            Counts::Exact(c) => c.iter_mut().for_each(|c| *c = 0),
+            Counts::Weighted(s) => s.iter_mut().for_each(|s| *s = 0.0),
+        }
+        if let Some(q) = &mut h.squares {
+            q.iter_mut().for_each(|q| *q = 0.0);
+        }
+        h
+    }
+
+    pub fn axes(&self) -> &[Axis] {
+        &self.axes
+    }
+
+    pub fn options(&self) -> &AccumulatorOptions {
+        &self.options
+    }
+
+    pub fn is_weighted(&self) -> bool {
+        self.options.storage == Storage::Weight
+    }
+
+    /// The number of cells (bins of a 1-D histogram).
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of bins of each axis.
+    pub fn shape(&self) -> Vec<usize> {
+        self.resolved.iter().map(|r| r.spec.len()).collect()
+    }
+
+    /// The dtype the first fill fixed on `axis`, if any.
+    pub fn dtype(&self, axis: usize) -> Option<&DataType> {
+        self.resolved[axis].dtype.as_ref().map(|(_, d)| d)
+    }
+
+    /// The resolved binning of `axis`.
+    pub fn spec(&self, axis: usize) -> &BinSpec {
+        &self.resolved[axis].spec
+    }
+
+    /// Counts per cell, row-major (`Counts::Weighted`: sums of weights).
+    pub fn counts(&self) -> &Counts {
+        &self.counts
+    }
+
+    /// The exact counts, or `None` for a weighted histogram.
+    pub fn exact_counts(&self) -> Option<&[u64]> {
+        match &self.counts {
+            Counts::Exact(c) => Some(c),
+            Counts::Weighted(_) => None,
+        }
+    }
+
+    /// The sums of squared weights per cell (the variances of the sums), or `None` for a
+    /// counting histogram (whose variances are its counts).
+    pub fn squared_weights(&self) -> Option<&[f64]> {
+        self.squares.as_deref()
+    }
+
+    /// The edges of `axis` as float64 (float32 edges widen exactly). Before any fill, those of a
+    /// Float64 column (of the data's kind for a data range).
+    pub fn edges(&self, axis: usize) -> Vec<f64> {
+        self.resolved[axis].spec.edges_f64()
+    }
+
+    /// Adds `other`'s counts, after checking that both have the same binning.
+    pub fn merge(&mut self, other: &Histogram) -> HistResult<()> {
+        if self.axes != other.axes || self.options.closed != other.options.closed {
+            return Err(HistError::InvalidArgument(format!(
+                "cannot merge histograms of different binning: ({}) and ({})",
+                self.describe(),
+                other.describe()
+            )));
+        }
+        if self.options.storage != other.options.storage {
+            return Err(HistError::InvalidArgument(
+                "cannot merge a weighted histogram (sums of weights) with a counting one".into(),
+            ));
+        }
+        let mut take = vec![None; self.axes.len()];
+        for (i, (mine, theirs)) in self.resolved.iter().zip(&other.resolved).enumerate() {
+            match (&mine.dtype, &theirs.dtype) {
+                (_, None) => {}
+                (None, Some(_)) => take[i] = Some(theirs.clone()),
+                (Some((a, da)), Some((b, db))) => {
+                    let temporal_mismatch = (a.is_temporal() || b.is_temporal()) && a != b;
+                    if temporal_mismatch || mine.spec != theirs.spec {
+                        return Err(HistError::InvalidArgument(format!(
+                            "cannot merge a histogram filled with {da:?} with one filled with \
+                             {db:?}: numpy bins them differently"
+                        )));
+                    }
+                }
+            }
+        }
+        let squares = other.squares.clone().map(Counts::Weighted);
+        self.add(other.counts.clone(), squares)?;
+        self.take(take);
+        Ok(())
+    }
+
+    /// The histogram as a Struct Series named `name`: the rows of [`crate::histogram`]
+    /// (`bin_start`, `bin_end`, `count`) for one axis, of [`crate::histogramdd`] for several
+    /// (`<axis>_start`, `<axis>_end` per axis, named by `axis_names`, then `count`); numpy's
+    /// density of the totals with `density`.
+    pub fn to_series(&self, name: &str, axis_names: &[&str], density: bool) -> HistResult<Series> {
+        let input = |i: usize| self.dtype(i).cloned().unwrap_or(DataType::Float64);
+        let axes: Vec<AxisOut> = if let [r] = &self.resolved[..] {
+            vec![AxisOut::bins(&r.spec, input(0), false)]
+        } else {
+            if axis_names.len() != self.axes.len() {
+                return Err(HistError::InvalidArgument(format!(
+                    "{} axis names for a histogram of {} axes",
+                    axis_names.len(),
+                    self.axes.len()
+                )));
+            }
+            self.resolved
+                .iter()
+                .zip(axis_names)
+                .enumerate()
+                .map(|(i, (r, n))| AxisOut::named(n, &r.spec, input(i), false))
+                .collect()
+        };
+        output::to_struct(name.into(), &axes, self.counts.clone(), density)
+    }
+
+    /// [`Histogram::to_series`] as a DataFrame of its fields.
+    pub fn to_frame(&self, axis_names: &[&str], density: bool) -> HistResult<DataFrame> {
+        let fields = self
+            .to_series("histogram", axis_names, density)?
+            .struct_()?
+            .fields_as_series();
+        Ok(DataFrame::new_infer_height(
+            fields.into_iter().map(Column::from).collect(),
+        )?)
+    }
+
+    /// The binning as given: `bins=4, range=(0, 1); bins=[0, 1, 5]; closed=left`.
+    fn describe(&self) -> String {
+        let axes: Vec<String> = self
+            .axes
+            .iter()
+            .map(|a| {
+                let bins = match &a.bins {
+                    Binning::Count(n) => format!("bins={n}"),
+                    Binning::Edges(e) if e.len() <= 6 => format!("bins={e:?}"),
+                    Binning::Edges(e) => format!(
+                        "bins=[{}, {}, ..., {}] ({} edges)",
+                        e[0],
+                        e[1],
+                        e[e.len() - 1],
+                        e.len()
+                    ),
+                };
+                match &a.span {
+                    Span::None => bins,
+                    Span::Range(lo, hi) => format!("{bins}, range=({lo}, {hi})"),
+                    Span::Data(e) => format!("{bins}, range from the data {e:?}"),
+                }
+            })
+            .collect();
+        let closed = match self.options.closed {
+            Closed::Left => "left",
+            Closed::Right => "right",
+        };
+        format!("{}; closed={closed}", axes.join("; "))
+    }
+
+    fn check_fill(&self, columns: usize, weights: bool) -> HistResult<()> {
+        if columns != self.axes.len() {
+            return Err(HistError::InvalidArgument(format!(
+                "this histogram has {} axes: a fill takes one column per axis, got {columns}",
+                self.axes.len()
+            )));
+        }
+        match (self.is_weighted(), weights) {
+            (true, false) => Err(HistError::InvalidArgument(
+                "this histogram sums weights (weights=True, Storage::Weight): every fill needs \
+                 `weights`"
+                    .into(),
+            )),
+            (false, true) => Err(HistError::InvalidArgument(
+                "this histogram counts rows: make it with weights=True (Storage::Weight) to sum \
+                 weights"
+                    .into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks that values of `dtypes` (read as `kind`) bin like the histogram's earlier fills;
+    /// returns each axis' new resolution where this fill changes it (the first fill), without
+    /// applying it.
+    fn binnings_for(
+        &self,
+        dtypes: &[&DataType],
+        kind: ValueKind,
+    ) -> HistResult<Vec<Option<Resolved>>> {
+        (0..self.axes.len())
+            .map(|i| self.binning_for(i, dtypes[i], kind))
+            .collect()
+    }
+
+    fn binning_for(
+        &self,
+        i: usize,
+        dtype: &DataType,
+        kind: ValueKind,
+    ) -> HistResult<Option<Resolved>> {
+        let value_dtype = ValueDtype::of(dtype)?;
+        let axis = &self.axes[i];
+        let current = &self.resolved[i];
+        let dd = self.axes.len() > 1;
+        if let Span::Data(e) = &axis.span {
+            if let Some(k) = e.kind().filter(|&k| k != kind) {
+                return Err(HistError::InvalidArgument(format!(
+                    "this histogram's range was taken from {k:?} data; a {dtype:?} column bins \
+                     differently (cast it, or take the range from this column)"
+                )));
+            }
+        }
+        match &current.dtype {
+            Some((first, first_dtype)) => {
+                if (first.is_temporal() || value_dtype.is_temporal()) && *first != value_dtype {
+                    return Err(HistError::InvalidArgument(format!(
+                        "this histogram was first filled with {first_dtype:?}; a {dtype:?} column \
+                         cannot be added to it (its values have other units)"
+                    )));
+                }
+                if current.agrees.contains(&kind)
+                    || resolve(axis, self.options.closed, kind, dd)? == current.spec
+                {
+                    // A cache miss here costs one resolution per call; kinds are few.
+                    return Ok(None);
+                }
+                Err(HistError::InvalidArgument(format!(
+                    "this histogram was first filled with {first_dtype:?}, which numpy bins with \
+                     other edges than a {dtype:?} column (float32 data gets float32 edges): cast \
+                     the column to {first_dtype:?}, or use one histogram per dtype"
+                )))
+            }
+            None => {
+                let spec = if current.agrees.contains(&kind) {
+                    current.spec.clone()
+                } else {
+                    resolve(axis, self.options.closed, kind, dd)?
+                };
+                Ok(Some(Resolved {
+                    spec,
+                    dtype: Some((value_dtype, dtype.clone())),
+                    agrees: vec![kind],
+                }))
+            }
+        }
+    }
+
+    fn specs_with(&self, resolved: &[Option<Resolved>]) -> Vec<BinSpec> {
+        resolved
+            .iter()
+            .zip(&self.resolved)
+            .map(|(new, current)| new.as_ref().unwrap_or(current).spec.clone())
+            .collect()
+    }
+
+    fn take(&mut self, resolved: Vec<Option<Resolved>>) {
+        for (slot, new) in self.resolved.iter_mut().zip(resolved) {
+            if let Some(r) = new {
+                *slot = r;
+            }
+        }
+    }
+
+    /// Adds counts (and squared weights) of the same shape; exact counts past 2^64 - 1 are an
+    /// error, never a wrap (and leave the histogram as it was).
+    fn add(&mut self, counts: Counts, squares: Option<Counts>) -> HistResult<()> {
+        let mut total = self.counts.clone();
+        total.add(&counts)?;
+        if let (Some(mine), Some(Counts::Weighted(theirs))) = (&mut self.squares, squares) {
+            mine.iter_mut().zip(theirs).for_each(|(m, t)| *m += t);
+        }
+        self.counts = total;
+        Ok(())
+    }
+}
+
+impl Add<&Histogram> for Histogram {
+    type Output = HistResult<Histogram>;
+
+    /// The merged histogram, or why the two cannot be merged.
+    fn add(mut self, rhs: &Histogram) -> HistResult<Histogram> {
+        self.merge(rhs)?;
+        Ok(self)
+    }
+}
+
+impl Add for Histogram {
+    type Output = HistResult<Histogram>;
+
+    fn add(self, rhs: Histogram) -> HistResult<Histogram> {
+        self + &rhs
+    }
+}
+
+/// The axis' binning for values of `kind`: `numpy.histogram`'s for one axis, or
+/// `numpy.histogramdd`'s (`dd`) for several.
+fn resolve(axis: &Axis, closed: Closed, kind: ValueKind, dd: bool) -> HistResult<BinSpec> {
+    let (range, extremes) = match &axis.span {
+        Span::None => (None, Extremes::Empty),
+        &Span::Range(lo, hi) => (Some(Range::new(lo, hi)), Extremes::Empty),
+        Span::Data(e) => (None, e.to_extremes()?),
+    };
+    if dd {
+        BinSpec::resolve_dd(&axis.bins, range, closed, kind, || Ok(extremes))
+    } else {
+        BinSpec::resolve(&axis.bins, range, closed, kind, || Ok(extremes))
+    }
+}
+
+impl std::fmt::Display for Histogram {
+    /// `Histogram(bins=4, range=(0, 1); closed=left; dtype=Float64; storage=count; total=17)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dtypes: Vec<String> = (0..self.axes.len())
+            .filter_map(|i| self.dtype(i).map(|d| format!("{d:?}")))
+            .collect();
+        let dtype = if dtypes.is_empty() {
+            String::new()
+        } else {
+            format!("; dtype={}", dtypes.join(" x "))
+        };
+        let (storage, total) = match &self.counts {
+            Counts::Exact(c) => ("count", c.iter().sum::<u64>().to_string()),
+            Counts::Weighted(s) => ("weight", s.iter().sum::<f64>().to_string()),
+        };
+        write!(
+            f,
+            "Histogram({}{dtype}; storage={storage}; total={total})",
+            self.describe()
+        )
+    }
+}

@@ -1,0 +1,181 @@
+//! The serialized form of a [`Histogram`]: the binning as given, the dtype of each axis' first
+//! fill, the counts. The resolved edges are not stored: resolving again gives the same, bit for
+//! bit.
+
+use serde::{Deserialize, Serialize};
+
+use super::axis::{Axis, ValueDtype};
+use super::{AccumulatorOptions, Histogram, Storage};
+use crate::bins::Closed;
+use crate::counts::Counts;
+use crate::error::{HistError, HistResult};
+use crate::gpu;
+use crate::options::Device;
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct State {
+    format: u32,
+    axes: Vec<Axis>,
+    closed: Closed,
+    weighted: bool,
+    device: Device,
+    kernel: Option<gpu::Family>,
+    dtypes: Vec<Option<ValueDtype>>,
+    counts: Option<ExactCounts>,
+    sums: Option<Vec<f64>>,
+    /// Sums of squared weights (format 3 on).
+    #[serde(default)]
+    squares: Option<Vec<f64>>,
+}
+
+/// Format 3 adds the squared weights of weighted histograms (and n-D axes). Format 2 stores exact
+/// counts as little-endian bytes: pickle's integers stop at 2^63 in serde_pickle, counts do not.
+/// Formats 1 (a list of integers) and 2 still read, weighted ones of them refused (no squares).
+const STATE_FORMAT: u32 = 3;
+
+/// Exact counts in the serialized state: bytes (8 a count), or a list of integers.
+struct ExactCounts(Vec<u64>);
+
+impl Serialize for ExactCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let bytes: Vec<u8> = self.0.iter().flat_map(|c| c.to_le_bytes()).collect();
+        s.serialize_bytes(&bytes)
+    }
+}
+
+impl<'de> Deserialize<'de> for ExactCounts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = ExactCounts;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("counts as bytes (8 a count) or a list of integers")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, b: &[u8]) -> Result<ExactCounts, E> {
+                if !b.len().is_multiple_of(8) {
+                    return Err(E::custom("counts bytes are not a whole number of u64s"));
+                }
+                Ok(ExactCounts(
+                    b.chunks_exact(8)
+                        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                        .collect(),
+                ))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, b: Vec<u8>) -> Result<ExactCounts, E> {
+                self.visit_bytes(&b)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ExactCounts, A::Error> {
+                let mut out = Vec::new();
+                while let Some(c) = seq.next_element::<u64>()? {
+                    out.push(c);
+                }
+                Ok(ExactCounts(out))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
+impl From<Histogram> for State {
+    fn from(h: Histogram) -> State {
+        let (counts, sums) = match h.counts {
+            Counts::Exact(c) => (Some(ExactCounts(c)), None),
+            Counts::Weighted(s) => (None, Some(s)),
+        };
+        State {
+            format: STATE_FORMAT,
+            dtypes: h
+                .resolved
+                .into_iter()
+                .map(|r| r.dtype.map(|(v, _)| v))
+                .collect(),
+            axes: h.axes,
+            closed: h.options.closed,
+            weighted: h.options.storage == Storage::Weight,
+            device: h.options.device,
+            kernel: h.options.kernel,
+            counts,
+            sums,
+            squares: h.squares,
+        }
+    }
+}
+
+impl TryFrom<State> for Histogram {
+    type Error = HistError;
+
+    fn try_from(s: State) -> HistResult<Histogram> {
+        if !(1..=STATE_FORMAT).contains(&s.format) {
+            return Err(HistError::InvalidArgument(format!(
+                "a serialized histogram of format {} cannot be read by this version (format {})",
+                s.format, STATE_FORMAT
+            )));
+        }
+        let options = AccumulatorOptions {
+            closed: s.closed,
+            storage: if s.weighted {
+                Storage::Weight
+            } else {
+                Storage::Count
+            },
+            device: s.device,
+            kernel: s.kernel,
+        };
+        let mut h = Histogram::new(s.axes, options)?;
+        if s.dtypes.len() != h.axes.len() {
+            return Err(HistError::InvalidArgument(
+                "a serialized histogram has a dtype per axis".into(),
+            ));
+        }
+        let kinds: Vec<_> = s
+            .dtypes
+            .iter()
+            .map(|d| d.as_ref().map(|d| d.dtype()).transpose())
+            .collect::<HistResult<_>>()?;
+        // n-D axes were resolved for the sample's common dtype, which the dtypes give back.
+        let common = crate::dtype::promote(
+            kinds
+                .iter()
+                .flatten()
+                .map(|d| crate::dtype::reading(d).map(|r| r.dtype()))
+                .collect::<HistResult<Vec<_>>>()?,
+        );
+        for (i, dtype) in kinds.iter().enumerate() {
+            if let Some(dtype) = dtype {
+                let kind = if h.axes.len() > 1 {
+                    common.kind()
+                } else {
+                    crate::dtype::reading(dtype)?.dtype().kind()
+                };
+                if let Some(r) = h.binning_for(i, dtype, kind)? {
+                    h.resolved[i] = r;
+                }
+            }
+        }
+        let len = h.len();
+        h.counts = match (s.counts, s.sums) {
+            (Some(c), None) if !s.weighted && c.0.len() == len => Counts::Exact(c.0),
+            (None, Some(w)) if s.weighted && w.len() == len => Counts::Weighted(w),
+            _ => {
+                return Err(HistError::InvalidArgument(format!(
+                    "a serialized histogram's counts do not match its {len} cells"
+                )))
+            }
+        };
+        h.squares = match s.squares {
+            Some(q) if s.weighted && q.len() == len => Some(q),
+            None if !s.weighted => None,
+            _ => {
+                return Err(HistError::InvalidArgument(
+                    "a serialized weighted histogram needs the squared weights of each cell \
+                     (format 3)"
+                        .into(),
+                ))
+            }
+        };
+        Ok(h)
+    }
+}

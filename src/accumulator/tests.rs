@@ -1,0 +1,257 @@
+use super::*;
+
+fn opts(closed: Closed, storage: Storage) -> AccumulatorOptions {
+    AccumulatorOptions {
+        closed,
+        storage,
+        ..Default::default()
+    }
+}
+
+/// A 1-D histogram as the old positional constructor made it.
+fn hist1(
+    bins: Binning,
+    range: Option<(f64, f64)>,
+    closed: Closed,
+    weighted: bool,
+) -> HistResult<Histogram> {
+    let axis = match (bins, range) {
+        (Binning::Count(n), Some((lo, hi))) => Axis::regular(n, lo, hi),
+        (bins, range) => Axis {
+            bins,
+            span: range.map_or(Span::None, |(lo, hi)| Span::Range(lo, hi)),
+        },
+    };
+    let storage = if weighted {
+        Storage::Weight
+    } else {
+        Storage::Count
+    };
+    Histogram::new(vec![axis], opts(closed, storage))
+}
+
+fn series(values: &[f64]) -> Series {
+    Series::new("x".into(), values)
+}
+
+#[test]
+fn batches_equal_one_call() {
+    let data: Vec<f64> = (0..1000)
+        .map(|i| ((i * 7919) % 1013) as f64 / 101.3)
+        .collect();
+    let opts = crate::HistogramOptions {
+        bins: crate::Bins::Count(17),
+        range: Some((0.5.into(), 9.0.into())),
+        ..Default::default()
+    };
+    let whole = crate::histogram_frame(&series(&data), None, &opts).unwrap();
+    let expected: Vec<u64> = whole
+        .column("count")
+        .unwrap()
+        .u64()
+        .unwrap()
+        .into_no_null_iter()
+        .collect();
+    let mut h = hist1(Binning::Count(17), Some((0.5, 9.0)), Closed::Left, false).unwrap();
+    for chunk in data.chunks(97) {
+        h.fill(&[series(chunk)], None).unwrap();
+    }
+    assert_eq!(h.exact_counts().unwrap(), &expected[..]);
+    assert_eq!(h.to_frame(&[], false).unwrap(), whole);
+}
+
+#[test]
+fn an_int_bin_count_needs_a_range() {
+    let e = hist1(Binning::Count(3), None, Closed::Left, false).unwrap_err();
+    assert!(e.to_string().contains("needs `range=(min, max)`"), "{e}");
+}
+
+#[test]
+fn bad_arguments_are_errors_at_construction() {
+    assert!(hist1(Binning::Count(0), Some((0.0, 1.0)), Closed::Left, false).is_err());
+    assert!(hist1(Binning::Count(3), Some((1.0, 0.0)), Closed::Left, false).is_err());
+    assert!(hist1(Binning::Edges(vec![1.0, 0.0]), None, Closed::Left, false).is_err());
+}
+
+#[test]
+fn merge_refuses_other_binning_and_kinds() {
+    let a = hist1(Binning::Count(3), Some((0.0, 1.0)), Closed::Left, false).unwrap();
+    let b = hist1(Binning::Count(4), Some((0.0, 1.0)), Closed::Left, false).unwrap();
+    let e = (a.clone() + &b).unwrap_err().to_string();
+    assert!(e.contains("different binning"), "{e}");
+    let c = hist1(Binning::Count(3), Some((0.0, 1.0)), Closed::Right, false).unwrap();
+    assert!(a.clone().merge(&c).is_err());
+    let w = hist1(Binning::Count(3), Some((0.0, 1.0)), Closed::Left, true).unwrap();
+    assert!(a
+        .clone()
+        .merge(&w)
+        .unwrap_err()
+        .to_string()
+        .contains("weighted"));
+
+    let mut f32h = a.clone();
+    f32h.fill(&[Series::new("x".into(), [0.1f32, 0.7])], None)
+        .unwrap();
+    let mut f64h = a.clone();
+    f64h.fill(&[series(&[0.2])], None).unwrap();
+    let e = (f32h.clone() + &f64h).unwrap_err().to_string();
+    assert!(
+        e.contains("f32") || e.contains("Float32") || e.contains("float32"),
+        "{e}"
+    );
+    // A later fill of another float width is refused, and changes nothing.
+    let before = f32h.exact_counts().unwrap().to_vec();
+    assert!(f32h.fill(&[series(&[0.5])], None).is_err());
+    assert_eq!(f32h.exact_counts().unwrap(), &before[..]);
+    // Integers bin like float64.
+    f64h.fill(&[Series::new("x".into(), [0i64, 1])], None)
+        .unwrap();
+    assert_eq!(f64h.exact_counts().unwrap(), [2, 0, 1]);
+    // An unfilled histogram takes the other's dtype.
+    let mut fresh = a.clone();
+    fresh.merge(&f32h).unwrap();
+    assert_eq!(fresh.dtype(0), Some(&DataType::Float32));
+    assert!(fresh.fill(&[series(&[0.5])], None).is_err());
+}
+
+#[test]
+fn weights_are_required_or_refused() {
+    let mut c = hist1(Binning::Count(2), Some((0.0, 1.0)), Closed::Left, false).unwrap();
+    let w = series(&[2.0]);
+    assert!(c.fill(&[series(&[0.1])], Some(&w)).is_err());
+    let mut s = hist1(Binning::Count(2), Some((0.0, 1.0)), Closed::Left, true).unwrap();
+    assert!(s.fill(&[series(&[0.1])], None).is_err());
+    s.fill(
+        &[series(&[0.1, 0.9, 0.95])],
+        Some(&series(&[2.0, 0.5, 0.25])),
+    )
+    .unwrap();
+    s.fill(&[series(&[])], Some(&series(&[]))).unwrap();
+    assert_eq!(s.counts(), &Counts::Weighted(vec![2.0, 0.75]));
+}
+
+#[test]
+fn data_range_reproduces_numpy_float32_edges() {
+    // np.histogram(np.float32([0.1, 0.7]), bins=3): float32 linspace over the data.
+    let mut h = Histogram::new(
+        vec![Axis::data_range(3, Extremes::Float32(0.1, 0.7))],
+        opts(Closed::Left, Storage::Count),
+    )
+    .unwrap();
+    let x = Series::new("x".into(), [0.1f32, 0.3, 0.7]);
+    h.fill(std::slice::from_ref(&x), None).unwrap();
+    let opts = crate::HistogramOptions {
+        bins: crate::Bins::Count(3),
+        ..Default::default()
+    };
+    assert_eq!(
+        h.to_frame(&[], false).unwrap(),
+        crate::histogram_frame(&x, None, &opts).unwrap()
+    );
+    assert!(h.fill(&[series(&[0.5])], None).is_err());
+}
+
+#[test]
+fn temporal_fills_keep_their_dtype() {
+    let dates = Series::new("d".into(), [0i32, 10, 20])
+        .cast(&DataType::Date)
+        .unwrap();
+    let mut h = hist1(Binning::Count(2), Some((0.0, 20.0)), Closed::Left, false).unwrap();
+    h.fill(&[dates], None).unwrap();
+    assert_eq!(
+        h.to_series("d", &[], false)
+            .unwrap()
+            .struct_()
+            .unwrap()
+            .fields_as_series()[0]
+            .dtype(),
+        &DataType::Date
+    );
+    assert!(h.fill(&[Series::new("x".into(), [1i32])], None).is_err());
+}
+
+#[test]
+fn serde_round_trip_keeps_everything() {
+    let axes = vec![Axis::variable(vec![0.0, 1.0, 3.0])];
+    let options = AccumulatorOptions {
+        closed: Closed::Right,
+        storage: Storage::Weight,
+        device: Device::Cpu,
+        kernel: None,
+    };
+    let mut h = Histogram::new(axes, options).unwrap();
+    let dt = DataType::Datetime(TimeUnit::Microseconds, None);
+    let x = Series::new("t".into(), [1i64, 2, 3]).cast(&dt).unwrap();
+    h.fill(std::slice::from_ref(&x), Some(&series(&[1.5, 2.0, 4.0])))
+        .unwrap();
+    let json = serde_json::to_string(&h).unwrap();
+    let back: Histogram = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.counts(), h.counts());
+    assert_eq!(back.squared_weights(), Some(&[2.25, 20.0][..]));
+    assert_eq!(back.dtype(0), Some(&dt));
+    assert_eq!(back.options().device, Device::Cpu);
+    assert_eq!(
+        back.to_frame(&[], false).unwrap(),
+        h.to_frame(&[], false).unwrap()
+    );
+}
+
+#[test]
+fn n_d_batches_equal_histogramdd() {
+    let x: Vec<f64> = (0..600).map(|i| ((i * 37) % 101) as f64 / 10.0).collect();
+    let y: Vec<f32> = (0..600).map(|i| ((i * 53) % 97) as f32 / 9.7).collect();
+    let (xs, ys) = (series(&x), Series::new("y".into(), &y));
+    let dd = crate::HistogramDdOptions {
+        bins: vec![
+            crate::Bins::Count(4),
+            crate::Bins::edges([0.0, 2.5, 7.0, 10.0]),
+        ],
+        range: vec![Some((0.0.into(), 10.0.into())), None],
+        ..Default::default()
+    };
+    let whole = crate::histogramdd(&[xs.clone(), ys.clone()], None, &dd).unwrap();
+    let axes = vec![
+        Axis::regular(4, 0.0, 10.0),
+        Axis::variable(vec![0.0, 2.5, 7.0, 10.0]),
+    ];
+    let mut h = Histogram::new(axes, AccumulatorOptions::default()).unwrap();
+    assert_eq!(h.shape(), [4, 3]);
+    for start in (0..600).step_by(128) {
+        let len = 128.min(600 - start);
+        h.fill(
+            &[xs.slice(start as i64, len), ys.slice(start as i64, len)],
+            None,
+        )
+        .unwrap();
+    }
+    assert_eq!(h.to_series("x", &["x", "y"], false).unwrap(), whole);
+    assert!(
+        h.fill(std::slice::from_ref(&xs), None).is_err(),
+        "one column for two axes"
+    );
+    // The sample's common dtype is Float64: a later Float64-only fill bins alike.
+    h.fill(&[xs.clone(), series(&x)], None).unwrap();
+}
+
+#[test]
+fn weighted_storage_keeps_the_squares_through_merges() {
+    let options = opts(Closed::Left, Storage::Weight);
+    let mut a = Histogram::new(vec![Axis::regular(2, 0.0, 2.0)], options).unwrap();
+    let mut b = a.empty_like();
+    a.fill(&[series(&[0.5, 1.5])], Some(&series(&[2.0, 3.0])))
+        .unwrap();
+    b.fill(&[series(&[0.5, 1.0])], Some(&series(&[-1.0, 0.5])))
+        .unwrap();
+    let total = (a + &b).unwrap();
+    assert_eq!(total.counts(), &Counts::Weighted(vec![1.0, 3.5]));
+    assert_eq!(total.squared_weights(), Some(&[5.0, 9.25][..]));
+    assert_eq!(total.empty_like().squared_weights(), Some(&[0.0, 0.0][..]));
+}
+
+#[test]
+fn axis_counts_outside_one_to_max_dims_are_refused() {
+    let options = AccumulatorOptions::default();
+    assert!(Histogram::new(vec![], options).is_err());
+    let many = vec![Axis::regular(2, 0.0, 1.0); crate::MAX_DIMS + 1];
+    assert!(Histogram::new(many, options).is_err());
+}

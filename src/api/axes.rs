@@ -1,0 +1,203 @@
+//! What every front end does before counting: read a column as the engine reads it, check its
+//! weights, and resolve an axis's bins (numbers, edges, estimators, integer bins) from the data.
+
+use polars::prelude::*;
+
+use crate::bins::{BinSpec, Binning, Closed, Extremes, MAX_BINS};
+use crate::dtype::{self, Reading, ValueKind};
+use crate::error::{HistError, HistResult};
+use crate::input::Value;
+use crate::options::{edges_for, range_for, BinRule, Bins, Scalar};
+
+/// What resolving an axis may ask of its data.
+pub(crate) trait AxisData {
+    /// Minimum and maximum of the values that count (valid, not NaN).
+    fn extremes(&self) -> HistResult<Extremes>;
+    /// numpy's number of equal bins for `rule` (an estimator) over the values that count.
+    fn estimate(&self, rule: BinRule, range: Option<(f64, f64)>) -> HistResult<usize>;
+}
+
+/// How an axis is resolved: as `numpy.histogram` (1-D and `by=`) or `numpy.histogramdd`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flavour {
+    Histogram,
+    Histogramdd,
+}
+
+/// The bins of one axis over a column of `dtype` read as `kind`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn resolve_axis(
+    bins: &Bins,
+    range: Option<(Scalar, Scalar)>,
+    closed: Closed,
+    dtype: &DataType,
+    kind: ValueKind,
+    flavour: Flavour,
+    weighted: bool,
+    data: &dyn AxisData,
+) -> HistResult<BinSpec> {
+    let range = range_for(range, dtype)?;
+    let binning = match bins {
+        &Bins::Count(n) => Binning::Count(n),
+        Bins::Edges(edges) => edges_for(edges, dtype)?,
+        Bins::Rule(BinRule::Integer) => {
+            integer_edges(range.map(|r| (r.lo, r.hi)), kind, dtype, data)?
+        }
+        &Bins::Rule(rule) => {
+            if weighted {
+                return Err(HistError::InvalidArgument(format!(
+                    "bins=\"{}\" estimates the number of bins from the data, which numpy does \
+                     not support for weighted data: give a number of bins or edges",
+                    rule.name()
+                )));
+            }
+            Binning::Count(data.estimate(rule, range.map(|r| (r.lo, r.hi)))?)
+        }
+    };
+    // An integer rule names its edges itself: the range is in them already.
+    let range = match bins {
+        Bins::Rule(BinRule::Integer) => None,
+        _ => range,
+    };
+    match flavour {
+        Flavour::Histogram => BinSpec::resolve(&binning, range, closed, kind, || data.extremes()),
+        Flavour::Histogramdd => {
+            BinSpec::resolve_dd(&binning, range, closed, kind, || data.extremes())
+        }
+    }
+}
+
+/// `bins="integer"`: one bin per integer from `lo` to `hi` (the range, or the data's), edges
+/// `lo, lo + 1, ..., hi + 1` as `numpy.arange(lo, hi + 2)`.
+fn integer_edges(
+    range: Option<(f64, f64)>,
+    kind: ValueKind,
+    dtype: &DataType,
+    data: &dyn AxisData,
+) -> HistResult<Binning> {
+    if kind != ValueKind::Integer {
+        return Err(HistError::InvalidArgument(format!(
+            "bins=\"integer\" needs an integer, Date, Datetime or Duration column, got {}: \
+             give a number of bins or edges",
+            dtype::name(dtype)
+        )));
+    }
+    let (lo, hi) = match range {
+        Some((lo, hi)) => {
+            if lo.fract() != 0.0 || hi.fract() != 0.0 || lo > hi {
+                return Err(HistError::InvalidArgument(format!(
+                    "bins=\"integer\" needs a `range` of two integers lo <= hi, got ({lo}, {hi})"
+                )));
+            }
+            (lo as i128, hi as i128)
+        }
+        None => match data.extremes()? {
+            Extremes::Integer(lo, hi) => (lo, hi),
+            Extremes::Empty => (0, 0),
+            other => {
+                return Err(HistError::Internal(format!(
+                    "integer extremes expected, got {other:?}"
+                )))
+            }
+        },
+    };
+    let bins = hi - lo + 1;
+    if bins as u128 > MAX_BINS as u128 {
+        return Err(HistError::InvalidArgument(format!(
+            "bins=\"integer\" would make {bins} bins (one per integer from {lo} to {hi}), more \
+             than the {MAX_BINS} a histogram holds: give a number of bins or a narrower `range`"
+        )));
+    }
+    Ok(Binning::Edges((lo..=hi + 1).map(|v| v as f64).collect()))
+}
+
+/// A column as the engine reads it: its physical values, cast only where the dtype needs it
+/// (Decimal, Int128 and UInt128 to Float64; Float16 to Float32).
+pub(crate) fn readable(series: &Series) -> HistResult<(Series, Reading)> {
+    let reading = dtype::reading(series.dtype())?;
+    let physical = match reading {
+        Reading::Physical(_) => series.to_physical_repr().into_owned(),
+        Reading::Float64 => series.cast(&DataType::Float64)?,
+        Reading::Float16 => series.cast(&DataType::Float32)?,
+    };
+    Ok((physical, reading))
+}
+
+/// Weights beside `values` as Float64, after checking they fit.
+pub(crate) fn weights_f64(len: usize, weights: &Series) -> HistResult<Series> {
+    if weights.len() != len {
+        return Err(HistError::InvalidArgument(format!(
+            "`weights` has {} rows but the column has {len}: they must have the same length",
+            weights.len()
+        )));
+    }
+    let temporal = matches!(
+        weights.dtype(),
+        DataType::Date | DataType::Datetime(..) | DataType::Duration(_)
+    );
+    if temporal || dtype::reading(weights.dtype()).is_err() {
+        return Err(HistError::InvalidArgument(format!(
+            "`weights` must be numeric, got dtype {}: cast them to a number",
+            weights.dtype()
+        )));
+    }
+    Ok(weights.cast(&DataType::Float64)?)
+}
+
+/// Axis `axis` of host rows, for resolving its bins from the data.
+pub(crate) struct HostAxis<'r, 'a> {
+    pub rows: &'r crate::job::HostRows<'a>,
+    pub axis: usize,
+}
+
+impl AxisData for HostAxis<'_, '_> {
+    fn extremes(&self) -> HistResult<Extremes> {
+        Ok(crate::cpu::extremes::extremes(
+            &self.rows.all(),
+            &self.rows.pieces,
+            self.axis,
+        ))
+    }
+
+    fn estimate(&self, rule: BinRule, range: Option<(f64, f64)>) -> HistResult<usize> {
+        let estimator = rule
+            .estimator()
+            .ok_or_else(|| HistError::Internal(format!("{rule:?} is no estimator")))?;
+        let column = &self.rows.columns[self.axis];
+        let kind = column.dtype.kind();
+        crate::with_dtype!(column.dtype, |T| {
+            let sample: Vec<T> =
+                crate::input::counted_values(&self.rows.all(), &self.rows.pieces, self.axis);
+            let extremes = sample
+                .iter()
+                .fold(None, |acc: Option<(T, T)>, &x| match acc {
+                    None => Some((x, x)),
+                    Some((lo, hi)) => {
+                        Some((if x < lo { x } else { lo }, if x > hi { x } else { hi }))
+                    }
+                })
+                .map_or(Extremes::Empty, |(lo, hi)| T::extremes(lo, hi));
+            let spec_range = range.map(|(lo, hi)| crate::bins::Range::new(lo, hi));
+            // "stone" compares numpy histograms of the sample over the same range.
+            let mut histogram = |bins: usize| -> HistResult<Vec<u64>> {
+                let spec = BinSpec::resolve(
+                    &Binning::Count(bins),
+                    spec_range,
+                    Closed::Left,
+                    kind,
+                    || Ok(extremes),
+                )?;
+                let mut counts = vec![0u64; bins + 1];
+                for &x in &sample {
+                    counts[crate::cpu::index::bin_of(&spec, x)] += 1;
+                }
+                counts.truncate(bins);
+                Ok(counts)
+            };
+            Ok(
+                crate::estimators::equal_bin_count(estimator, &sample[..], range, &mut histogram)?
+                    .bins,
+            )
+        })
+    }
+}

@@ -1,0 +1,133 @@
+//! `explain`: which backend, and on the GPU which kernels and grid, a histogram would take.
+
+use polars::prelude::DataType;
+
+use crate::api::axes::{resolve_axis, AxisData, Flavour};
+use crate::bins::Extremes;
+use crate::dtype::{self, ValueKind};
+use crate::engine::{self, Backend, Placement, Report, Shape};
+use crate::error::{HistError, HistResult};
+use crate::gpu;
+use crate::job::{row_major, Axis};
+use crate::options::{BinRule, HistogramOptions};
+
+/// Stands in for data that `explain` does not have: the kernel choice does not depend on where
+/// the range comes from, so [0, 1].
+struct NoData(ValueKind);
+
+impl AxisData for NoData {
+    fn extremes(&self) -> HistResult<Extremes> {
+        Ok(match self.0 {
+            ValueKind::Float32 | ValueKind::Float16 => Extremes::Float32(0.0, 1.0),
+            ValueKind::Float64 => Extremes::Float64(0.0, 1.0),
+            ValueKind::Integer => Extremes::Integer(0, 1),
+        })
+    }
+
+    fn estimate(&self, rule: BinRule, _: Option<(f64, f64)>) -> HistResult<usize> {
+        Err(HistError::InvalidArgument(format!(
+            "bins=\"{}\" estimates the bins from the data, which `explain` does not read: \
+             give a number of bins to see the plan",
+            rule.name()
+        )))
+    }
+}
+
+/// Where the values to explain are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// A host column, copied to the GPU if it goes there.
+    Host,
+    /// A host column pinned in GPU memory (`gpu::pin`).
+    Pinned,
+    /// An array in GPU memory.
+    Device,
+}
+
+/// Which backend and kernel would histogram `rows` values of `dtype` at `location` with
+/// `options`, and why.
+pub fn explain(
+    dtype: &DataType,
+    rows: u64,
+    options: &HistogramOptions,
+    weighted: bool,
+    location: Location,
+) -> HistResult<String> {
+    let on_device = location == Location::Device;
+    let physical = dtype::reading(dtype)?.dtype();
+    let spec = resolve_axis(
+        &options.bins,
+        options.range,
+        options.closed,
+        dtype,
+        physical.kind(),
+        Flavour::Histogram,
+        weighted,
+        &NoData(physical.kind()),
+    )?;
+    let axes = [Axis::bins(spec, options.flow)];
+    let (_, cells) = row_major(&[axes[0].len()])?;
+    let shape = Shape {
+        rows: rows as usize,
+        row_bytes: physical.size() + 8 * weighted as usize,
+        rank: 1,
+        on_device: location == Location::Device,
+        pinned: location == Location::Pinned && !weighted,
+        cpu_only: matches!(dtype::reading(dtype)?, dtype::Reading::Float16),
+    };
+    let placement = Placement {
+        device: options.device,
+        kernel: options.kernel,
+    };
+    let (backend, why) = match (on_device, options.device) {
+        (true, crate::options::Device::Cpu) => {
+            return Err(HistError::InvalidArgument(
+                "the data is in GPU memory: device=\"cpu\" would copy it to the host".into(),
+            ))
+        }
+        (true, _) => {
+            gpu::get()?;
+            (Backend::Gpu, "the data is in GPU memory".to_string())
+        }
+        (false, _) => engine::choose(shape, placement)?,
+    };
+    let plan = match backend {
+        Backend::Gpu => Some(gpu::plan::plan(
+            &gpu::get()?.props,
+            &axes,
+            &[physical],
+            cells,
+            weighted,
+            rows,
+            options.kernel,
+        )?),
+        Backend::Cpu => None,
+    };
+    let copied = match location {
+        Location::Host => shape.row_bytes,
+        Location::Pinned => 8 * weighted as usize,
+        Location::Device => 0,
+    };
+    let route = match (&plan, location) {
+        (Some(plan), Location::Host | Location::Pinned) => {
+            Some(gpu::expected_route(rows as usize, copied, plan))
+        }
+        _ => None,
+    };
+    let report = Report {
+        backend,
+        why,
+        plan,
+        route,
+        fallback: None,
+        kernel_ms: None,
+    };
+    let mut text = report.to_string();
+    if backend == Backend::Gpu {
+        match gpu::compile::cache_status() {
+            Ok(dir) => text += &format!("\nkernels  compiled once, kept in {}", dir.display()),
+            Err(why) => text += &format!("\nkernels  compiled in memory, not cached: {why}"),
+        }
+    }
+    Ok(text)
+}

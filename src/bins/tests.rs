@@ -1,0 +1,439 @@
+//! The bin contract's own tests: numpy's and Polars' rules on chosen values.
+
+use super::*;
+use crate::bins::edges::EdgeBins;
+
+fn spec(bins: Binning, range: Option<(f64, f64)>, closed: Closed, ext: Extremes) -> BinSpec {
+    let kind = match ext {
+        Extremes::Float32(..) => ValueKind::Float32,
+        Extremes::Integer(..) => ValueKind::Integer,
+        _ => ValueKind::Float64,
+    };
+    let range = range.map(|(lo, hi)| Range::new(lo, hi));
+    BinSpec::resolve(&bins, range, closed, kind, || Ok(ext)).unwrap()
+}
+
+fn bin64(s: &BinSpec, x: f64) -> usize {
+    match s {
+        BinSpec::Uniform64(u) => u.bin(x),
+        BinSpec::Edges(e) => e.bin(x),
+        BinSpec::Uniform32(u) => u.bin(x as f32),
+        BinSpec::Half(h) => h.bin(x as f32),
+    }
+}
+
+#[test]
+fn left_closed_edges_follow_numpy() {
+    // np.histogram([0, 1, 2, 3], bins=3) -> [1, 1, 2]
+    let s = spec(
+        Binning::Count(3),
+        None,
+        Closed::Left,
+        Extremes::Integer(0, 3),
+    );
+    let bins: Vec<usize> = [0.0, 1.0, 2.0, 3.0].iter().map(|&x| bin64(&s, x)).collect();
+    assert_eq!(bins, vec![0, 1, 2, 2]);
+    assert_eq!(s.edges_f64(), vec![0.0, 1.0, 2.0, 3.0]);
+}
+
+#[test]
+fn right_closed_edges_follow_polars() {
+    // pl.Series([0, 1, 2, 3]).hist(bin_count=3) -> [2, 1, 1]
+    let s = spec(
+        Binning::Count(3),
+        None,
+        Closed::Right,
+        Extremes::Integer(0, 3),
+    );
+    let bins: Vec<usize> = [0.0, 1.0, 2.0, 3.0].iter().map(|&x| bin64(&s, x)).collect();
+    assert_eq!(bins, vec![0, 0, 1, 2]);
+}
+
+#[test]
+fn explicit_edges_both_conventions() {
+    let e = Binning::Edges(vec![0.0, 1.0, 2.5, 10.0]);
+    let left = spec(e.clone(), None, Closed::Left, Extremes::Empty);
+    let right = spec(e, None, Closed::Right, Extremes::Empty);
+    let xs = [-1.0, 0.0, 0.5, 1.0, 2.5, 9.0, 10.0, 10.5, f64::NAN];
+    let l: Vec<usize> = xs.iter().map(|&x| bin64(&left, x)).collect();
+    let r: Vec<usize> = xs.iter().map(|&x| bin64(&right, x)).collect();
+    assert_eq!(l, vec![3, 0, 0, 1, 2, 2, 2, 3, 3]);
+    assert_eq!(r, vec![3, 0, 0, 0, 1, 2, 2, 3, 3]);
+}
+
+#[test]
+fn the_edge_guide_changes_speed_not_answers() {
+    // Even, skewed (crowded: no guide) and sparse-then-dense edges, both sides.
+    let sets: Vec<Vec<f64>> = vec![
+        (0..=256).map(|i| i as f64 / 256.0).collect(),
+        (0..=300).map(|i| (i as f64 / 30.0).exp()).collect(),
+        [0.0, 1e-9, 2e-9, 3e-9, 1.0, 1000.0].to_vec(),
+        (0..=64).map(|i| ((i * i) as f64).sqrt() - 3.0).collect(),
+    ];
+    for edges in sets {
+        for closed in [Closed::Left, Closed::Right] {
+            let guided = EdgeBins::new(edges.clone(), closed);
+            let searched = EdgeBins {
+                guide: None,
+                ..guided.clone()
+            };
+            let (lo, hi) = (edges[0], edges[edges.len() - 1]);
+            let probes = edges.iter().flat_map(|&e| [e.next_down(), e, e.next_up()]);
+            let sweep = (0..=10_000).map(|k| lo + (hi - lo) * k as f64 / 10_000.0);
+            for x in probes.chain(sweep) {
+                assert_eq!(guided.bin(x), searched.bin(x), "x={x} {closed:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn outside_nan_and_inf_are_not_counted() {
+    let s = spec(
+        Binning::Count(4),
+        Some((0.0, 1.0)),
+        Closed::Left,
+        Extremes::Empty,
+    );
+    for x in [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        -1e-300,
+        1.0000000001,
+    ] {
+        assert_eq!(bin64(&s, x), 4, "{x}");
+    }
+    assert_eq!(bin64(&s, 1.0), 3);
+    assert_eq!(bin64(&s, 0.0), 0);
+}
+
+#[test]
+fn one_distinct_value_widens_by_half() {
+    let s = spec(
+        Binning::Count(2),
+        None,
+        Closed::Left,
+        Extremes::Float64(5.0, 5.0),
+    );
+    assert_eq!(s.edges_f64(), vec![4.5, 5.0, 5.5]);
+    assert_eq!(bin64(&s, 5.0), 1);
+    let s = spec(Binning::Count(2), None, Closed::Left, Extremes::Empty);
+    assert_eq!(s.edges_f64(), vec![0.0, 0.5, 1.0]);
+}
+
+#[test]
+fn float32_columns_bin_in_float32() {
+    let s = spec(
+        Binning::Count(10),
+        Some((0.1, 0.9)),
+        Closed::Left,
+        Extremes::Float32(0.0, 0.0),
+    );
+    let BinSpec::Uniform32(u) = &s else {
+        panic!("expected float32 bins")
+    };
+    assert_eq!(u.edges[0], 0.1f32);
+    assert_eq!(u.edges[10], 0.9f32);
+}
+
+#[test]
+fn integer_denominator_is_exact() {
+    let lo = -(1i128 << 62);
+    let hi = (1i128 << 62) + 1;
+    let s = spec(
+        Binning::Count(7),
+        None,
+        Closed::Left,
+        Extremes::Integer(lo, hi),
+    );
+    let BinSpec::Uniform64(u) = &s else {
+        panic!("expected float64 bins")
+    };
+    assert_eq!(u.estimate.denom, (hi - lo) as f64);
+    assert_eq!(u.bin(hi as f64), 6);
+    assert_eq!(u.bin(lo as f64), 0);
+}
+
+/// The kernels recompute edges from `linspace` for large bin counts: it must give every
+/// stored edge, for each way the edges are made.
+#[test]
+fn the_linspace_formula_gives_every_stored_edge() {
+    let cases = [
+        (None, Extremes::Float32(-3.25, 7.5), Closed::Left, 100_003),
+        (
+            Some((0.0, 1.0)),
+            Extremes::Float32(0.0, 1.0),
+            Closed::Left,
+            1 << 24,
+        ),
+        (Some((0.0, 1.0)), Extremes::Empty, Closed::Left, 1 << 20),
+        (None, Extremes::Float64(-1e-3, 2.5e7), Closed::Left, 65_537),
+        (None, Extremes::Integer(-7, 1 << 40), Closed::Left, 4097),
+        (Some((0.1, 0.7)), Extremes::Empty, Closed::Right, 33_333),
+    ];
+    for (range, ext, closed, n) in cases {
+        fn check<F: BinFloat>(u: &UniformBins<F>) {
+            let f = u.linspace.expect("equal bins record their formula");
+            let n = u.len();
+            for (i, &e) in u.edges[..n].iter().enumerate() {
+                assert!(f.edge::<F>(i) == e, "edge {i} of {n}: {f:?}");
+            }
+        }
+        match spec(Binning::Count(n), range, closed, ext) {
+            BinSpec::Uniform32(u) => check(&u),
+            BinSpec::Uniform64(u) => check(&u),
+            BinSpec::Edges(_) | BinSpec::Half(_) => panic!("equal bins of a float32/64 column"),
+        }
+    }
+}
+
+/// The cheap rule must give numpy's literal answer wherever the check allows it.
+#[test]
+fn cheap_rule_agrees_with_numpy_arithmetic_where_proved() {
+    for (lo, hi, n) in [
+        (0.1f64, 0.9f64, 10usize),
+        (-3.3, 1e5, 4096),
+        (0.1, 0.7, 1 << 20),
+        (0.0, 1.0, 1 << 24),
+        (1.0, 3.0, 1 << 22),
+    ] {
+        let s = spec(
+            Binning::Count(n),
+            Some((lo, hi)),
+            Closed::Left,
+            Extremes::Float32(0.0, 0.0),
+        );
+        let BinSpec::Uniform32(fast) = s else {
+            panic!()
+        };
+        let literal = fast.clone().with_proof(true, 0.5);
+        // Every float32 around a sample of edges, and a sweep of the whole range.
+        let step = (n / 997).max(1);
+        let mut xs: Vec<f32> = (0..=n).step_by(step).map(|i| fast.edges[i]).collect();
+        xs.extend((0..20_000).map(|k| (lo + (hi - lo) * k as f64 / 20_000.0) as f32));
+        for x in xs {
+            for y in [x.next_down(), x, x.next_up()] {
+                assert_eq!(
+                    fast.bin_left(y),
+                    literal.bin_left(y),
+                    "x={y} n={n} [{lo}, {hi}]"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_estimate_that_misses_by_two_forces_the_literal_rule() {
+    let (edges, _) = linspace(0.0f64, 1.0, 1000);
+    let estimate = |denom| Estimate {
+        denom,
+        n: 1000.0,
+        wide: true,
+    };
+    assert!(!UniformBins::numpy(edges.clone(), estimate(1.0), None).literal());
+    // A denominator 0.4% off moves the estimate by up to 4 bins near the top.
+    assert!(UniformBins::numpy(edges, estimate(1.004), None).literal());
+}
+
+#[test]
+fn bad_arguments_are_errors() {
+    let r = |b: Binning, range: Option<(f64, f64)>| {
+        let range = range.map(|(lo, hi)| Range::new(lo, hi));
+        BinSpec::resolve(&b, range, Closed::Left, ValueKind::Float64, || {
+            Ok(Extremes::Float64(0.0, 1.0))
+        })
+    };
+    assert!(r(Binning::Count(0), None).is_err());
+    assert!(r(Binning::Count(MAX_BINS + 1), None).is_err());
+    assert!(r(Binning::Edges(vec![1.0]), None).is_err());
+    assert!(r(Binning::Edges(vec![0.0, 1.0, 1.0]), None).is_err());
+    assert!(r(Binning::Edges(vec![0.0, f64::NAN]), None).is_err());
+    assert!(r(Binning::Edges(vec![0.0, f64::INFINITY]), None).is_err());
+    assert!(r(Binning::Count(3), Some((1.0, 0.0))).is_err());
+    assert!(r(Binning::Count(3), Some((0.0, f64::NAN))).is_err());
+    assert!(r(Binning::Count(3), Some((f64::NEG_INFINITY, 0.0))).is_err());
+    let inf = BinSpec::resolve(
+        &Binning::Count(3),
+        None,
+        Closed::Left,
+        ValueKind::Float64,
+        || Ok(Extremes::Float64(0.0, f64::INFINITY)),
+    );
+    assert!(inf.unwrap_err().to_string().contains("not finite"));
+}
+
+#[test]
+fn collapsing_bins_are_refused_like_numpy_and_never_index_out_of_range() {
+    for (lo, hi, n) in [(1e-45f32, 3e-45f32, 1000usize), (1e7, 1e7 + 3.0, 1 << 20)] {
+        let left = BinSpec::resolve(
+            &Binning::Count(n),
+            None,
+            Closed::Left,
+            ValueKind::Float32,
+            || Ok(Extremes::Float32(lo, hi)),
+        );
+        assert!(left.unwrap_err().to_string().contains("too many bins"));
+        // Polars' rule has no such check: it must still keep every index in bounds.
+        let s = spec(
+            Binning::Count(n),
+            None,
+            Closed::Right,
+            Extremes::Float32(lo, hi),
+        );
+        let BinSpec::Uniform64(u) = &s else { panic!() };
+        let mut x = lo;
+        while x <= hi {
+            assert!(u.bin(x as f64) < n);
+            x = f32::from_bits(x.to_bits() + 1);
+        }
+    }
+}
+
+/// numpy divides by a float64 `norm_denom` when the range is given as Python floats, even for
+/// float32 data: a float32 range wider than float32 holds still bins like numpy.
+#[test]
+fn float32_data_with_a_float64_range_divides_in_float64() {
+    let max = f32::MAX as f64;
+    let s = spec(
+        Binning::Count(4),
+        Some((-max, max)),
+        Closed::Left,
+        Extremes::Float32(0.0, 0.0),
+    );
+    let BinSpec::Uniform32(u) = &s else { panic!() };
+    // np.histogram(np.float32([-1, 0, 1]), 4, range=(-M, M)) -> [0, 1, 2, 0]
+    let bins: Vec<usize> = [-1.0f32, 0.0, 1.0].iter().map(|&x| u.bin(x)).collect();
+    assert_eq!(bins, [1, 2, 2]);
+    let s = spec(
+        Binning::Count(4),
+        Some((-2e38, 2e38)),
+        Closed::Left,
+        Extremes::Float32(0.0, 0.0),
+    );
+    let BinSpec::Uniform32(u) = &s else { panic!() };
+    // np.histogram(np.float32([-1e38, 0, 1e38]), 4, range=(-2e38, 2e38)) -> [0, 1, 1, 1]
+    let bins: Vec<usize> = [-1e38f32, 0.0, 1e38].iter().map(|&x| u.bin(x)).collect();
+    assert_eq!(bins, [1, 2, 3]);
+}
+
+/// Where numpy's edges overflow (NaN edges, then an IndexError), the edges stay finite and
+/// every value in the range is counted in its edge bin.
+#[test]
+fn ranges_wider_than_float64_keep_finite_edges() {
+    for (n, lo, hi) in [
+        (1, -1e308, 1.5e308),
+        (4, -1e308, 1e308),
+        (7, -f64::MAX, f64::MAX),
+    ] {
+        for closed in [Closed::Left, Closed::Right] {
+            let s = spec(Binning::Count(n), Some((lo, hi)), closed, Extremes::Empty);
+            let edges = s.edges_f64();
+            assert!(edges.iter().all(|e| e.is_finite()), "{edges:?}");
+            assert!(edges.windows(2).all(|w| w[0] < w[1]), "{edges:?}");
+            assert_eq!((edges[0], edges[n]), (lo, hi));
+            for x in [lo, -1.0, 0.0, 1.0, hi] {
+                let b = bin64(&s, x);
+                assert!(b < n, "x={x} n={n}");
+                let inside = match closed {
+                    Closed::Left => edges[b] <= x && (x < edges[b + 1] || b == n - 1),
+                    Closed::Right => (edges[b] < x || b == 0) && x <= edges[b + 1],
+                };
+                assert!(inside, "x={x} in bin {b} of {edges:?}");
+            }
+        }
+    }
+}
+
+/// numpy float32 scalars as the range: linspace and norm_denom in float32.
+#[test]
+fn a_float32_range_makes_float32_edges() {
+    let r = Range {
+        lo: 0.1f32 as f64,
+        hi: 0.7f32 as f64,
+        single: true,
+    };
+    let f64_data = BinSpec::resolve(
+        &Binning::Count(3),
+        Some(r),
+        Closed::Left,
+        ValueKind::Float64,
+        || Ok(Extremes::Empty),
+    )
+    .unwrap();
+    let (expected, _) = linspace(0.1f32, 0.7f32, 3);
+    let expected: Vec<f64> = expected.iter().map(|&e| e as f64).collect();
+    assert_eq!(f64_data.edges_f64(), expected);
+    let BinSpec::Uniform64(u) = &f64_data else {
+        panic!()
+    };
+    assert_eq!(u.estimate.denom, (0.7f32 - 0.1f32) as f64);
+}
+
+/// The float comparisons that prove numpy's estimate near decide each bin as the estimate
+/// itself does, including bins it misses (a skewed denominator, float32 arithmetic, the last
+/// bins where numpy clamps `n` to `n - 1`).
+#[test]
+fn the_float_proof_is_the_estimates_own() {
+    fn check<F: BinFloat>(u: &UniformBins<F>) -> usize {
+        let n = u.len();
+        let mut misses = 0;
+        for b in 0..n {
+            let last = if b + 1 == n {
+                u.edges[n]
+            } else {
+                u.edges[b + 1].next_down()
+            };
+            let literally =
+                u.numpy_estimate(u.edges[b]) + 1 >= b && u.numpy_estimate(last) <= b + 1;
+            assert_eq!(
+                u.estimate_is_near(b),
+                literally,
+                "bin {b} of {n}: {:?}",
+                u.estimate
+            );
+            misses += !literally as usize;
+        }
+        misses
+    }
+    let mut misses = 0;
+    for (lo, hi, n) in [
+        (0.0f64, 1.0f64, 1000usize),
+        (-3.3, 1e5, 4096),
+        (0.1, 0.7, 1 << 16),
+    ] {
+        for skew in [1.0, 1.004, 0.996, 1.5, 0.5] {
+            for wide in [true, false] {
+                let estimate = Estimate {
+                    denom: (hi - lo) * skew,
+                    n: n as f64,
+                    wide,
+                };
+                let (e64, _) = linspace(lo, hi, n);
+                misses += check(&UniformBins::numpy(e64, estimate, None));
+                let (e32, _) = linspace(lo as f32, hi as f32, n);
+                let estimate = Estimate {
+                    denom: (hi as f32 - lo as f32) as f64 * skew,
+                    ..estimate
+                };
+                misses += check(&UniformBins::numpy(e32, estimate, None));
+            }
+        }
+    }
+    // float32 at millions of bins, numpy's estimate in float64 and in float32.
+    for (range, ext, n) in [
+        (Some((0.0, 1.0)), Extremes::Float32(0.0, 0.0), 1 << 24),
+        (Some((0.1, 0.7)), Extremes::Float32(0.0, 0.0), 1 << 20),
+        (None, Extremes::Float32(1.0, 3.0), 1 << 22),
+    ] {
+        match spec(Binning::Count(n), range, Closed::Left, ext) {
+            BinSpec::Uniform32(u) => misses += check(&u),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(
+        misses > 0,
+        "some case must miss, or the comparison proves nothing"
+    );
+}

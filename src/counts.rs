@@ -1,0 +1,100 @@
+//! Counts per bin (cell, n-D): exact integers, or sums of weights with their squares.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{HistError, HistResult};
+
+/// What a histogram holds per bin.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Counts {
+    /// Rows per bin, exact.
+    Exact(Vec<u64>),
+    /// Sums of weights per bin.
+    Weighted(Vec<f64>),
+}
+
+impl Counts {
+    /// `n` zero counts, or zero sums when `weighted`; a `MemoryError`-like error instead of an
+    /// abort when `n` bins do not fit in memory.
+    pub fn zeros(n: usize, weighted: bool) -> HistResult<Counts> {
+        Ok(if weighted {
+            Counts::Weighted(zeroed(n)?)
+        } else {
+            Counts::Exact(zeroed(n)?)
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Counts::Exact(c) => c.len(),
+            Counts::Weighted(s) => s.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn is_weighted(&self) -> bool {
+        matches!(self, Counts::Weighted(_))
+    }
+
+    /// Bin `i` as float64 (for density and plots).
+    pub fn get_f64(&self, i: usize) -> f64 {
+        match self {
+            Counts::Exact(c) => c[i] as f64,
+            Counts::Weighted(s) => s[i],
+        }
+    }
+
+    /// Adds `other` bin by bin; exact counts past 2^64 - 1 are an error, never a wrap.
+    pub fn add(&mut self, other: &Counts) -> HistResult<()> {
+        match (self, other) {
+            (Counts::Exact(a), Counts::Exact(b)) if a.len() == b.len() => {
+                for (x, &y) in a.iter_mut().zip(b) {
+                    *x = x.checked_add(y).ok_or(HistError::Overflow)?;
+                }
+                Ok(())
+            }
+            (Counts::Weighted(a), Counts::Weighted(b)) if a.len() == b.len() => {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                Ok(())
+            }
+            _ => Err(HistError::InvalidArgument(
+                "counts of different shapes or kinds cannot be added".into(),
+            )),
+        }
+    }
+}
+
+/// A zeroed vector of `n` values, or an out-of-memory error.
+pub fn zeroed<T: Default + Clone>(n: usize) -> HistResult<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| HistError::OutOfMemory(n.saturating_mul(std::mem::size_of::<T>())))?;
+    v.resize(n, T::default());
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adding_past_u64_is_an_error() {
+        let mut a = Counts::Exact(vec![u64::MAX - 1, 0]);
+        assert!(a.add(&Counts::Exact(vec![1, 1])).is_ok());
+        assert!(matches!(
+            a.add(&Counts::Exact(vec![1, 0])),
+            Err(HistError::Overflow)
+        ));
+    }
+
+    #[test]
+    fn impossible_sizes_are_errors_not_aborts() {
+        assert!(matches!(
+            zeroed::<u64>(usize::MAX / 4),
+            Err(HistError::OutOfMemory(_))
+        ));
+    }
+}

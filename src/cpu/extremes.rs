@@ -1,0 +1,92 @@
+//! The range of the data: the minimum and maximum of the values that count, in parallel, the
+//! null-free stretches in SIMD.
+
+use crate::bins::Extremes;
+use crate::input::{Chunk, HostColumn, Piece, Validity, Value};
+
+/// Minimum and maximum of column `c`'s values over the rows valid in every column of `columns`
+/// (nulls anywhere drop a row; NaN only drops a value), cut into `pieces`.
+pub fn extremes(columns: &[&HostColumn<'_>], pieces: &[Piece], c: usize) -> Extremes {
+    use rayon::prelude::*;
+    const STRETCH: usize = 1 << 18;
+    let column = columns[c];
+    let work: Vec<(&Piece, usize)> = pieces
+        .iter()
+        .flat_map(|p| (0..p.len).step_by(STRETCH).map(move |s| (p, s)))
+        .collect();
+    crate::with_dtype!(column.dtype, |T| {
+        let reduced = work
+            .par_iter()
+            .with_min_len(4)
+            .filter_map(|&(piece, s)| {
+                let len = STRETCH.min(piece.len - s);
+                let part = piece.part(column, c).slice(s, len);
+                let also: Vec<Option<Validity>> = columns
+                    .iter()
+                    .enumerate()
+                    .filter(|&(other, _)| other != c)
+                    .map(|(other, col)| piece.part(col, other).slice(s, len).validity)
+                    .collect();
+                let values = T::values(part.values).expect("the column's own type");
+                chunk_extremes(&part, values, &also)
+            })
+            .reduce_with(|(a, b), (x, y)| (if x < a { x } else { a }, if y > b { y } else { b }));
+        match reduced {
+            Some((lo, hi)) => T::extremes(lo, hi),
+            None => Extremes::Empty,
+        }
+    })
+}
+
+/// Minimum and maximum of the rows that are valid (here and in `also`, another column's
+/// validity over the same rows) and not NaN.
+fn chunk_extremes<T: Value>(
+    chunk: &Chunk<'_>,
+    values: &[T],
+    also: &[Option<Validity<'_>>],
+) -> Option<(T, T)> {
+    if chunk.validity.is_none() && also.iter().all(Option::is_none) {
+        // No nulls: the SIMD scan, the same fold as below (NaN skipped, the first of equal
+        // values kept) bit for bit.
+        return super::simd::min_max(values);
+    }
+    let valid = |i: usize| {
+        chunk.validity.is_none_or(|v| v.is_valid(i))
+            && also.iter().all(|a| a.is_none_or(|v| v.is_valid(i)))
+    };
+    let first = values
+        .iter()
+        .enumerate()
+        .position(|(i, x)| !x.is_nan() && valid(i))?;
+    let (mut lo, mut hi) = (values[first], values[first]);
+    for (i, &x) in values.iter().enumerate().skip(first) {
+        if valid(i) {
+            lo = if x < lo { x } else { lo };
+            hi = if x > hi { x } else { hi };
+        }
+    }
+    Some((lo, hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::pieces;
+    use polars::prelude::*;
+
+    #[test]
+    fn extremes_skip_nan_and_rows_null_elsewhere() {
+        let a = Series::new(
+            "a".into(),
+            [Some(5.0f64), Some(f64::NAN), Some(-1.0), Some(9.0)],
+        );
+        let b = Series::new("b".into(), [Some(1i64), Some(1), Some(1), None]);
+        let (ca, cb) = (HostColumn::new(&a).unwrap(), HostColumn::new(&b).unwrap());
+        let p = pieces(&[&ca, &cb]);
+        assert_eq!(extremes(&[&ca, &cb], &p, 0), Extremes::Float64(-1.0, 5.0));
+        assert_eq!(
+            extremes(&[&ca], &pieces(&[&ca]), 0),
+            Extremes::Float64(-1.0, 9.0)
+        );
+    }
+}

@@ -1,0 +1,323 @@
+//! The CPU backend: privatized histograms, one per task, over contiguous row ranges, merged at
+//! the end. A task turns a block of rows into cell indices axis by axis (SIMD index loops in
+//! `simd`), masks the rows not counted, then scatters increments into several interleaved copies
+//! of its histogram (`index`) so that runs of one value (degenerate data) do not serialize.
+
+pub mod extremes;
+pub mod index;
+pub mod simd;
+
+use rayon::prelude::*;
+
+use crate::bins::BinSpec;
+use crate::counts::{zeroed, Counts};
+use crate::error::HistResult;
+use crate::input::{Chunk, Value, Values};
+use crate::job::{Axis, GroupKeys, HostRows, Job, Rule};
+
+/// Rows handled per block (fits in L1 beside a small histogram).
+pub const BLOCK: usize = 2048;
+/// Below this many rows a single task on the caller's thread is fastest; Polars often calls us
+/// from its own threads (one call per group), so small calls must not queue on the pool.
+const MIN_ROWS_PER_TASK: usize = 1 << 16;
+/// Bound on the memory all private histograms of one call may take.
+const PRIVATE_BYTES_BUDGET: usize = 512 << 20;
+/// Interleaved copies of a small histogram.
+const REPLICAS: usize = 4;
+/// A u32 private counter may overflow after 2^32 rows: flush to u64 well before.
+const FLUSH_ROWS: usize = 1 << 30;
+/// Above this many bins [`count_blocks`] counts in u64 directly.
+const DIRECT_BINS: usize = 1 << 22;
+
+/// Rows a CPU thread bins per nanosecond, for the cost model (measured on the H200 host's cores;
+/// BENCHMARKS.md).
+pub const ROWS_PER_THREAD_NS: f64 = 0.1;
+
+/// The counts of a job whose rows are in host memory, on all cores of the current rayon pool.
+pub fn count(job: &Job<'_>, rows: &HostRows<'_>) -> HistResult<Counts> {
+    let cells = job.cells;
+    let tasks = task_ranges(rows.len, cells);
+    let weighted = rows.weights.is_some();
+    let partial = |&(a, b): &(usize, usize)| -> HistResult<Counts> {
+        let mut blocks = Blocks::new(job, rows, a, b);
+        Ok(if weighted {
+            Counts::Weighted(sum_blocks(cells, |idx, amounts| {
+                blocks.next(idx, Some(amounts))
+            })?)
+        } else {
+            Counts::Exact(count_blocks(cells, |idx| blocks.next(idx, None))?)
+        })
+    };
+    if tasks.len() == 1 {
+        return partial(&tasks[0]);
+    }
+    let parts: Vec<Counts> = tasks.par_iter().map(partial).collect::<HistResult<_>>()?;
+    merge(parts)
+}
+
+/// Sums partial counts (in parallel over bins).
+fn merge(parts: Vec<Counts>) -> HistResult<Counts> {
+    let mut iter = parts.into_iter();
+    let mut total = iter.next().expect("at least one task");
+    for part in iter {
+        match (&mut total, part) {
+            (Counts::Exact(t), Counts::Exact(p)) => add_into(t, &p),
+            (Counts::Weighted(t), Counts::Weighted(p)) => add_into(t, &p),
+            _ => unreachable!("one kind of counts per job"),
+        }
+    }
+    Ok(total)
+}
+
+fn add_into<A: Copy + Send + Sync + std::ops::AddAssign>(total: &mut [A], part: &[A]) {
+    total
+        .par_chunks_mut(1 << 14)
+        .zip(part.par_chunks(1 << 14))
+        .for_each(|(t, p)| t.iter_mut().zip(p).for_each(|(t, &p)| *t += p));
+}
+
+/// Contiguous row ranges, one per task: as many as there are threads, fewer for small inputs or
+/// where the private histograms would take too much memory.
+fn task_ranges(rows: usize, cells: usize) -> Vec<(usize, usize)> {
+    let by_rows = rows / MIN_ROWS_PER_TASK;
+    let by_memory = PRIVATE_BYTES_BUDGET / ((cells + 1) * 8).max(1);
+    let tasks = rayon::current_num_threads()
+        .min(by_rows)
+        .min(by_memory)
+        .max(1);
+    let per_task = rows.div_ceil(tasks).max(1);
+    (0..tasks)
+        .map(|t| ((t * per_task).min(rows), ((t + 1) * per_task).min(rows)))
+        .collect()
+}
+
+/// Cell indices of a task's rows, a block at a time (`cells` where a row is not counted).
+struct Blocks<'j, 'a> {
+    job: &'j Job<'a>,
+    rows: &'j HostRows<'a>,
+    /// Next piece and row within it, and the task's last row.
+    piece: usize,
+    offset: usize,
+    end: usize,
+    scratch: Box<[u32; BLOCK]>,
+}
+
+impl<'j, 'a> Blocks<'j, 'a> {
+    fn new(job: &'j Job<'a>, rows: &'j HostRows<'a>, start: usize, end: usize) -> Self {
+        let piece = rows.pieces.partition_point(|p| p.start + p.len <= start);
+        let offset = rows.pieces.get(piece).map_or(0, |p| start - p.start);
+        Blocks {
+            job,
+            rows,
+            piece,
+            offset,
+            end,
+            scratch: Box::new([0; BLOCK]),
+        }
+    }
+
+    /// Fills the next block's cell indices (and weights), returns its length, 0 at the end.
+    fn next(&mut self, idx: &mut [u32; BLOCK], amounts: Option<&mut [f64; BLOCK]>) -> usize {
+        let Some(piece) = self.rows.pieces.get(self.piece) else {
+            return 0;
+        };
+        if piece.start + self.offset >= self.end {
+            return 0;
+        }
+        let len = BLOCK
+            .min(piece.len - self.offset)
+            .min(self.end - piece.start - self.offset);
+        let (start, job, rows) = (self.offset, self.job, self.rows);
+        let cells = job.cells as u32;
+        for (d, (axis, column)) in job.axes.iter().zip(&rows.columns).enumerate() {
+            let part = piece.part(column, d).slice(start, len);
+            let stride = job.strides[d] as u32;
+            if d == 0 {
+                axis_cells(axis, &part, &mut idx[..len]);
+                let n = axis.len() as u32;
+                for i in &mut idx[..len] {
+                    *i = if *i == n { cells } else { *i * stride };
+                }
+            } else {
+                let bins = &mut self.scratch[..len];
+                axis_cells(axis, &part, bins);
+                let n = axis.len() as u32;
+                for (i, &b) in idx[..len].iter_mut().zip(bins.iter()) {
+                    *i = if *i == cells || b == n {
+                        cells
+                    } else {
+                        *i + b * stride
+                    };
+                }
+            }
+        }
+        if let (Some(amounts), Some(weights)) = (amounts, &rows.weights) {
+            let part = piece.part(weights, job.axes.len()).slice(start, len);
+            let Values::F64(w) = part.values else {
+                unreachable!("weights are Float64")
+            };
+            amounts[..len].copy_from_slice(w);
+            mask_invalid(&part, &mut idx[..len], cells);
+        }
+        self.offset += len;
+        if self.offset == piece.len {
+            self.piece += 1;
+            self.offset = 0;
+        }
+        len
+    }
+}
+
+/// The bins of one axis for a run of rows, `axis.len()` where a row is not counted (null, NaN,
+/// outside the edges without flow bins).
+fn axis_cells(axis: &Axis, part: &Chunk<'_>, out: &mut [u32]) {
+    let n = axis.len() as u32;
+    match &axis.rule {
+        Rule::Bins(spec) => {
+            spec_bins(spec, part.values, out);
+            if axis.flow {
+                flow_bins(spec, part.values, out);
+            }
+        }
+        Rule::Groups(groups) => match &groups.keys {
+            GroupKeys::Ids => {
+                let Values::U32(ids) = part.values else {
+                    unreachable!("group ids are UInt32")
+                };
+                out.copy_from_slice(ids);
+            }
+            GroupKeys::Table { lo, table } => crate::with_values!(part.values, |v: T| {
+                for (o, &x) in out.iter_mut().zip(v) {
+                    *o = table[(x.as_i64() - lo) as usize];
+                }
+            }),
+        },
+    }
+    mask_invalid(part, out, n);
+}
+
+/// Sets `out[i] = n` where row `i` of `part` is null.
+fn mask_invalid(part: &Chunk<'_>, out: &mut [u32], n: u32) {
+    if let Some(v) = part.validity {
+        for (j, o) in out.iter_mut().enumerate() {
+            if !v.is_valid(j) {
+                *o = n;
+            }
+        }
+    }
+}
+
+/// Bins of `values` under `spec`, `spec.len()` where a value is not counted.
+fn spec_bins(spec: &BinSpec, values: Values<'_>, out: &mut [u32]) {
+    crate::with_values!(values, |v: T| match spec {
+        BinSpec::Uniform32(u) => simd::uniform_bins(u, v, out),
+        BinSpec::Uniform64(u) => simd::uniform_bins(u, v, out),
+        BinSpec::Edges(e) => simd::edge_bins(e, v, out),
+        BinSpec::Half(h) => {
+            for (o, &x) in out.iter_mut().zip(v) {
+                *o = h.bin(x.to_f32()) as u32;
+            }
+        }
+    })
+}
+
+/// Moves bins one up and puts the values not counted in the flow bins: below the first edge in
+/// bin 0, above the last edge (and NaN) in bin n + 1.
+fn flow_bins(spec: &BinSpec, values: Values<'_>, out: &mut [u32]) {
+    let n = spec.len() as u32;
+    let lo = spec.edge(0);
+    crate::with_values!(values, |v: T| {
+        for (o, &x) in out.iter_mut().zip(v) {
+            *o = if *o < n {
+                *o + 1
+            } else if x.to_f64() < lo {
+                0
+            } else {
+                n + 1
+            };
+        }
+    })
+}
+
+/// Counts cell indices handed over a block at a time by `next_block`, which fills the block
+/// (`n` for rows not counted) and returns its length, 0 at the end.
+pub fn count_blocks(
+    n: usize,
+    mut next_block: impl FnMut(&mut [u32; BLOCK]) -> usize,
+) -> HistResult<Vec<u64>> {
+    let stride = n + 1;
+    if stride > DIRECT_BINS {
+        // Past the caches u32 counters save nothing, and flushing them would walk every bin:
+        // count into the totals themselves.
+        let mut total: Vec<u64> = zeroed(stride)?;
+        let mut idx = Box::new([0u32; BLOCK]);
+        loop {
+            let len = next_block(&mut idx);
+            if len == 0 {
+                break;
+            }
+            for &i in &idx[..len] {
+                total[i as usize] += 1;
+            }
+        }
+        total.truncate(n);
+        return Ok(total);
+    }
+    let replicas = if stride <= 4096 { REPLICAS } else { 1 };
+    let mut private: Vec<u32> = zeroed(stride * replicas)?;
+    let mut total: Vec<u64> = zeroed(n)?;
+    let mut since_flush = 0usize;
+    let mut idx = Box::new([0u32; BLOCK]);
+    let flush = |private: &mut Vec<u32>, total: &mut Vec<u64>| {
+        for r in 0..replicas {
+            for (t, c) in total
+                .iter_mut()
+                .zip(&mut private[r * stride..r * stride + n])
+            {
+                *t += *c as u64;
+                *c = 0;
+            }
+        }
+    };
+    loop {
+        let len = next_block(&mut idx);
+        if len == 0 {
+            break;
+        }
+        if replicas == REPLICAS {
+            index::count_interleaved(&idx[..len], &mut private, stride);
+        } else {
+            for &i in &idx[..len] {
+                private[i as usize] += 1;
+            }
+        }
+        since_flush += len;
+        if since_flush >= FLUSH_ROWS {
+            flush(&mut private, &mut total);
+            since_flush = 0;
+        }
+    }
+    flush(&mut private, &mut total);
+    Ok(total)
+}
+
+/// Sums the amounts of rows handed over a block at a time, as [`count_blocks`] counts them.
+pub fn sum_blocks(
+    n: usize,
+    mut next_block: impl FnMut(&mut [u32; BLOCK], &mut [f64; BLOCK]) -> usize,
+) -> HistResult<Vec<f64>> {
+    let mut sums: Vec<f64> = zeroed(n + 1)?;
+    let mut idx = Box::new([0u32; BLOCK]);
+    let mut amounts = Box::new([0f64; BLOCK]);
+    loop {
+        let len = next_block(&mut idx, &mut amounts);
+        if len == 0 {
+            break;
+        }
+        for (&i, &a) in idx[..len].iter().zip(&amounts[..len]) {
+            sums[i as usize] += a;
+        }
+    }
+    sums.truncate(n);
+    Ok(sums)
+}

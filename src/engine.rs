@@ -1,0 +1,206 @@
+//! Takes a job to a backend: the cost model behind `device="auto"`, the GPU attempt, the fallback
+//! to the CPU, and one report of what happened (which `explain` prints).
+
+use std::fmt;
+
+use crate::counts::Counts;
+use crate::error::{HistError, HistResult};
+use crate::gpu::{self, Family, Plan};
+use crate::job::{Job, Rows};
+use crate::options::Device;
+
+/// Where a job runs, and on the GPU with which kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Placement {
+    pub device: Device,
+    /// Pins the GPU kernel family (benchmarks and tests).
+    pub kernel: Option<Family>,
+}
+
+/// Which backend a job takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Cpu,
+    Gpu,
+}
+
+/// What the engine decided and did.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub backend: Backend,
+    /// Why this backend: the request, or the cost model's estimates.
+    pub why: String,
+    /// The GPU's plan, when the GPU ran (or would run).
+    pub plan: Option<Plan>,
+    /// How host rows reached the GPU.
+    pub route: Option<gpu::Route>,
+    /// The GPU failure `device="auto"` recovered from on the CPU.
+    pub fallback: Option<String>,
+    /// The kernels' time on the device (events), when measured.
+    pub kernel_ms: Option<f32>,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.backend {
+            Backend::Cpu => write!(
+                f,
+                "backend  cpu: privatized histograms on {} threads\nwhy      {}",
+                rayon::current_num_threads(),
+                self.why
+            )?,
+            Backend::Gpu => write!(f, "backend  gpu: {}", self.why)?,
+        }
+        if let Some(plan) = &self.plan {
+            write!(f, "\n{plan}")?;
+        }
+        if let Some(route) = &self.route {
+            write!(f, "\ncopy     {route}")?;
+        }
+        if let Some(e) = &self.fallback {
+            write!(
+                f,
+                "\nnote     the GPU failed ({e}); the CPU counted instead"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// What the cost model needs to know of a job.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    pub rows: usize,
+    /// Bytes a row moves to the device (values, bitmaps aside, and weights).
+    pub row_bytes: usize,
+    /// Axes: each costs a pass of index arithmetic on the CPU.
+    pub rank: usize,
+    /// The rows are in device memory only (CuPy, PyTorch): there is no host copy to count.
+    pub on_device: bool,
+    /// A host column with a copy in device memory (`gpu::pin`): the GPU path copies nothing.
+    pub pinned: bool,
+    /// Some rule has no kernel (Float16 columns bin on the CPU).
+    pub cpu_only: bool,
+}
+
+impl Shape {
+    pub fn of(job: &Job<'_>) -> Shape {
+        Shape {
+            rows: job.len(),
+            row_bytes: job.row_bytes(),
+            rank: job.rank(),
+            on_device: matches!(job.rows, Rows::Device(_)),
+            pinned: match &job.rows {
+                Rows::Device(_) => false,
+                Rows::Host(h) => gpu::is_pinned(h),
+            },
+            cpu_only: job
+                .axes
+                .iter()
+                .any(|a| matches!(a.spec(), Some(crate::bins::BinSpec::Half(_)))),
+        }
+    }
+}
+
+/// Costs behind `device="auto"` for host rows, measured on an H200 host (16 cores,
+/// BENCHMARKS.md): the GPU path costs its copy ([`gpu::Transfer::ns_per_byte`]), about 5 ps a
+/// row of kernel and a millisecond to set up; pinned columns cost no copy.
+const GPU_NS_PER_ROW: f64 = 0.005;
+const GPU_SETUP_MS: f64 = 1.0;
+
+/// The backend `placement` gives a job of this shape, and why.
+pub fn choose(shape: Shape, placement: Placement) -> HistResult<(Backend, String)> {
+    match placement.device {
+        Device::Cpu => Ok((Backend::Cpu, "device=\"cpu\" was asked for".into())),
+        Device::Gpu => match gpu::get() {
+            Ok(_) => Ok((Backend::Gpu, "device=\"gpu\" was asked for".into())),
+            Err(HistError::Gpu(why)) => Err(HistError::Gpu(format!(
+                "device=\"gpu\" was asked for, but no GPU can be used: {why}"
+            ))),
+            Err(e) => Err(e),
+        },
+        Device::Auto if shape.cpu_only => Ok((
+            Backend::Cpu,
+            "Float16 columns are binned on the CPU (numpy's float16 arithmetic)".into(),
+        )),
+        // Rows in device memory are counted there: copying them back is the user's call.
+        Device::Auto if shape.on_device => match gpu::get() {
+            Ok(_) => Ok((Backend::Gpu, "the rows are in device memory".into())),
+            Err(e) => Err(e),
+        },
+        Device::Auto => {
+            if let Err(e) = gpu::get() {
+                let why = match e {
+                    HistError::Gpu(why) => why,
+                    other => other.to_string(),
+                };
+                return Ok((Backend::Cpu, format!("no GPU: {why}")));
+            }
+            let threads = rayon::current_num_threads() as f64;
+            let cpu_ms = shape.rows as f64 * shape.rank as f64
+                / crate::cpu::ROWS_PER_THREAD_NS
+                / threads
+                / 1e6;
+            let transfer = gpu::Transfer::from_env();
+            let copy_ms = match shape.pinned {
+                true => 0.0,
+                false => (shape.rows * shape.row_bytes) as f64 * transfer.ns_per_byte() / 1e6,
+            };
+            let gpu_ms = GPU_SETUP_MS + copy_ms + shape.rows as f64 * GPU_NS_PER_ROW / 1e6;
+            let how = match shape.pinned {
+                true => "pinned in device memory".to_string(),
+                false => format!("copied by {}", transfer.name()),
+            };
+            let estimate = format!(
+                "for {} rows of {} bytes: about {cpu_ms:.1} ms on {threads} CPU threads, \
+                 {gpu_ms:.1} ms on the GPU ({how})",
+                shape.rows, shape.row_bytes
+            );
+            Ok((
+                if gpu_ms < cpu_ms {
+                    Backend::Gpu
+                } else {
+                    Backend::Cpu
+                },
+                estimate,
+            ))
+        }
+    }
+}
+
+/// Counts `job` where `placement` says: a GPU failure under `Device::Auto` is not the user's
+/// problem, so the CPU counts instead and the report says why.
+pub fn count(job: &Job<'_>, placement: Placement) -> HistResult<(Counts, Report)> {
+    let (backend, why) = choose(Shape::of(job), placement)?;
+    let mut report = Report {
+        backend,
+        why,
+        plan: None,
+        route: None,
+        fallback: None,
+        kernel_ms: None,
+    };
+    if backend == Backend::Gpu {
+        match gpu::count(gpu::get()?, job, placement.kernel) {
+            Ok((counts, run)) => {
+                report.plan = Some(run.plan);
+                report.route = run.route;
+                report.kernel_ms = Some(run.kernel_ms);
+                return Ok((counts, report));
+            }
+            Err(e) if placement.device == Device::Auto && matches!(job.rows, Rows::Host(_)) => {
+                report.backend = Backend::Cpu;
+                report.fallback = Some(e.to_string());
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    match &job.rows {
+        Rows::Host(rows) => Ok((crate::cpu::count(job, rows)?, report)),
+        Rows::Device(_) => Err(HistError::InvalidArgument(
+            "the rows are in GPU memory: device=\"cpu\" would copy them to the host; copy them \
+             yourself (e.g. `.get()`, `.cpu()`) to histogram them there"
+                .into(),
+        )),
+    }
+}

@@ -1,0 +1,588 @@
+//! numpy's bin-count estimators: `bins="auto" | "fd" | "doane" | "scott" | "stone" | "rice" |
+//! "sturges" | "sqrt"`.
+//!
+//! [`equal_bin_count`] returns the number of equal bins `numpy.histogram(a, bins=name,
+//! range=range)` uses (numpy 2.4, `numpy/lib/_histograms_impl.py`); the edges then follow from
+//! that count exactly as for an integer `bins`. To give numpy's count, and not merely a close
+//! one, every step is numpy's own arithmetic in numpy's own types:
+//!
+//! - The sample is the valid values, cut to `range` when one is given (compared as numpy
+//!   compares: float32 columns against the range cast to float32, integers as float64).
+//! - `ptp` is `max - min` in the column's type: float32 for Float32 (it may overflow), and for
+//!   integers the difference of the same width, unsigned (`_unsigned_subtract`).
+//! - `np.std` and `np.mean` are numpy's pairwise sums (blocks of 128 with 8 accumulators) in the
+//!   column's float type; integers are summed as float64 in buffers of 8192 values when numpy
+//!   casts them (the mean), over the whole array when it does not (squared deviations); float32
+//!   means and variances divide in float64 and round back to float32, as `_var` does.
+//! - `np.percentile` interpolates linearly between order statistics, the difference taken in the
+//!   column's type (so narrow integers wrap, as numpy's do).
+//! - Python's NEP 50 rules decide each scalar's precision: "rice", "scott" and "stone" give a
+//!   float32 width for Float32 columns, which divides the float32 data span in float32; every
+//!   other width and every range is float64.
+//! - `int(np.ceil(delta / width))`, with the width raised to 1 for integer columns
+//!   (`width < 1`), and 1 bin for a zero width or an empty sample.
+//!
+//! Two numpy steps go through native libraries: `log2` and `pow` are the C library's (as numpy
+//! calls them on CPUs without AVX-512; numpy's AVX-512 builds use SVML, which may differ in the
+//! last bit), and "stone"'s `p_k.dot(p_k)` is OpenBLAS' `ddot`, reproduced here as its
+//! Haswell/Zen kernel sums (other kernels round differently: a different minimum only where two
+//! candidates tie to the last bit).
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::fmt;
+use std::str::FromStr;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::bins::MAX_BINS;
+use crate::error::{HistError, HistResult};
+use numeric::{
+    buffered_sum_f64, div_rounded_f32, libm_pow, libm_powf, openblas_ddot_self, pairwise_sum,
+    python_pow, quartiles,
+};
+use sealed::{Class, Num};
+
+mod numeric;
+mod sample;
+
+use sample::Sample;
+
+/// One of numpy's bin-count estimators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Estimator {
+    /// The smaller of "sturges" and "fd" (the latter held to at least half the "sqrt" width).
+    Auto,
+    /// Freedman-Diaconis: `2 * IQR / n^(1/3)`.
+    Fd,
+    /// Sturges corrected for the sample's skewness.
+    Doane,
+    /// `(24 sqrt(pi) / n)^(1/3) * std`.
+    Scott,
+    /// The bin count (up to `max(100, sqrt(n))`) minimizing a cross-validated squared error.
+    Stone,
+    /// `ptp / (2 n^(1/3))`.
+    Rice,
+    /// `ptp / (log2(n) + 1)`.
+    Sturges,
+    /// `ptp / sqrt(n)`.
+    Sqrt,
+}
+
+impl Estimator {
+    /// Every estimator, in numpy's documentation order.
+    pub const ALL: [Estimator; 8] = [
+        Estimator::Auto,
+        Estimator::Fd,
+        Estimator::Doane,
+        Estimator::Scott,
+        Estimator::Stone,
+        Estimator::Rice,
+        Estimator::Sturges,
+        Estimator::Sqrt,
+    ];
+
+    /// The name numpy (and `bins=`) uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Estimator::Auto => "auto",
+            Estimator::Fd => "fd",
+            Estimator::Doane => "doane",
+            Estimator::Scott => "scott",
+            Estimator::Stone => "stone",
+            Estimator::Rice => "rice",
+            Estimator::Sturges => "sturges",
+            Estimator::Sqrt => "sqrt",
+        }
+    }
+
+    /// The allowed names, quoted and comma-separated, for error messages.
+    pub fn names() -> String {
+        Estimator::ALL
+            .iter()
+            .map(|e| format!("\"{}\"", e.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl fmt::Display for Estimator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Estimator {
+    type Err = HistError;
+
+    /// Names are matched exactly, as numpy does.
+    fn from_str(s: &str) -> HistResult<Self> {
+        Estimator::ALL
+            .into_iter()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| {
+                HistError::InvalidArgument(format!(
+                    "bins={s:?} is not a bin estimator: `bins` takes a positive integer, \
+                     increasing edges, or one of {}",
+                    Estimator::names()
+                ))
+            })
+    }
+}
+
+/// numpy's own message when an estimator is asked for with weights (it raises `TypeError`).
+pub const NUMPY_WEIGHTED_MESSAGE: &str =
+    "Automated estimation of the number of bins is not supported for weighted data";
+
+/// The error for `bins=<estimator>` with weights, which numpy refuses.
+pub fn weighted_error(estimator: Estimator) -> HistError {
+    HistError::InvalidArgument(format!(
+        "bins=\"{estimator}\" cannot be combined with `weights`: numpy estimates bin counts from \
+         unweighted data only ({NUMPY_WEIGHTED_MESSAGE}); pass a number of bins or explicit edges"
+    ))
+}
+
+/// What an estimator decided.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// The number of equal bins, at least 1.
+    pub bins: usize,
+    /// The estimator's bin width, before integer data raises it to 1 (numpy's selector returns
+    /// it; `bins = ceil(span / width)`); 0 for an empty sample or a zero width.
+    pub width: f64,
+    /// numpy's `RuntimeWarning`, when it would emit one: "stone" stopped at its upper bound.
+    pub warning: Option<&'static str>,
+}
+
+/// numpy's warning when "stone" picks its largest candidate.
+pub const STONE_SUBOPTIMAL: &str = "The number of bins estimated may be suboptimal.";
+
+/// The column types an estimator reads: `f32`, `f64`, `i8`..`i64` and `u8`..`u64` (temporal
+/// columns through their physical integers).
+pub trait SampleValue: sealed::Sample {}
+
+impl<T: sealed::Sample> SampleValue for T {}
+
+impl Num {
+    fn f64(self) -> f64 {
+        match self {
+            Num::F32(v) => v as f64,
+            Num::F64(v) => v,
+        }
+    }
+
+    /// numpy's `a / b`: float32 only when both are float32.
+    fn div(self, by: Num) -> Num {
+        match (self, by) {
+            (Num::F32(a), Num::F32(b)) => Num::F32(a / b),
+            (a, b) => Num::F64(a.f64() / b.f64()),
+        }
+    }
+
+    /// `self / k` for a Python int `k` (a bin count): float32 stays float32.
+    fn div_count(self, k: usize) -> Num {
+        match self {
+            Num::F32(a) => Num::F32(a / k as f32),
+            Num::F64(a) => Num::F64(a / k as f64),
+        }
+    }
+
+    fn precision(self) -> &'static str {
+        match self {
+            Num::F32(_) => "float32",
+            Num::F64(_) => "float64",
+        }
+    }
+}
+
+mod sealed;
+
+macro_rules! integer_sample {
+    ($($t:ty => $u:ty, $flip:expr),*) => {$(
+        impl sealed::Sample for $t {
+            const CLASS: Class = Class::Integer;
+            const KEY_BITS: u32 = <$t>::BITS;
+            #[inline(always)]
+            fn key(self) -> u64 {
+                // Signed values flip their sign bit to sort as unsigned.
+                ((self as $u ^ $flip) as u64) << (64 - <$t>::BITS)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn to_f32(self) -> f32 {
+                self as f32
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                false
+            }
+            #[inline(always)]
+            fn order(&self, other: &Self) -> Ordering {
+                self.cmp(other)
+            }
+            fn ptp(min: Self, max: Self) -> Num {
+                // The same width, unsigned: exact for every pair of values.
+                Num::F64((max as $u).wrapping_sub(min as $u) as f64)
+            }
+            fn lerp_diff(a: Self, b: Self) -> f64 {
+                // Integer arrays subtract in their own width and wrap (numpy 2.4 does not widen).
+                b.wrapping_sub(a) as f64
+            }
+            fn window(lo: f64, hi: f64) -> (Self, Self) {
+                // numpy compares integers as float64, a monotone cast: the kept ones are an
+                // interval, whose ends a search finds once instead of a cast per value.
+                let (min, max) = (<$t>::MIN as i128, <$t>::MAX as i128);
+                let first = first_where(min, max, |x| (x as $t) as f64 >= lo);
+                let past = first_where(min, max, |x| (x as $t) as f64 > hi);
+                match (first, past.unwrap_or(max + 1) - 1) {
+                    (Some(a), b) if a <= b => (a as $t, b as $t),
+                    _ => (<$t>::MAX, <$t>::MIN),
+                }
+            }
+            fn widened_span(v: Self) -> Num {
+                // An integer scalar minus a Python float is float64.
+                let v = v as f64;
+                Num::F64((v + 0.5) - (v - 0.5))
+            }
+            fn is_finite(self) -> bool {
+                true
+            }
+        }
+    )*};
+}
+integer_sample!(
+    i8 => u8, 1 << 7, i16 => u16, 1 << 15, i32 => u32, 1 << 31, i64 => u64, 1 << 63,
+    u8 => u8, 0, u16 => u16, 0, u32 => u32, 0, u64 => u64, 0
+);
+
+impl sealed::Sample for f32 {
+    const CLASS: Class = Class::Float32;
+    const KEY_BITS: u32 = 32;
+    #[inline(always)]
+    fn key(self) -> u64 {
+        let bits = self.to_bits();
+        let key = if bits >> 31 == 1 {
+            !bits
+        } else {
+            bits | 1 << 31
+        };
+        (key as u64) << 32
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        self.is_nan()
+    }
+    #[inline(always)]
+    fn order(&self, other: &Self) -> Ordering {
+        self.partial_cmp(other)
+            .unwrap_or_else(|| self.total_cmp(other))
+    }
+    fn ptp(min: Self, max: Self) -> Num {
+        Num::F32(max - min)
+    }
+    fn lerp_diff(a: Self, b: Self) -> f64 {
+        (b - a) as f64
+    }
+    fn window(lo: f64, hi: f64) -> (Self, Self) {
+        // A Python float meets a float32 array as float32 (NEP 50).
+        (lo as f32, hi as f32)
+    }
+    fn widened_span(v: Self) -> Num {
+        Num::F32((v + 0.5) - (v - 0.5))
+    }
+    fn is_finite(self) -> bool {
+        self.is_finite()
+    }
+}
+
+impl sealed::Sample for f64 {
+    const CLASS: Class = Class::Float64;
+    const KEY_BITS: u32 = 64;
+    #[inline(always)]
+    fn key(self) -> u64 {
+        let bits = self.to_bits();
+        if bits >> 63 == 1 {
+            !bits
+        } else {
+            bits | 1 << 63
+        }
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        self.is_nan()
+    }
+    #[inline(always)]
+    fn order(&self, other: &Self) -> Ordering {
+        self.partial_cmp(other)
+            .unwrap_or_else(|| self.total_cmp(other))
+    }
+    fn ptp(min: Self, max: Self) -> Num {
+        Num::F64(max - min)
+    }
+    fn lerp_diff(a: Self, b: Self) -> f64 {
+        b - a
+    }
+    fn window(lo: f64, hi: f64) -> (Self, Self) {
+        (lo, hi)
+    }
+    fn widened_span(v: Self) -> Num {
+        Num::F64((v + 0.5) - (v - 0.5))
+    }
+    fn is_finite(self) -> bool {
+        self.is_finite()
+    }
+}
+
+/// The number of equal bins `numpy.histogram(values, bins=estimator.name(), range=range)` uses.
+///
+/// `values` are the column's valid values in its own type (NaN, if any, are skipped as the
+/// histogram skips them; numpy itself refuses them without a `range`). A borrowed slice is
+/// copied only when `range` cuts it or NaN must be skipped, and a `Vec` is then cut in place;
+/// the quartiles of "fd" and "auto" copy the values near them, less than the sample in all.
+///
+/// `histogram(k)` is called only by [`Estimator::Stone`], for `k = 1..=max(100, sqrt(n))`: it
+/// must return the counts of `numpy.histogram(values, bins=k, range=range)` (the same `range`,
+/// `None` included), `k` of them: as many histograms of the column as numpy makes, which
+/// dominates the cost of "stone" on large columns. Its errors (numpy refuses bins that
+/// collapse) are returned, with the bin count that failed.
+///
+/// Errors as numpy fails: an invalid `range`, an infinite range taken from the data, a width or
+/// span that overflows to infinity or NaN, and (beyond numpy) more than [`MAX_BINS`] bins.
+pub fn equal_bin_count<'a, T: SampleValue>(
+    estimator: Estimator,
+    values: impl Into<Cow<'a, [T]>>,
+    range: Option<(f64, f64)>,
+    histogram: &mut dyn FnMut(usize) -> HistResult<Vec<u64>>,
+) -> HistResult<Estimate> {
+    let values: Cow<'a, [T]> = values.into();
+    let (sample, delta) = match range {
+        Some(range) => {
+            let (lo, hi) = outer_edges(range)?;
+            let (first, last) = T::window(lo, hi);
+            // `&`, not `&&`: both comparisons and no branch, so the count can vectorize.
+            let sample = Sample::new(keep(values, move |x| (x >= first) & (x <= last)));
+            (sample, Num::F64(hi - lo))
+        }
+        None => {
+            let values = match T::CLASS {
+                Class::Integer => values,
+                _ => keep(values, |x| !x.is_nan()),
+            };
+            let sample = Sample::new(values);
+            let Some((min, max)) = sample.extremes else {
+                return Ok(one_bin());
+            };
+            if !(min.is_finite() && max.is_finite()) {
+                return Err(HistError::InvalidArgument(format!(
+                    "the range taken from the data, [{}, {}], is not finite: pass \
+                     `range=(min, max)` to estimate bins for data with infinite values",
+                    min.to_f64(),
+                    max.to_f64()
+                )));
+            }
+            let delta = if min == max {
+                T::widened_span(min)
+            } else {
+                T::ptp(min, max)
+            };
+            (sample, delta)
+        }
+    };
+    if sample.values.is_empty() {
+        return Ok(one_bin());
+    }
+    let mut warning = None;
+    let width = match estimator {
+        Estimator::Auto => sample.auto(),
+        Estimator::Fd => sample.fd(),
+        Estimator::Doane => sample.doane(),
+        Estimator::Scott => sample.scott(),
+        Estimator::Stone => {
+            let (width, at_bound) = sample.stone(histogram)?;
+            if at_bound {
+                warning = Some(STONE_SUBOPTIMAL);
+            }
+            width
+        }
+        Estimator::Rice => sample.rice(),
+        Estimator::Sturges => sample.sturges(),
+        Estimator::Sqrt => sample.sqrt(),
+    };
+    let bins = count_from_width(estimator, width, delta, T::CLASS == Class::Integer)?;
+    Ok(Estimate {
+        bins,
+        width: width.f64(),
+        warning,
+    })
+}
+
+fn one_bin() -> Estimate {
+    Estimate {
+        bins: 1,
+        width: 0.0,
+        warning: None,
+    }
+}
+
+/// numpy's `_get_outer_edges` for a given range: checked, and widened by 0.5 when empty.
+fn outer_edges((lo, hi): (f64, f64)) -> HistResult<(f64, f64)> {
+    if !(lo.is_finite() && hi.is_finite()) {
+        return Err(HistError::InvalidArgument(format!(
+            "`range` must be finite, got ({lo}, {hi})"
+        )));
+    }
+    if lo > hi {
+        return Err(HistError::InvalidArgument(format!(
+            "`range` must have min <= max, got ({lo}, {hi})"
+        )));
+    }
+    Ok(if lo == hi {
+        (lo - 0.5, hi + 0.5)
+    } else {
+        (lo, hi)
+    })
+}
+
+/// Values per piece of work in the parallel passes.
+const PIECE: usize = 1 << 16;
+
+/// The values `pred` keeps, in order; no copy when it keeps them all, none either when `values`
+/// is owned.
+fn keep<'a, T: SampleValue>(values: Cow<'a, [T]>, pred: impl Fn(T) -> bool + Sync) -> Cow<'a, [T]> {
+    let kept: Vec<usize> = values
+        .par_chunks(PIECE)
+        .map(|piece| piece.iter().map(|&x| pred(x) as usize).sum::<usize>())
+        .collect();
+    let total: usize = kept.iter().sum();
+    if total == values.len() {
+        return values;
+    }
+    let source = match values {
+        Cow::Owned(mut v) => {
+            v.retain(|&x| pred(x));
+            return Cow::Owned(v);
+        }
+        Cow::Borrowed(v) => v,
+    };
+    let Some(piece) = kept.iter().position(|&count| count > 0) else {
+        return Cow::Owned(Vec::new());
+    };
+    let first = source[piece * PIECE..]
+        .iter()
+        .copied()
+        .find(|&x| pred(x))
+        .expect("a counted value");
+    // Each piece writes its kept values at the offset the counts give it.
+    let mut out = vec![first; total];
+    let mut rest = &mut out[..];
+    let mut targets = Vec::with_capacity(kept.len());
+    for &count in &kept {
+        let (head, tail) = rest.split_at_mut(count);
+        targets.push(head);
+        rest = tail;
+    }
+    source
+        .par_chunks(PIECE)
+        .zip(targets)
+        .for_each(|(piece, target)| {
+            let mut slots = target.iter_mut();
+            for &x in piece.iter().filter(|&&x| pred(x)) {
+                if let Some(slot) = slots.next() {
+                    *slot = x;
+                }
+            }
+        });
+    Cow::Owned(out)
+}
+
+/// The smallest `x` in `lo..=hi` where `pred` holds, for `pred` false and then true.
+fn first_where(mut lo: i128, mut hi: i128, pred: impl Fn(i128) -> bool) -> Option<i128> {
+    if !pred(hi) {
+        return None;
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(lo)
+}
+
+/// `int(np.ceil(delta / width))` with numpy's guards, or why there is no such count.
+fn count_from_width(
+    estimator: Estimator,
+    width: Num,
+    delta: Num,
+    integer: bool,
+) -> HistResult<usize> {
+    // `if width:` — zero (either sign) means one bin; NaN is truthy and fails below.
+    if width.f64() == 0.0 {
+        return Ok(1);
+    }
+    // Integer data never gets bins narrower than 1 (the Python int 1: float64 division).
+    let width = if integer && width.f64() < 1.0 {
+        Num::F64(1.0)
+    } else {
+        width
+    };
+    let ratio = delta.div(width);
+    let count = match ratio {
+        Num::F32(r) => r.ceil() as f64,
+        Num::F64(r) => r.ceil(),
+    };
+    if !count.is_finite() || count < 1.0 {
+        return Err(HistError::InvalidArgument(format!(
+            "bins=\"{estimator}\" finds no bin count for this data: a bin width of {} over a span \
+             of {} gives {} bins in {} (numpy fails here too); pass a number of bins or a \
+             narrower `range`",
+            show(width.f64()),
+            show(delta.f64()),
+            show(count),
+            ratio.precision()
+        )));
+    }
+    if count > MAX_BINS as f64 {
+        return Err(HistError::InvalidArgument(format!(
+            "bins=\"{estimator}\" estimates {} bins for this data, more than the {MAX_BINS} a \
+             histogram can hold; pass a number of bins or a narrower `range`",
+            show(count)
+        )));
+    }
+    Ok(count as usize)
+}
+
+/// A float for a message: plain when short, in exponent form when very large or small.
+fn show(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-4..1e16).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+#[cfg(test)]
+mod tests;

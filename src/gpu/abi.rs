@@ -1,0 +1,239 @@
+//! The kernels' parameters as `#[repr(C)]` structs, laid out as kernels/abi.cuh declares them
+//! (the sizes are asserted on both sides), and the one marshaller from an axis's rule to the
+//! device's `Rule`.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr};
+
+use crate::bins::{BinSpec, UniformBins};
+use crate::error::HistResult;
+use crate::gpu::context::driver;
+use crate::gpu::kernel::RuleVariant;
+use crate::input::bytes_of;
+use crate::job::{Axis, GroupKeys, Rule as AxisRule};
+
+/// `Column`: `len` values `stride` apart, with an Arrow validity bitmap (0: every row valid).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Column {
+    pub values: u64,
+    pub validity: u64,
+    pub validity_offset: u64,
+    pub len: u64,
+    pub stride: u64,
+}
+
+/// `WeightColumn`: float64 weights and their validity (0: unweighted, or every row valid).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WeightColumn {
+    pub values: u64,
+    pub validity: u64,
+    pub validity_offset: u64,
+}
+
+/// `Rule`: what a kernel needs of an axis's rule (which fields it reads is fixed when it is
+/// compiled; see `KernelId`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Rule {
+    pub edges: u64,
+    pub table: u64,
+    pub lo: i64,
+    pub n: u32,
+    pub pad: u32,
+    pub first: f64,
+    pub last: f64,
+    pub denom: f64,
+    pub n_f: f64,
+    pub scale: f64,
+    pub margin: f64,
+    pub start: f64,
+    pub step: f64,
+}
+
+/// `SharedLayout`: the shared family's replicated counters.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SharedLayout {
+    pub replicas: u32,
+    pub stride: u32,
+}
+
+/// `Segments`: the segmented family's scratch and layout.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Segments {
+    pub keys: u64,
+    pub starts: u64,
+    pub cum: u64,
+    pub totals: u64,
+    pub partitions: u32,
+    pub width_bits: u32,
+    pub tiles: u32,
+    pub rows_per_item: u32,
+}
+
+/// `CountParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CountParams {
+    pub rows: Column,
+    pub weights: WeightColumn,
+    pub rule: Rule,
+    pub shared: SharedLayout,
+    pub seg: Segments,
+    pub out: u64,
+}
+
+/// `LinearizeParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LinearizeParams {
+    pub rows: Column,
+    pub rule: Rule,
+    pub cells: u64,
+    pub cell_stride: u32,
+    pub cells_total: u32,
+    pub first: u32,
+    pub pad: u32,
+}
+
+/// `ExtremesParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExtremesParams {
+    pub rows: Column,
+    pub mins: u64,
+    pub maxs: u64,
+    pub found: u64,
+}
+
+/// `EdgesParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EdgesParams {
+    pub out: u64,
+    pub n: u32,
+    pub single: u32,
+    pub start: f64,
+    pub step: f64,
+    pub last: f64,
+}
+
+// The same sizes as kernels/abi.cuh's static_asserts.
+const _: () = {
+    assert!(std::mem::size_of::<Column>() == 40);
+    assert!(std::mem::size_of::<WeightColumn>() == 24);
+    assert!(std::mem::size_of::<Rule>() == 96);
+    assert!(std::mem::size_of::<SharedLayout>() == 8);
+    assert!(std::mem::size_of::<Segments>() == 48);
+    assert!(std::mem::size_of::<CountParams>() == 224);
+    assert!(std::mem::size_of::<LinearizeParams>() == 160);
+    assert!(std::mem::size_of::<ExtremesParams>() == 64);
+    assert!(std::mem::size_of::<EdgesParams>() == 40);
+};
+
+// SAFETY: plain old data, laid out as the kernels read it (sizes asserted above and in C).
+unsafe impl DeviceRepr for CountParams {}
+unsafe impl DeviceRepr for LinearizeParams {}
+unsafe impl DeviceRepr for ExtremesParams {}
+unsafe impl DeviceRepr for EdgesParams {}
+unsafe impl DeviceRepr for Segments {}
+
+/// An axis's rule on the device, with the device buffers it points into (edges, group table),
+/// which must outlive every launch that reads them.
+pub struct DeviceRule {
+    pub rule: Rule,
+    _edges: Option<CudaSlice<u8>>,
+    _table: Option<CudaSlice<u32>>,
+}
+
+impl DeviceRule {
+    /// The device form of `axis` for a kernel compiled for `variant`: the edge array only where
+    /// the kernel reads it (not where it recomputes equal bins' edges from their formula), the
+    /// cheap rule's margin only where the kernel does not replay numpy's arithmetic.
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        axis: &Axis,
+        variant: Option<RuleVariant>,
+    ) -> HistResult<Self> {
+        let copy_edges = variant.is_some_and(|v| v.reads_edges());
+        let cheap = variant.is_some_and(|v| !v.literal && !v.right);
+        let mut rule = Rule::default();
+        let mut edges = None;
+        let mut table = None;
+        let copy = driver("copying the bin edges");
+        match &axis.rule {
+            AxisRule::Bins(spec) => {
+                rule.n = spec.len() as u32;
+                (rule.first, rule.last) = (spec.edge(0), spec.edge(spec.len()));
+                let bytes: Option<&[u8]> = match spec {
+                    BinSpec::Uniform32(u) => {
+                        uniform(&mut rule, u, cheap);
+                        copy_edges.then(|| bytes_of(&u.edges))
+                    }
+                    BinSpec::Uniform64(u) => {
+                        uniform(&mut rule, u, cheap);
+                        copy_edges.then(|| bytes_of(&u.edges))
+                    }
+                    BinSpec::Edges(e) => Some(bytes_of(&e.edges)),
+                    BinSpec::Half(_) => return Err(float16_on_cpu()),
+                };
+                if let Some(bytes) = bytes {
+                    let slice = stream.clone_htod(bytes).map_err(&copy)?;
+                    rule.edges = slice.device_ptr(stream).0;
+                    edges = Some(slice);
+                }
+            }
+            AxisRule::Groups(groups) => {
+                rule.n = groups.count as u32;
+                if let GroupKeys::Table { lo, table: ids } = &groups.keys {
+                    let slice = stream.clone_htod(ids).map_err(&copy)?;
+                    rule.table = slice.device_ptr(stream).0;
+                    rule.lo = *lo;
+                    table = Some(slice);
+                }
+            }
+        }
+        Ok(DeviceRule {
+            rule,
+            _edges: edges,
+            _table: table,
+        })
+    }
+
+    /// The rule of a cells column: the value is the bin.
+    pub fn index(cells: usize) -> Self {
+        DeviceRule {
+            rule: Rule {
+                n: cells as u32,
+                ..Default::default()
+            },
+            _edges: None,
+            _table: None,
+        }
+    }
+}
+
+/// Why a Float16 column is not counted on the GPU.
+pub fn float16_on_cpu() -> crate::error::HistError {
+    crate::error::HistError::InvalidArgument(
+        "Float16 columns are binned on the CPU (numpy's float16 arithmetic): use \
+         device=\"cpu\" or \"auto\", or cast the column to Float32"
+            .into(),
+    )
+}
+
+/// Equal bins' numbers; `cheap`: the kernel runs the cheap rule, which reads the proved margin.
+fn uniform<F: crate::bins::BinFloat>(rule: &mut Rule, u: &UniformBins<F>, cheap: bool) {
+    rule.denom = u.estimate.denom;
+    rule.n_f = u.estimate.n;
+    rule.scale = u.scale.to_f64();
+    rule.margin = if cheap { u.margin().to_f64() } else { 0.5 };
+    if let Some(f) = u.linspace {
+        rule.start = f.start;
+        rule.step = f.step;
+    }
+}

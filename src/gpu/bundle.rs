@@ -1,0 +1,283 @@
+//! Kernels compiled ahead of time: a bundle of CUBINs, built when a wheel is built (NVRTC runs
+//! without a GPU) for the architectures a wheel serves, and shipped beside the native module,
+//! so that the first call on those GPUs compiles nothing. A bundle holds the kernels of one
+//! kernel source (its hash): a bundle of other sources is ignored, never loaded.
+//!
+//! Format: `PGHBNDL1`, the kernels' hash (16 hex bytes), the entry count (u32), then per entry
+//! the name's length (u16), the name (`<kernel>-sm<arch>`), the payload's length (u32) and
+//! FNV-1a checksum (u64), and the payload.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+
+use crate::dtype::DType;
+use crate::error::{HistError, HistResult};
+use crate::gpu::compile::{self, checksum, KERNELS_HASH};
+use crate::gpu::kernel::{Family, KernelId, RuleKind, RuleVariant};
+
+const MAGIC: &[u8; 8] = b"PGHBNDL1";
+
+/// Compiled images by entry name (`<kernel>-sm<arch>`).
+type Images = HashMap<String, Vec<u8>>;
+
+/// The bundle in use, once one is set.
+static BUNDLE: OnceLock<Mutex<Option<Images>>> = OnceLock::new();
+
+fn bundle() -> &'static Mutex<Option<Images>> {
+    BUNDLE.get_or_init(|| Mutex::new(None))
+}
+
+fn entry_name(id: &KernelId, arch: u32) -> String {
+    format!("{id}-sm{arch}")
+}
+
+/// Reads the bundle at `path`; returns how many kernels it holds for these kernel sources (0
+/// when it was built from others, which are ignored).
+pub fn load(path: &Path) -> HistResult<usize> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| HistError::Gpu(format!("cannot read {}: {e}", path.display())))?;
+    let entries = parse(&bytes).ok_or_else(|| {
+        HistError::Gpu(format!(
+            "{} is not a kernel bundle of this version",
+            path.display()
+        ))
+    })?;
+    let count = entries.len();
+    *bundle().lock().unwrap_or_else(|p| p.into_inner()) = Some(entries);
+    Ok(count)
+}
+
+fn parse(bytes: &[u8]) -> Option<Images> {
+    let mut at = 0usize;
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let s = bytes.get(at..at + n)?;
+        at += n;
+        Some(s)
+    };
+    if take(8)? != MAGIC {
+        return None;
+    }
+    if take(16)? != KERNELS_HASH.as_bytes() {
+        return Some(HashMap::new());
+    }
+    let count = u32::from_le_bytes(take(4)?.try_into().ok()?);
+    let mut entries = HashMap::new();
+    for _ in 0..count {
+        let name_len = u16::from_le_bytes(take(2)?.try_into().ok()?) as usize;
+        let name = String::from_utf8(take(name_len)?.to_vec()).ok()?;
+        let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+        let sum = u64::from_le_bytes(take(8)?.try_into().ok()?);
+        let payload = take(len)?;
+        if checksum(payload) != sum {
+            return None;
+        }
+        entries.insert(name, payload.to_vec());
+    }
+    Some(entries)
+}
+
+/// The prebuilt CUBIN of `id` for `sm_{arch}`, if the bundle has it.
+pub fn find(id: &KernelId, arch: u32) -> Option<Vec<u8>> {
+    let guard = bundle().lock().unwrap_or_else(|p| p.into_inner());
+    guard.as_ref()?.get(&entry_name(id, arch)).cloned()
+}
+
+/// The kernels a bundle holds: what plans choose for every column type with numpy's and
+/// Polars' equal bins and explicit edges, counted or weighted, 1-D, n-D and by=, with the
+/// automatic range; variants plans seldom need (numpy's literal rule below `UNPROVED_BINS`,
+/// flow bins) compile on first use.
+pub fn common_kernels() -> Vec<KernelId> {
+    let rule = |kind, right, formula| RuleVariant {
+        kind,
+        right,
+        literal: false,
+        formula,
+        wide: false,
+        flow: false,
+    };
+    let literal = |variant: RuleVariant, wide| RuleVariant {
+        literal: true,
+        wide,
+        ..variant
+    };
+    let mut out = vec![KernelId::SegScan, KernelId::SegCount];
+    for dtype in [DType::F32, DType::F64] {
+        out.push(KernelId::Edges { dtype });
+    }
+    for dtype in DType::ALL {
+        out.push(KernelId::Extremes { dtype });
+        let uniform = if dtype == DType::F32 {
+            RuleKind::U32
+        } else {
+            RuleKind::U64
+        };
+        for right in [false, true] {
+            let equal = if right { RuleKind::U64 } else { uniform };
+            for family in [Family::Shared, Family::Packed] {
+                out.push(count(family, false, dtype, rule(equal, right, 0)));
+            }
+            // Past `UNPROVED_BINS` numpy's bins replay numpy's arithmetic: float32 data with a
+            // range of Python floats (estimate and edges in float64) or from the data (float32).
+            let large = match (right, dtype) {
+                (true, _) => vec![rule(equal, true, 1)],
+                (false, DType::F32) => vec![
+                    literal(rule(equal, false, 1), true),
+                    literal(rule(equal, false, 2), false),
+                ],
+                (false, _) => vec![literal(rule(equal, false, 1), false)],
+            };
+            for family in [Family::Segmented, Family::Global] {
+                for &variant in &large {
+                    out.push(count(family, false, dtype, variant));
+                }
+            }
+            out.push(count(Family::Shared, true, dtype, rule(equal, right, 0)));
+            out.push(count(
+                Family::Shared,
+                false,
+                dtype,
+                rule(RuleKind::Edges, right, 0),
+            ));
+            out.push(KernelId::Linearize {
+                dtype,
+                rule: rule(equal, right, 0),
+            });
+        }
+        if !dtype.is_float() {
+            out.push(KernelId::Linearize {
+                dtype,
+                rule: rule(RuleKind::Table, false, 0),
+            });
+        }
+    }
+    for family in [
+        Family::Shared,
+        Family::Packed,
+        Family::Segmented,
+        Family::Global,
+    ] {
+        out.push(count(
+            family,
+            false,
+            DType::U32,
+            rule(RuleKind::Index, false, 0),
+        ));
+    }
+    out.push(count(
+        Family::Shared,
+        true,
+        DType::U32,
+        rule(RuleKind::Index, false, 0),
+    ));
+    out.push(count(
+        Family::Global,
+        true,
+        DType::U32,
+        rule(RuleKind::Index, false, 0),
+    ));
+    out
+}
+
+fn count(family: Family, weighted: bool, dtype: DType, rule: RuleVariant) -> KernelId {
+    KernelId::Count {
+        family,
+        weighted,
+        dtype,
+        rule,
+    }
+}
+
+/// Compiles `kernels` for each of `archs` with NVRTC, on `threads` threads, into a bundle at
+/// `path`. Returns the number of kernels written.
+pub fn build(
+    path: &Path,
+    archs: &[u32],
+    kernels: &[KernelId],
+    threads: usize,
+) -> HistResult<usize> {
+    let jobs: Vec<(KernelId, u32)> = archs
+        .iter()
+        .flat_map(|&arch| kernels.iter().map(move |&k| (k, arch)))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = Mutex::new(Vec::with_capacity(jobs.len()));
+    let failure = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| {
+                while let Some(&(id, arch)) =
+                    jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    match compile::compile(&id, arch, false) {
+                        Ok(cubin) => results
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push((entry_name(&id, arch), cubin)),
+                        Err(e) => {
+                            *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    let mut entries = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    entries.sort();
+    let mut out = Vec::new();
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(KERNELS_HASH.as_bytes());
+    out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    for (name, payload) in &entries {
+        out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(&checksum(payload).to_le_bytes());
+        out.extend_from_slice(payload);
+    }
+    std::fs::write(path, out)
+        .map_err(|e| HistError::Gpu(format!("cannot write {}: {e}", path.display())))?;
+    Ok(entries.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bundle_round_trips_and_a_foreign_one_is_ignored() {
+        let dir = std::env::temp_dir().join(format!("pgh-bundle-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("k.bundle");
+        // Built by hand: the build path needs NVRTC, which the compile test covers.
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(KERNELS_HASH.as_bytes());
+        bytes.extend_from_slice(&1u32.to_le_bytes());
+        let name = entry_name(&KernelId::SegScan, 90);
+        bytes.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(name.as_bytes());
+        bytes.extend_from_slice(&3u32.to_le_bytes());
+        bytes.extend_from_slice(&checksum(b"abc").to_le_bytes());
+        bytes.extend_from_slice(b"abc");
+        let parsed = parse(&bytes).unwrap();
+        assert_eq!(parsed[&name], b"abc");
+        let mut foreign = bytes.clone();
+        foreign[8] ^= 1;
+        assert!(parse(&foreign).unwrap().is_empty());
+        let mut torn = bytes.clone();
+        torn.pop();
+        assert!(parse(&torn).is_none());
+        std::fs::write(&path, &bytes).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_common_kernels_are_distinct() {
+        let all = common_kernels();
+        let unique: std::collections::HashSet<_> = all.iter().collect();
+        assert_eq!(unique.len(), all.len());
+    }
+}

@@ -1,0 +1,165 @@
+//! The kernels compile with NVRTC (CI has NVRTC from PyPI, no GPU), and the disk cache trusts
+//! only what it should.
+
+use super::*;
+use crate::dtype::DType;
+use crate::gpu::kernel::{Family, RuleKind, RuleVariant};
+
+fn rule(kind: RuleKind) -> RuleVariant {
+    RuleVariant {
+        kind,
+        right: false,
+        literal: false,
+        formula: 0,
+        wide: false,
+        flow: false,
+    }
+}
+
+/// Every family, rule kind and variant flag, every value type at least once.
+fn kernels() -> Vec<KernelId> {
+    let mut out = Vec::new();
+    let count = |family, weighted, dtype, rule| KernelId::Count {
+        family,
+        weighted,
+        dtype,
+        rule,
+    };
+    for family in [
+        Family::Shared,
+        Family::Packed,
+        Family::Segmented,
+        Family::Global,
+    ] {
+        out.push(count(family, false, DType::F32, rule(RuleKind::U32)));
+        out.push(count(family, false, DType::U32, rule(RuleKind::Index)));
+    }
+    for family in [Family::Shared, Family::Global] {
+        out.push(count(family, true, DType::F64, rule(RuleKind::Edges)));
+    }
+    let variants = [
+        RuleVariant {
+            right: true,
+            ..rule(RuleKind::U64)
+        },
+        RuleVariant {
+            literal: true,
+            wide: true,
+            ..rule(RuleKind::U32)
+        },
+        RuleVariant {
+            literal: true,
+            formula: 1,
+            ..rule(RuleKind::U64)
+        },
+        RuleVariant {
+            formula: 2,
+            ..rule(RuleKind::U32)
+        },
+        RuleVariant {
+            flow: true,
+            right: true,
+            ..rule(RuleKind::Edges)
+        },
+    ];
+    for v in variants {
+        out.push(count(Family::Global, false, DType::F32, v));
+    }
+    for dtype in DType::ALL {
+        out.push(count(Family::Shared, false, dtype, rule(RuleKind::U64)));
+        out.push(KernelId::Extremes { dtype });
+    }
+    for dtype in [DType::I8, DType::U16, DType::F64] {
+        out.push(KernelId::Linearize {
+            dtype,
+            rule: rule(RuleKind::U64),
+        });
+    }
+    out.push(KernelId::Linearize {
+        dtype: DType::I32,
+        rule: rule(RuleKind::Table),
+    });
+    out.push(KernelId::SegScan);
+    out.push(KernelId::SegCount);
+    out.push(KernelId::Edges { dtype: DType::F32 });
+    out.push(KernelId::Edges { dtype: DType::F64 });
+    out
+}
+
+/// CI installs NVRTC from PyPI and sets PGH_REQUIRE_NVRTC=1, so a kernel that does not compile
+/// fails there; elsewhere the test is skipped when no NVRTC is found.
+#[test]
+fn every_kind_of_kernel_compiles_for_ampere_and_hopper() {
+    if !nvrtc_present() {
+        assert!(
+            std::env::var_os("PGH_REQUIRE_NVRTC").is_none(),
+            "PGH_REQUIRE_NVRTC is set but libnvrtc was not found on the library path"
+        );
+        eprintln!("skipped: no NVRTC here");
+        return;
+    }
+    let jobs: Vec<(KernelId, u32)> = [80, 90]
+        .into_iter()
+        .flat_map(|arch| kernels().into_iter().map(move |k| (k, arch)))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while let Some(&(id, arch)) =
+                    jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    let out = compile(&id, arch, false).unwrap();
+                    assert!(
+                        out.starts_with(b"\x7fELF"),
+                        "{id} sm_{arch}: not an ELF cubin"
+                    );
+                }
+            });
+        }
+    });
+    // The module names its one entry point as the host calls it.
+    let ptx = compile(&kernels()[0], 90, true).unwrap();
+    assert!(String::from_utf8_lossy(&ptx).contains(".entry count("));
+}
+
+#[test]
+fn entries_round_trip_and_damaged_ones_are_refused() {
+    let dir = std::env::temp_dir().join(format!("pgh-cache-test-{}", std::process::id()));
+    fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+    let payload = b"\x7fELF a cubin".to_vec();
+    write_entry(&dir, "k.cubin", &payload).unwrap();
+    assert_eq!(read_entry(&dir.join("k.cubin")), Some(payload.clone()));
+    // A torn or altered entry is not loaded.
+    let mut bytes = fs::read(dir.join("k.cubin")).unwrap();
+    *bytes.last_mut().unwrap() ^= 1;
+    fs::write(dir.join("k.cubin"), &bytes).unwrap();
+    assert_eq!(read_entry(&dir.join("k.cubin")), None);
+    fs::write(dir.join("short.cubin"), b"PGHCUBN1").unwrap();
+    assert_eq!(read_entry(&dir.join("short.cubin")), None);
+    // Nor one reached through a symbolic link.
+    write_entry(&dir, "real.cubin", &payload).unwrap();
+    std::os::unix::fs::symlink(dir.join("real.cubin"), dir.join("link.cubin")).unwrap();
+    assert_eq!(read_entry(&dir.join("link.cubin")), None);
+    // Writing never follows a link planted at the final name: the rename replaces the link.
+    let victim = dir.join("victim");
+    fs::write(&victim, b"keep").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("planted.cubin")).unwrap();
+    write_entry(&dir, "planted.cubin", &payload).unwrap();
+    assert_eq!(fs::read(&victim).unwrap(), b"keep");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_cache_others_can_write_is_not_used() {
+    let dir = std::env::temp_dir().join(format!("pgh-open-cache-{}", std::process::id()));
+    fs::DirBuilder::new().mode(0o777).create(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+    // SAFETY: tests in this crate that read POLARS_GPU_HIST_CACHE run in this test only.
+    unsafe { std::env::set_var("POLARS_GPU_HIST_CACHE", &dir) };
+    let status = cache_status();
+    unsafe { std::env::remove_var("POLARS_GPU_HIST_CACHE") };
+    assert!(status.unwrap_err().contains("can be written by others"));
+    fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,192 @@
+//! The process's CUDA context: opened once, on first use, never by a panic (a machine without a
+//! driver simply has no GPU), with the device's properties and the kernels loaded so far.
+
+use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DriverError};
+
+use crate::error::{HistError, HistResult};
+use crate::gpu::compile;
+use crate::gpu::kernel::KernelId;
+use crate::gpu::plan::DeviceProps;
+
+/// The process's GPU, opened on first use.
+pub struct Gpu {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub props: DeviceProps,
+    /// Compute capability as `major * 10 + minor` (the `sm_XX` kernels are built for).
+    pub arch: u32,
+    kernels: Mutex<HashMap<KernelId, (Arc<CudaModule>, CudaFunction)>>,
+}
+
+static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
+
+/// A thread's stream, and the event that orders it after the legacy default stream.
+#[derive(Clone)]
+struct ThreadStream {
+    stream: Arc<CudaStream>,
+    default_done: Arc<CudaEvent>,
+}
+
+thread_local! {
+    static THREAD_STREAM: OnceCell<ThreadStream> = const { OnceCell::new() };
+}
+
+/// The GPU, or why there is none (no driver, no device, a failed context).
+pub fn get() -> HistResult<&'static Gpu> {
+    GPU.get_or_init(|| {
+        Gpu::open().map_err(|e| match e {
+            HistError::Gpu(why) => why,
+            other => other.to_string(),
+        })
+    })
+    .as_ref()
+    .map_err(|why| HistError::Gpu(why.clone()))
+}
+
+/// Whether a GPU can be used in this process.
+pub fn available() -> bool {
+    get().is_ok()
+}
+
+/// The driver's handle for the legacy default stream (`CU_STREAM_LEGACY` in cuda.h).
+const CU_STREAM_LEGACY: cudarc::driver::sys::CUstream = 0x1 as cudarc::driver::sys::CUstream;
+
+/// A driver error as ours, naming what failed; out-of-memory said plainly.
+pub(crate) fn driver(what: &str) -> impl Fn(DriverError) -> HistError + '_ {
+    move |e| {
+        let text = format!("{e:?}");
+        if text.contains("OUT_OF_MEMORY") {
+            HistError::Gpu(format!("out of device memory ({what})"))
+        } else {
+            HistError::Gpu(format!("{what}: {text}"))
+        }
+    }
+}
+
+impl Gpu {
+    fn open() -> HistResult<Gpu> {
+        // SAFETY: only tries to dlopen libcuda; cudarc panics on first use without it.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(HistError::Gpu(
+                "no NVIDIA driver (libcuda) was found".into(),
+            ));
+        }
+        let ctx = std::panic::catch_unwind(|| CudaContext::new(0))
+            .map_err(|_| HistError::Gpu("the CUDA driver failed to initialize".into()))?
+            .map_err(driver("no usable CUDA device"))?;
+        let attr = |a: Attr| {
+            ctx.attribute(a)
+                .map(|v| v as u32)
+                .map_err(driver("device query"))
+        };
+        // SAFETY: each call synchronizes its stream before it returns, and a buffer is used on
+        // the stream that made it (or after that stream was synchronized): the wrapper's
+        // events per buffer and per use ordered nothing more, at several driver calls each.
+        unsafe { ctx.disable_event_tracking() };
+        let (major, minor) = ctx.compute_capability().map_err(driver("device query"))?;
+        let props = DeviceProps {
+            name: ctx.name().map_err(driver("device query"))?,
+            compute_capability: (major as u32, minor as u32),
+            sm_count: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            shared_per_block_optin: attr(
+                Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )?,
+            shared_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
+            max_threads_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
+            l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+            pageable_memory_access: attr(Attr::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS)? != 0,
+            total_memory: cudarc::driver::result::mem_get_info()
+                .map_err(driver("device query"))?
+                .1 as u64,
+        };
+        Ok(Gpu {
+            ctx,
+            arch: major as u32 * 10 + minor as u32,
+            props,
+            kernels: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The device's ordinal (the one device this process uses).
+    pub fn ordinal(&self) -> i32 {
+        self.ctx.ordinal() as i32
+    }
+
+    /// The calling thread's stream, made on its first use: concurrent callers (Polars'
+    /// threads) each have their own, and every call synchronizes it before returning. Made
+    /// once rather than per call: the driver wrapper synchronizes the whole context whenever a
+    /// context's first stream is made, which a stream made and dropped per call paid each time.
+    pub fn stream(&self) -> HistResult<Arc<CudaStream>> {
+        Ok(self.thread_stream()?.stream)
+    }
+
+    /// The calling thread's stream, ordered after the work queued so far on the legacy default
+    /// stream. Our streams do not block on it, but that is where CuPy, for one, copies an array
+    /// in: a kernel that read the array without waiting raced the copy (miscounts seen on an
+    /// H200).
+    pub fn stream_after_default(&self) -> HistResult<Arc<CudaStream>> {
+        let ThreadStream {
+            stream,
+            default_done,
+        } = self.thread_stream()?;
+        // SAFETY: CU_STREAM_LEGACY is a valid handle in every context and is never destroyed.
+        let legacy = unsafe { self.ctx.wrap_borrowed_stream(CU_STREAM_LEGACY) };
+        let order = driver("ordering after the default stream");
+        default_done.record(&legacy).map_err(&order)?;
+        stream.wait(&default_done).map_err(&order)?;
+        Ok(stream)
+    }
+
+    fn thread_stream(&self) -> HistResult<ThreadStream> {
+        THREAD_STREAM.with(|cell| {
+            if let Some(made) = cell.get() {
+                return Ok(made.clone());
+            }
+            let made = ThreadStream {
+                stream: self.ctx.new_stream().map_err(driver("stream"))?,
+                default_done: Arc::new(
+                    self.ctx
+                        .new_event(None)
+                        .map_err(driver("creating an event"))?,
+                ),
+            };
+            Ok(cell.get_or_init(|| made).clone())
+        })
+    }
+
+    /// The kernel `id`, compiled (or found prebuilt or in the disk cache) and loaded on first
+    /// use; `shared_bytes` of dynamic shared memory allowed.
+    pub fn kernel(&self, id: KernelId, shared_bytes: u32) -> HistResult<CudaFunction> {
+        let func = {
+            let mut kernels = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
+            match kernels.get(&id) {
+                Some((_, f)) => f.clone(),
+                None => {
+                    let cubin = compile::cubin(&id, self.arch)?;
+                    let module = self
+                        .ctx
+                        .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
+                        .map_err(driver("loading a kernel"))?;
+                    let f = module
+                        .load_function(id.entry())
+                        .map_err(driver("looking up a kernel"))?;
+                    kernels.insert(id, (module, f.clone()));
+                    f
+                }
+            }
+        };
+        if shared_bytes > 48 * 1024 {
+            use cudarc::driver::sys::CUfunction_attribute as F;
+            func.set_attribute(
+                F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared_bytes as i32,
+            )
+            .map_err(driver("asking for shared memory"))?;
+        }
+        Ok(func)
+    }
+}

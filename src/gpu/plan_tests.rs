@@ -1,0 +1,220 @@
+//! The plan's choices for chosen bin counts, devices and kernels.
+
+use super::*;
+use crate::bins::{BinSpec, Binning as Bins, Closed, Extremes, Range, ValueKind};
+
+fn spec(bins: Bins) -> BinSpec {
+    BinSpec::resolve(
+        &bins,
+        Some(Range::new(0.0, 1.0)).filter(|_| matches!(bins, Bins::Count(_))),
+        Closed::Left,
+        ValueKind::Float32,
+        || Ok(Extremes::Empty),
+    )
+    .unwrap()
+}
+
+/// The plan of a 1-D float32 column binned by `spec`.
+fn plan(
+    props: &DeviceProps,
+    spec: &BinSpec,
+    weighted: bool,
+    rows: u64,
+    force: Option<Family>,
+) -> HistResult<Plan> {
+    let axes = [Axis::bins(spec.clone(), false)];
+    super::plan(
+        props,
+        &axes,
+        &[DType::F32],
+        spec.len(),
+        weighted,
+        rows,
+        force,
+    )
+}
+
+#[test]
+fn small_bins_take_shared_memory_with_replicas() {
+    let p = plan(
+        &DeviceProps::h100(),
+        &spec(Bins::Count(256)),
+        false,
+        1 << 29,
+        None,
+    )
+    .unwrap();
+    assert_eq!(p.family, Family::Shared);
+    assert_eq!(p.kernel.to_string(), "count_shared_float32_u32_left");
+    assert_eq!(p.grid, 132 * 4);
+    assert_eq!(p.replicas, 16);
+    assert_eq!(p.stride, 257); // 256 bins, the spare counter, odd
+    assert!(p.to_string().contains("fit in shared memory"));
+}
+
+#[test]
+fn bins_up_to_the_optin_limit_stay_in_shared_memory() {
+    let p = plan(
+        &DeviceProps::h100(),
+        &spec(Bins::Count(50_000)),
+        false,
+        1 << 29,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        (p.family, p.grid, p.block, p.replicas),
+        (Family::Shared, 132, 1024, 1)
+    );
+    assert!(p.shared_bytes <= DeviceProps::h100().shared_per_block_optin);
+}
+
+#[test]
+fn twice_the_bins_take_packed_16_bit_counters() {
+    let p = plan(
+        &DeviceProps::h100(),
+        &spec(Bins::Count(65_536)),
+        false,
+        1 << 29,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        (p.family, p.kernel.to_string(), p.block, p.shared_bytes),
+        (
+            Family::Packed,
+            "count_packed_float32_u32_left".to_string(),
+            1024,
+            131_072
+        )
+    );
+    assert!(p.to_string().contains("16-bit counters"));
+}
+
+#[test]
+fn large_bins_are_segmented_and_forcing_shared_fails_clearly() {
+    let s = spec(Bins::Count(1 << 20));
+    let p = plan(&DeviceProps::h100(), &s, false, 1 << 29, None).unwrap();
+    assert_eq!(p.family, Family::Segmented);
+    let seg = p.segments.as_ref().unwrap();
+    assert_eq!((seg.partitions, seg.width_bits), (32, 15));
+    assert_eq!(p.rows_per_launch, SEG_ROWS_PER_LAUNCH);
+    assert!(p.scratch_bytes() >= 2 * SEG_ROWS_PER_LAUNCH);
+    assert!(p.to_string().contains("32 partition(s) of 32768 bins"));
+    for family in [Family::Shared, Family::Packed] {
+        let err = plan(&DeviceProps::h100(), &s, false, 1 << 29, Some(family));
+        assert!(err.unwrap_err().to_string().contains("cannot hold"));
+    }
+}
+
+#[test]
+fn weighted_sums_never_take_the_counting_families() {
+    let s = spec(Bins::Count(1 << 20));
+    let p = plan(&DeviceProps::h100(), &s, true, 1 << 20, None).unwrap();
+    assert_eq!(p.family, Family::Global);
+    for family in [Family::Packed, Family::Segmented] {
+        let err = plan(&DeviceProps::h100(), &s, true, 1 << 20, Some(family));
+        assert!(err.unwrap_err().to_string().contains("weighted sums"));
+    }
+}
+
+/// n-D jobs linearize every axis into cells, which any family then counts.
+#[test]
+fn n_d_jobs_linearize_then_count_cells() {
+    let axes = [
+        Axis::bins(spec(Bins::Count(1024)), false),
+        Axis::bins(spec(Bins::Count(1024)), false),
+    ];
+    let p = super::plan(
+        &DeviceProps::h100(),
+        &axes,
+        &[DType::F32, DType::F32],
+        1 << 20,
+        false,
+        1 << 27,
+        None,
+    )
+    .unwrap();
+    assert_eq!(p.family, Family::Segmented);
+    assert_eq!(p.linearize.len(), 2);
+    assert_eq!(p.kernel.to_string(), "count_segmented_uint32_index_left");
+    assert_eq!(p.linearize[0].to_string(), "linearize_float32_u32_left");
+    assert!(p.scratch_bytes() >= 4 << 27);
+    assert!(p.to_string().contains("axis 1"));
+}
+
+/// The host sizes the segmented scratch and shared memory from these constants.
+#[test]
+fn segmented_constants_match_the_kernels() {
+    let cuh = include_str!("../../kernels/segmented.cuh");
+    assert!(cuh.contains(&format!("#define SEG_TILE_ROWS {SEG_TILE_ROWS}\n")));
+    assert!(cuh.contains(&format!(
+        "#define SEG_PARTITION_THREADS {SEG_PARTITION_THREADS}\n"
+    )));
+}
+
+#[test]
+fn weighted_edges_account_for_edges_and_doubles() {
+    let edges: Vec<f64> = (0..=1000).map(|i| i as f64).collect();
+    let p = plan(
+        &DeviceProps::h100(),
+        &spec(Bins::Edges(edges)),
+        true,
+        1 << 20,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        p.kernel.to_string(),
+        "count_shared_weighted_float32_edges_left"
+    );
+    assert!(p.shared_bytes as u64 >= 1001 * 8 + 1001 * 8);
+}
+
+#[test]
+fn small_inputs_get_a_small_grid() {
+    let p = plan(
+        &DeviceProps::h100(),
+        &spec(Bins::Count(16)),
+        false,
+        1000,
+        None,
+    )
+    .unwrap();
+    assert_eq!(p.grid, 1);
+}
+
+#[test]
+fn an_older_gpu_with_less_shared_memory() {
+    let a100 = DeviceProps {
+        name: "A100".into(),
+        compute_capability: (8, 0),
+        sm_count: 108,
+        shared_per_block_optin: 166_912,
+        shared_per_sm: 167_936,
+        max_threads_per_sm: 2048,
+        l2_bytes: 41_943_040,
+        total_memory: 42_298_834_944,
+        pageable_memory_access: false,
+    };
+    let p = plan(&a100, &spec(Bins::Count(45_000)), false, 1 << 29, None).unwrap();
+    assert_eq!(p.family, Family::Packed);
+    let p = plan(&a100, &spec(Bins::Count(40_000)), false, 1 << 29, None).unwrap();
+    assert_eq!(p.family, Family::Shared);
+}
+
+#[test]
+fn large_numpy_bins_replay_numpy_without_the_per_bin_proof() {
+    let props = DeviceProps::h100();
+    let large = spec(Bins::Count(crate::gpu::kernel::UNPROVED_BINS + 1));
+    let p = plan(&props, &large, false, 1 << 29, None).unwrap();
+    assert!(p.kernel.rule().unwrap().literal, "{}", p.kernel);
+    let BinSpec::Uniform32(u) = &large else {
+        panic!("float32 bins")
+    };
+    assert!(u.proof.get().is_none(), "the plan proved the cheap rule");
+    // Below the threshold the proof decides, and the cheap rule holds for [0, 1).
+    let small = spec(Bins::Count(crate::gpu::kernel::UNPROVED_BINS));
+    let p = plan(&props, &small, false, 1 << 29, None).unwrap();
+    assert!(!p.kernel.rule().unwrap().literal, "{}", p.kernel);
+}

@@ -1,0 +1,217 @@
+//! A histogram to count: its axes, each binned by a rule, and where its rows are. 1-D is the
+//! rank-1 case; n-D adds binned axes and `by=` a group axis; the engine takes any job to a
+//! backend and returns counts in row-major order of the axes.
+
+use crate::bins::{BinSpec, MAX_BINS};
+use crate::dtype::DType;
+use crate::error::{HistError, HistResult};
+use crate::input::{HostColumn, Piece};
+
+/// How the values of one axis become its bins.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Rule {
+    /// The bin contract (`bins.rs`).
+    Bins(BinSpec),
+    /// Group ids of a `by=` key: one bin per group.
+    Groups(Groups),
+}
+
+/// A `by=` key's groups, in order of first appearance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Groups {
+    pub count: usize,
+    pub keys: GroupKeys,
+}
+
+/// How a row's key becomes its group id.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GroupKeys {
+    /// The axis column holds the ids themselves (UInt32, no nulls).
+    Ids,
+    /// The axis column holds integer keys (no nulls) of a narrow span: the id of `x` is
+    /// `table[x - lo]`.
+    Table { lo: i64, table: Vec<u32> },
+}
+
+/// One axis of a histogram.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    pub rule: Rule,
+    /// Two more bins, first and last, for what falls below and above the edges (NaN above), as
+    /// boost-histogram's flow bins.
+    pub flow: bool,
+}
+
+impl Axis {
+    pub fn bins(spec: BinSpec, flow: bool) -> Self {
+        Axis {
+            rule: Rule::Bins(spec),
+            flow,
+        }
+    }
+
+    /// Bins of this axis, flow bins included.
+    pub fn len(&self) -> usize {
+        let n = match &self.rule {
+            Rule::Bins(spec) => spec.len(),
+            Rule::Groups(g) => g.count,
+        };
+        n + 2 * self.flow as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn spec(&self) -> Option<&BinSpec> {
+        match &self.rule {
+            Rule::Bins(spec) => Some(spec),
+            Rule::Groups(_) => None,
+        }
+    }
+}
+
+/// Row-major strides of axes of these lengths, and the number of cells (at most `MAX_BINS`).
+pub fn row_major(lengths: &[usize]) -> HistResult<(Vec<usize>, usize)> {
+    let mut strides = vec![0; lengths.len()];
+    let mut cells = 1usize;
+    for (d, &n) in lengths.iter().enumerate().rev() {
+        strides[d] = cells;
+        cells = cells
+            .checked_mul(n)
+            .filter(|&c| c <= MAX_BINS)
+            .ok_or_else(|| {
+                let shape: Vec<String> = lengths.iter().map(|n| n.to_string()).collect();
+                HistError::InvalidArgument(format!(
+                    "the histogram would have {} cells, more than the {MAX_BINS} it can hold: \
+                     ask for fewer bins",
+                    shape.join(" x ")
+                ))
+            })?;
+    }
+    Ok((strides, cells))
+}
+
+/// Rows in host memory: one column per axis, optional Float64 weights, cut into pieces where all
+/// of them are contiguous. A row counts when it is valid in every column and the weights.
+pub struct HostRows<'a> {
+    pub columns: Vec<HostColumn<'a>>,
+    pub weights: Option<HostColumn<'a>>,
+    pub pieces: Vec<Piece>,
+    pub len: usize,
+}
+
+impl<'a> HostRows<'a> {
+    pub fn new(columns: Vec<HostColumn<'a>>, weights: Option<HostColumn<'a>>) -> HistResult<Self> {
+        let len = columns.first().map_or(0, HostColumn::len);
+        let all: Vec<&HostColumn> = columns.iter().chain(&weights).collect();
+        if let Some(other) = all.iter().find(|c| c.len() != len) {
+            return Err(HistError::InvalidArgument(format!(
+                "all columns (and the weights) must have the same length: {} rows beside {len}",
+                other.len()
+            )));
+        }
+        if weights.as_ref().is_some_and(|w| w.dtype != DType::F64) {
+            return Err(HistError::InvalidArgument(
+                "weights must be read as Float64".into(),
+            ));
+        }
+        let pieces = crate::input::pieces(&all);
+        Ok(HostRows {
+            columns,
+            weights,
+            pieces,
+            len,
+        })
+    }
+
+    /// Every column, the weights last.
+    pub fn all(&self) -> Vec<&HostColumn<'a>> {
+        self.columns.iter().chain(&self.weights).collect()
+    }
+}
+
+/// A column in GPU memory: `stride` values apart (1 for an array of its own, `d` for column `j`
+/// of a C-contiguous `(n, d)` array offset by `j`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceColumn {
+    pub ptr: u64,
+    pub dtype: DType,
+    pub stride: u64,
+}
+
+/// Rows in GPU memory (no nulls): one column per axis, optional float64 weights.
+#[derive(Clone, Debug)]
+pub struct DeviceRows {
+    pub columns: Vec<DeviceColumn>,
+    pub weights: Option<u64>,
+    pub len: u64,
+}
+
+/// Where a job's rows are.
+pub enum Rows<'a> {
+    Host(HostRows<'a>),
+    Device(DeviceRows),
+}
+
+/// A histogram to count.
+pub struct Job<'a> {
+    pub axes: Vec<Axis>,
+    pub rows: Rows<'a>,
+    pub strides: Vec<usize>,
+    pub cells: usize,
+}
+
+impl<'a> Job<'a> {
+    pub fn new(axes: Vec<Axis>, rows: Rows<'a>) -> HistResult<Self> {
+        let columns = match &rows {
+            Rows::Host(h) => h.columns.len(),
+            Rows::Device(d) => d.columns.len(),
+        };
+        if columns != axes.len() || axes.is_empty() {
+            return Err(HistError::Internal(format!(
+                "a job of {} axes over {columns} columns",
+                axes.len()
+            )));
+        }
+        let lengths: Vec<usize> = axes.iter().map(Axis::len).collect();
+        let (strides, cells) = row_major(&lengths)?;
+        Ok(Job {
+            axes,
+            rows,
+            strides,
+            cells,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.rows {
+            Rows::Host(h) => h.len,
+            Rows::Device(d) => d.len as usize,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn is_weighted(&self) -> bool {
+        match &self.rows {
+            Rows::Host(h) => h.weights.is_some(),
+            Rows::Device(d) => d.weights.is_some(),
+        }
+    }
+
+    pub fn rank(&self) -> usize {
+        self.axes.len()
+    }
+
+    /// Bytes a row takes in memory (what a copy to the device moves).
+    pub fn row_bytes(&self) -> usize {
+        let values: usize = match &self.rows {
+            Rows::Host(h) => h.columns.iter().map(|c| c.dtype.size()).sum(),
+            Rows::Device(d) => d.columns.iter().map(|c| c.dtype.size()).sum(),
+        };
+        values + 8 * self.is_weighted() as usize
+    }
+}

@@ -1,0 +1,305 @@
+//! The arguments of every histogram, as users give them (Python kwargs arrive here through
+//! serde), and their translation into the bin contract's inputs for a column of a given dtype.
+
+use polars::prelude::{DataType, TimeUnit};
+use serde::{Deserialize, Serialize};
+
+use crate::bins::{Binning, Closed, Range};
+use crate::error::{HistError, HistResult};
+use crate::estimators::Estimator;
+use crate::gpu::Family;
+
+/// Where a histogram is computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Device {
+    /// The fastest available backend for the input.
+    #[default]
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+/// A number as given: a float, a numpy float32 scalar (numpy then computes equal edges in
+/// float32), or a temporal value, converted to a column's physical units when it is binned.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    Float(f64),
+    Float32 { float32: f64 },
+    Temporal(Temporal),
+}
+
+impl From<f64> for Scalar {
+    fn from(v: f64) -> Self {
+        Scalar::Float(v)
+    }
+}
+
+/// A date, datetime or duration as an exact integer count of `unit` since the Unix epoch (or
+/// of length); `aware`: a datetime given with a time zone (converted to UTC).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Temporal {
+    pub temporal: TemporalKind,
+    pub value: i64,
+    pub unit: Unit,
+    #[serde(default)]
+    pub aware: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TemporalKind {
+    Date,
+    Datetime,
+    Duration,
+}
+
+/// Units of a temporal value, as numpy names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unit {
+    #[serde(rename = "D")]
+    Days,
+    #[serde(rename = "h")]
+    Hours,
+    #[serde(rename = "m")]
+    Minutes,
+    #[serde(rename = "s")]
+    Seconds,
+    #[serde(rename = "ms")]
+    Milliseconds,
+    #[serde(rename = "us")]
+    Microseconds,
+    #[serde(rename = "ns")]
+    Nanoseconds,
+}
+
+impl Unit {
+    fn nanoseconds(self) -> i128 {
+        match self {
+            Unit::Days => 86_400_000_000_000,
+            Unit::Hours => 3_600_000_000_000,
+            Unit::Minutes => 60_000_000_000,
+            Unit::Seconds => 1_000_000_000,
+            Unit::Milliseconds => 1_000_000,
+            Unit::Microseconds => 1_000,
+            Unit::Nanoseconds => 1,
+        }
+    }
+
+    fn of(unit: &TimeUnit) -> Unit {
+        match unit {
+            TimeUnit::Nanoseconds => Unit::Nanoseconds,
+            TimeUnit::Microseconds => Unit::Microseconds,
+            TimeUnit::Milliseconds => Unit::Milliseconds,
+        }
+    }
+}
+
+/// `value` in `from` units expressed in `to` units: exact when `to` is finer, else rounded once.
+fn convert(value: i64, from: Unit, to: Unit) -> f64 {
+    let (f, t) = (from.nanoseconds(), to.nanoseconds());
+    if f >= t {
+        (value as i128 * (f / t)) as f64
+    } else {
+        let whole = (value as i128).div_euclid(t / f);
+        let rest = (value as i128).rem_euclid(t / f);
+        whole as f64 + rest as f64 / (t / f) as f64
+    }
+}
+
+impl Scalar {
+    /// This number in the physical units of a column of `dtype` (days for Date, its time unit
+    /// for Datetime and Duration, the number itself otherwise); `what` names the argument.
+    pub fn physical(self, dtype: &DataType, what: &str) -> HistResult<f64> {
+        let t = match self {
+            Scalar::Float(v) | Scalar::Float32 { float32: v } => return Ok(v),
+            Scalar::Temporal(t) => t,
+        };
+        let mismatch = || {
+            HistError::InvalidArgument(format!(
+                "{what} is a {:?} value, which cannot bin a column of dtype {}: give \
+                 numbers in the column's units, or values of its own kind",
+                t.temporal,
+                crate::dtype::name(dtype)
+            ))
+        };
+        let (kind, unit) = match dtype {
+            DataType::Date => (TemporalKind::Date, Unit::Days),
+            DataType::Datetime(unit, tz) => {
+                if t.temporal == TemporalKind::Datetime && t.aware != tz.is_some() {
+                    return Err(HistError::InvalidArgument(format!(
+                        "{what} is a {} datetime but the column is {}: give {} datetime",
+                        if t.aware { "time-zone-aware" } else { "naive" },
+                        crate::dtype::name(dtype),
+                        if tz.is_some() { "an aware" } else { "a naive" }
+                    )));
+                }
+                (TemporalKind::Datetime, Unit::of(unit))
+            }
+            DataType::Duration(unit) => (TemporalKind::Duration, Unit::of(unit)),
+            _ => return Err(mismatch()),
+        };
+        let compatible = match kind {
+            TemporalKind::Duration => t.temporal == TemporalKind::Duration,
+            _ => t.temporal != TemporalKind::Duration,
+        };
+        if !compatible {
+            return Err(mismatch());
+        }
+        Ok(convert(t.value, t.unit, unit))
+    }
+
+    fn is_float32(self) -> bool {
+        matches!(self, Scalar::Float32 { .. })
+    }
+}
+
+/// A rule that picks the bins from the data: numpy's estimators, or one bin per integer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BinRule {
+    Auto,
+    Fd,
+    Doane,
+    Scott,
+    Stone,
+    Rice,
+    Sturges,
+    Sqrt,
+    /// One bin per integer over the range: `numpy.histogram(x, bins=np.arange(lo, hi + 2))`.
+    Integer,
+}
+
+impl BinRule {
+    /// The name users give.
+    pub fn name(self) -> String {
+        format!("{self:?}").to_lowercase()
+    }
+
+    /// numpy's estimator of this name, `None` for `Integer`.
+    pub fn estimator(self) -> Option<Estimator> {
+        Some(match self {
+            BinRule::Auto => Estimator::Auto,
+            BinRule::Fd => Estimator::Fd,
+            BinRule::Doane => Estimator::Doane,
+            BinRule::Scott => Estimator::Scott,
+            BinRule::Stone => Estimator::Stone,
+            BinRule::Rice => Estimator::Rice,
+            BinRule::Sturges => Estimator::Sturges,
+            BinRule::Sqrt => Estimator::Sqrt,
+            BinRule::Integer => return None,
+        })
+    }
+}
+
+/// What the user asked for: a number of equal bins, explicit edges, or a rule.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Bins {
+    Count(usize),
+    Edges(Vec<Scalar>),
+    Rule(BinRule),
+}
+
+impl Default for Bins {
+    fn default() -> Self {
+        Bins::Count(10)
+    }
+}
+
+impl Bins {
+    /// Explicit edges from numbers.
+    pub fn edges(edges: impl IntoIterator<Item = f64>) -> Bins {
+        Bins::Edges(edges.into_iter().map(Scalar::Float).collect())
+    }
+}
+
+/// A `range` as given, converted for a column of `dtype`.
+pub fn range_for(range: Option<(Scalar, Scalar)>, dtype: &DataType) -> HistResult<Option<Range>> {
+    range
+        .map(|(lo, hi)| {
+            Ok(Range {
+                lo: lo.physical(dtype, "`range`")?,
+                hi: hi.physical(dtype, "`range`")?,
+                // numpy's linspace and norm_denom are float32 when a float32 scalar meets a
+                // Python float or another float32 scalar.
+                single: (lo.is_float32() || hi.is_float32())
+                    && !matches!(lo, Scalar::Temporal(_))
+                    && !matches!(hi, Scalar::Temporal(_)),
+            })
+        })
+        .transpose()
+}
+
+/// Explicit edges as given, converted for a column of `dtype`.
+pub fn edges_for(edges: &[Scalar], dtype: &DataType) -> HistResult<Binning> {
+    Ok(Binning::Edges(
+        edges
+            .iter()
+            .map(|e| e.physical(dtype, "a bin edge"))
+            .collect::<HistResult<_>>()?,
+    ))
+}
+
+/// The arguments of a 1-D histogram (and of `by=`), as `pl.col(..).gpu_hist.histogram(...)`
+/// takes them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HistogramOptions {
+    pub bins: Bins,
+    /// Lower and upper edge of equal bins; the data's [min, max] when `None`.
+    pub range: Option<(Scalar, Scalar)>,
+    /// numpy's density: `count / bin width / total`.
+    pub density: bool,
+    pub closed: Closed,
+    /// An underflow bin first and an overflow bin last.
+    pub flow: bool,
+    pub device: Device,
+    /// Pins the GPU kernel family (benchmarks and tests); the plan chooses when `None`.
+    pub kernel: Option<Family>,
+}
+
+/// The arguments of an n-D histogram: one `bins` (and optionally one `range`) per dimension.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HistogramDdOptions {
+    pub bins: Vec<Bins>,
+    /// Per dimension, the range of equal bins (`None`: the data's); empty means all `None`.
+    pub range: Vec<Option<(Scalar, Scalar)>>,
+    pub density: bool,
+    pub closed: Closed,
+    pub flow: bool,
+    pub device: Device,
+    pub kernel: Option<Family>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporal_values_convert_exactly_to_the_column_unit() {
+        let day = Scalar::Temporal(Temporal {
+            temporal: TemporalKind::Date,
+            value: 19_000,
+            unit: Unit::Days,
+            aware: false,
+        });
+        let us = DataType::Datetime(TimeUnit::Microseconds, None);
+        assert_eq!(day.physical(&us, "x").unwrap(), 19_000.0 * 86_400e6);
+        assert_eq!(day.physical(&DataType::Date, "x").unwrap(), 19_000.0);
+        let ns = Scalar::Temporal(Temporal {
+            temporal: TemporalKind::Datetime,
+            value: 1_500_000,
+            unit: Unit::Nanoseconds,
+            aware: false,
+        });
+        let ms = DataType::Datetime(TimeUnit::Milliseconds, None);
+        assert_eq!(ns.physical(&ms, "x").unwrap(), 1.5);
+        assert!(ns
+            .physical(&DataType::Duration(TimeUnit::Milliseconds), "x")
+            .is_err());
+        assert!(ns.physical(&DataType::Float64, "x").is_err());
+    }
+}

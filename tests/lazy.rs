@@ -1,0 +1,132 @@
+//! `polars_gpu_hist::lazy`: the histograms as expressions in lazy Rust queries, equal to the
+//! eager functions on the same data.
+#![cfg(feature = "lazy")]
+
+use polars::prelude::*;
+use polars_gpu_hist::{lazy, Bins, Closed, HistogramDdOptions, HistogramOptions};
+
+fn frame() -> DataFrame {
+    let n = 10_000usize;
+    df!(
+        "g" => (0..n).map(|i| (i * 7 % 5) as i32).collect::<Vec<_>>(),
+        "x" => (0..n).map(|i| ((i * 7919) % 1000) as f64 / 10.0).collect::<Vec<_>>(),
+        "y" => (0..n).map(|i| ((i * 104_729) % 997) as f32).collect::<Vec<_>>(),
+        "w" => (0..n).map(|i| (i % 3) as f64 * 0.5).collect::<Vec<_>>(),
+    )
+    .unwrap()
+}
+
+fn options(bins: usize) -> HistogramOptions {
+    HistogramOptions {
+        bins: Bins::Count(bins),
+        range: Some((0.0.into(), 100.0.into())),
+        ..Default::default()
+    }
+}
+
+fn series(df: &DataFrame, name: &str) -> Series {
+    df.column(name).unwrap().as_materialized_series().clone()
+}
+
+#[test]
+fn select_gives_the_eager_histogram() {
+    let df = frame();
+    for weights in [None, Some("w")] {
+        let opts = HistogramOptions {
+            closed: Closed::Right,
+            ..options(7)
+        };
+        let out = df
+            .clone()
+            .lazy()
+            .select([lazy::histogram(col("x"), weights.map(col), opts.clone())])
+            .collect()
+            .unwrap();
+        let w = weights.map(|w| series(&df, w));
+        let eager = polars_gpu_hist::histogram(&series(&df, "x"), w.as_ref(), &opts).unwrap();
+        assert_eq!(series(&out, "x"), eager);
+    }
+}
+
+#[test]
+fn agg_gives_each_groups_histogram() {
+    let df = frame();
+    let out = df
+        .clone()
+        .lazy()
+        .group_by_stable([col("g")])
+        .agg([lazy::histogram(col("x"), Some(col("w")), options(4))])
+        .collect()
+        .unwrap();
+    assert_eq!(out.height(), 5);
+    let keys = series(&out, "g");
+    let lists = series(&out, "x");
+    for (row, key) in keys.i32().unwrap().into_no_null_iter().enumerate() {
+        let part = df.filter(&series(&df, "g").equal(key).unwrap()).unwrap();
+        let eager =
+            polars_gpu_hist::histogram(&series(&part, "x"), Some(&series(&part, "w")), &options(4))
+                .unwrap();
+        let got = lists.list().unwrap().get_as_series(row).unwrap();
+        assert_eq!(got, eager, "group {key}");
+    }
+}
+
+#[test]
+fn by_in_one_pass_equals_the_eager_by() {
+    let df = frame();
+    let out = df
+        .clone()
+        .lazy()
+        .select([lazy::histogram_by(col("x"), col("g"), None, options(5))])
+        .collect()
+        .unwrap();
+    let eager =
+        polars_gpu_hist::histogram_by(&series(&df, "x"), &series(&df, "g"), None, &options(5))
+            .unwrap();
+    assert_eq!(series(&out, "x"), eager);
+    assert_eq!(eager.len(), 5 * 5);
+}
+
+#[test]
+fn histogramdd_equals_the_eager_one_and_checks_when_planned() {
+    let df = frame();
+    let opts = HistogramDdOptions {
+        bins: vec![Bins::Count(3), Bins::Count(4)],
+        ..Default::default()
+    };
+    let out = df
+        .clone()
+        .lazy()
+        .select([lazy::histogramdd(
+            vec![col("x"), col("y")],
+            None,
+            opts.clone(),
+        )])
+        .collect()
+        .unwrap();
+    let eager =
+        polars_gpu_hist::histogramdd(&[series(&df, "x"), series(&df, "y")], None, &opts).unwrap();
+    assert_eq!(series(&out, "x"), eager);
+
+    let three = df
+        .lazy()
+        .select([lazy::histogramdd(
+            vec![col("x"), col("y"), col("w")],
+            None,
+            opts,
+        )])
+        .collect_schema();
+    let err = three.unwrap_err().to_string();
+    assert!(err.contains("`bins` has 2 entries for 3 columns"), "{err}");
+}
+
+#[test]
+fn unsupported_dtypes_fail_when_the_query_is_planned() {
+    let df = df!("s" => ["a", "b"]).unwrap();
+    let err = df
+        .lazy()
+        .select([lazy::histogram(col("s"), None, options(2))])
+        .collect_schema()
+        .unwrap_err();
+    assert!(err.to_string().contains("String"), "{err}");
+}

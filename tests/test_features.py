@@ -1,0 +1,146 @@
+"""What users of numpy, Polars and hist expect (issue 15): numpy's bin estimators, integer bins,
+flow bins, the Series namespace, each against its reference."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import polars_gpu_hist as gh
+
+ESTIMATORS = ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"]
+
+floats64 = hnp.arrays(
+    np.float64,
+    st.integers(1, 300),
+    elements=st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
+)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+@settings(max_examples=60, deadline=None)
+@given(x=floats64)
+@example(x=np.array([2.0**18, 1.0, 0, 0, 0, 0, 0, 0]))  # "fd": 2^20 bins, numpy's as ours
+def test_estimators_give_numpys_edges_and_counts(estimator: str, x: np.ndarray) -> None:
+    try:
+        width = np.histogram_bin_edges(x, estimator).size
+    except (ValueError, MemoryError):
+        width = None
+    if width is None:
+        # numpy cannot make that many edges: neither do we.
+        with pytest.raises(pl.exceptions.PolarsError):
+            gh.histogram(x, estimator, device="cpu")
+        return
+    if width > 1 << 22:
+        # Both can, but a frame of millions of rows per example is too slow to compare here.
+        return
+    expected, edges = np.histogram(x, estimator)
+    out = gh.histogram(x, estimator, device="cpu")
+    assert out["count"].to_list() == expected.tolist()
+    assert out["bin_start"].to_list() == edges[:-1].tolist()
+    assert out["bin_end"][-1] == edges[-1]
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.uint8, np.int64])
+def test_estimators_per_dtype_and_with_a_range(estimator: str, dtype: type) -> None:
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(5000) * 40 + 100).astype(dtype)
+    for range in [None, (50, 150)]:
+        expected, edges = np.histogram(x, estimator, range=range)
+        out = gh.histogram(pl.Series(x), estimator, range=range, device="cpu")
+        assert out["count"].to_list() == expected.tolist(), range
+        assert out["bin_start"].to_list() == edges[:-1].astype(np.float64).tolist()
+
+
+def test_estimators_refuse_weights_as_numpy_does() -> None:
+    with pytest.raises(pl.exceptions.PolarsError, match="weight"):
+        gh.histogram(np.arange(10.0), "auto", weights=np.ones(10), device="cpu")
+
+
+def test_estimators_in_the_expression_per_dimension_and_per_group() -> None:
+    rng = np.random.default_rng(3)
+    df = pl.DataFrame({"x": rng.normal(size=2000), "y": rng.random(2000), "g": [0, 1] * 1000})
+    out = df.select(pl.col("x").gpu_hist.histogram("fd")).unnest("x")
+    expected, _ = np.histogram(df["x"].to_numpy(), "fd")
+    assert out["count"].to_list() == expected.tolist()
+    dd = gh.histogramdd(df["x"], df["y"], bins=["sturges", 4], device="cpu")
+    nx = len(np.histogram_bin_edges(df["x"].to_numpy(), "sturges")) - 1
+    assert dd.height == nx * 4
+    by = df.select(pl.col("x").gpu_hist.histogram("sqrt", by="g")).unnest("x")
+    assert by.height == 2 * (len(np.histogram_bin_edges(df["x"].to_numpy(), "sqrt")) - 1)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    x=hnp.arrays(np.int64, st.integers(1, 200), elements=st.integers(-50, 50)),
+    dtype=st.sampled_from([pl.Int8, pl.Int32, pl.UInt16, pl.Int64]),
+)
+def test_integer_bins_are_numpy_arange_edges(x: np.ndarray, dtype: pl.DataType) -> None:
+    if dtype == pl.UInt16:
+        x = np.abs(x)
+    s = pl.Series("x", x).cast(dtype)
+    lo, hi = int(x.min()), int(x.max())
+    expected, edges = np.histogram(x, bins=np.arange(lo, hi + 2))
+    out = gh.histogram(s, "integer", device="cpu")
+    assert out["count"].to_list() == expected.tolist()
+    assert out["bin_start"].to_list() == edges[:-1].astype(float).tolist()
+
+
+def test_integer_bins_with_a_range_and_on_dates() -> None:
+    s = pl.Series("n", [0, 1, 1, 2, 5, 9])
+    out = gh.histogram(s, "integer", range=(1, 4), device="cpu")
+    assert out["bin_start"].to_list() == [1.0, 2.0, 3.0, 4.0]
+    # numpy's last bin [4, 5] is closed: the 5 counts, as np.histogram(s, np.arange(1, 6)).
+    expected, _ = np.histogram(s.to_numpy(), np.arange(1, 6))
+    assert out["count"].to_list() == expected.tolist() == [2, 1, 0, 1]
+    days = pl.Series("d", [dt.date(2024, 1, 1), dt.date(2024, 1, 3), dt.date(2024, 1, 3)])
+    out = gh.histogram(days, "integer", device="cpu")
+    assert out["bin_start"].to_list() == [dt.date(2024, 1, d) for d in (1, 2, 3)]
+    assert out["count"].to_list() == [1, 0, 2]
+    with pytest.raises(pl.exceptions.PolarsError, match="integer"):
+        gh.histogram(pl.Series([0.5]), "integer", device="cpu")
+
+
+def test_flow_rows_count_what_falls_outside_and_nan_above() -> None:
+    x = pl.Series("x", [-5.0, 0.0, 0.5, 1.0, 7.0, float("nan"), None])
+    out = gh.histogram(x, 2, range=(0, 1), flow=True, device="cpu")
+    assert out["bin_start"].to_list() == [float("-inf"), 0.0, 0.5, 1.0]
+    assert out["bin_end"].to_list() == [0.0, 0.5, 1.0, float("inf")]
+    assert out["count"].to_list() == [1, 1, 2, 2]
+    right = gh.histogram(x, 2, range=(0, 1), flow=True, closed="right", device="cpu")
+    assert right["count"].to_list() == [1, 2, 1, 2]
+    weighted = gh.histogram(x, 2, range=(0, 1), flow=True, weights=np.arange(7.0), device="cpu")
+    assert weighted["count"].to_list() == [0.0, 1.0, 5.0, 9.0]
+
+
+def test_flow_in_n_d_and_by_and_temporal_edges() -> None:
+    x = pl.Series("x", [-1.0, 0.5, 2.0])
+    y = pl.Series("y", [0.5, 0.5, 0.5])
+    out = gh.histogramdd(x, y, bins=1, range=[(0, 1), (0, 1)], flow=True, device="cpu")
+    assert out.height == 9
+    assert out["count"].sum() == 3
+    df = pl.DataFrame({"x": [-1.0, 0.5, 2.0], "g": [1, 1, 2]})
+    by = df.select(pl.col("x").gpu_hist.histogram(1, range=(0, 1), flow=True, by="g")).unnest("x")
+    assert by["count"].to_list() == [1, 1, 0, 0, 0, 1]
+    days = pl.Series("d", [dt.date(2024, 1, 1), dt.date(2025, 1, 1)])
+    out = gh.histogram(
+        days, 1, range=(dt.date(2024, 6, 1), dt.date(2024, 7, 1)), flow=True, device="cpu"
+    )
+    assert out["bin_start"][0] is None and out["bin_end"][-1] is None
+    with pytest.raises(pl.exceptions.PolarsError, match="flow"):
+        gh.histogram(x, 2, range=(0, 1), flow=True, density=True, device="cpu")
+
+
+def test_the_series_namespace_matches_the_expression() -> None:
+    s = pl.Series("v", np.random.default_rng(0).random(1000))
+    via_series = s.gpu_hist.histogram(8, range=(0, 1), device="cpu")
+    via_expr = s.to_frame().select(pl.col("v").gpu_hist.histogram(8, range=(0, 1), device="cpu"))
+    assert via_series.name == "v"
+    assert via_series.to_frame().equals(via_expr)

@@ -1,0 +1,124 @@
+"""polars_gpu_hist.numpy against numpy on host arrays: the same counts, edges and types."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import polars_gpu_hist.numpy as ghnp
+
+FLOATS = hnp.arrays(
+    st.sampled_from([np.float32, np.float64]),
+    st.integers(1, 300),
+    elements=st.floats(-1e6, 1e6, width=32),
+)
+INTS = hnp.arrays(st.sampled_from([np.int16, np.int64, np.uint8]), st.integers(1, 300))
+
+
+def same_call(ours: Callable[[], tuple], numpy: Callable[[], tuple]) -> None:
+    """The same arrays, or an error from both (numpy's ValueError; ours may be Polars')."""
+    try:
+        expected = numpy()
+    except ValueError:
+        with pytest.raises((ValueError, pl.exceptions.PolarsError)):
+            ours()
+        return
+    same(ours(), expected)
+
+
+def same(got: tuple, expected: tuple) -> None:
+    for g, e in zip(got, expected):
+        assert type(g) is np.ndarray
+        assert g.dtype == e.dtype, (g.dtype, e.dtype)
+        np.testing.assert_array_equal(g, e)
+
+
+@given(st.one_of(FLOATS, INTS), st.integers(1, 40))
+def test_equal_bins_over_the_data(x: np.ndarray, bins: int) -> None:
+    same_call(lambda: ghnp.histogram(x, bins), lambda: np.histogram(x, bins))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in divide")
+@given(FLOATS, st.integers(1, 40), st.floats(-10, 0), st.floats(0.5, 10))
+def test_equal_bins_over_a_range_with_weights_and_density(
+    x: np.ndarray, bins: int, lo: float, width: float
+) -> None:
+    w = np.arange(len(x), dtype=np.float64) % 5
+    same(ghnp.histogram(x, bins, range=(lo, lo + width)), np.histogram(x, bins, (lo, lo + width)))
+    got = ghnp.histogram(x, bins, range=(lo, lo + width), weights=w)
+    same(got, np.histogram(x, bins, range=(lo, lo + width), weights=w))
+    got_d, edges = ghnp.histogram(x, bins, range=(lo, lo + width), density=True)
+    expected_d, expected_edges = np.histogram(x, bins, range=(lo, lo + width), density=True)
+    np.testing.assert_allclose(got_d, expected_d, rtol=1e-12)
+    np.testing.assert_array_equal(edges, expected_edges)
+
+
+RULES = ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"]
+
+
+@pytest.mark.filterwarnings("ignore:The number of bins estimated may be suboptimal")
+@given(FLOATS, st.sampled_from(RULES))
+def test_estimators_and_bin_edges(x: np.ndarray, rule: str) -> None:
+    try:
+        count = np.histogram_bin_edges(x, rule).size - 1
+    except (ValueError, MemoryError):
+        count = 0  # numpy refuses: so must we (same_call)
+    if count > 1 << 22:
+        # Both can, but several arrays and a frame of up to 2^28 bins per example took the
+        # whole memory of a CI machine.
+        return
+    same_call(lambda: ghnp.histogram(x, rule), lambda: np.histogram(x, rule))
+    same_call(
+        lambda: (ghnp.histogram_bin_edges(x, rule),), lambda: (np.histogram_bin_edges(x, rule),)
+    )
+
+
+def test_explicit_edges_and_refusals() -> None:
+    x = np.array([0.0, 0.5, 1.0, 2.0, 3.5])
+    same(ghnp.histogram(x, [0, 1, 2, 4]), np.histogram(x, [0, 1, 2, 4]))
+    with pytest.raises(TypeError, match="weighted"):
+        ghnp.histogram_bin_edges(x, "auto", weights=np.ones(5))
+
+
+@given(
+    hnp.arrays(np.float64, st.tuples(st.integers(1, 200), st.just(3)), elements=st.floats(-5, 5)),
+    st.integers(1, 6),
+)
+def test_histogramdd_and_histogram2d(sample: np.ndarray, bins: int) -> None:
+    got, got_edges = ghnp.histogramdd(sample, bins)
+    expected, expected_edges = np.histogramdd(sample, bins)
+    np.testing.assert_array_equal(got, expected)
+    for g, e in zip(got_edges, expected_edges):
+        np.testing.assert_array_equal(g, e)
+    x, y = sample[:, 0], sample[:, 1]
+    h, ex, ey = ghnp.histogram2d(x, y, bins=bins, range=[(-5, 5), (-5, 5)])
+    eh, eex, eey = np.histogram2d(x, y, bins=bins, range=[(-5, 5), (-5, 5)])
+    np.testing.assert_array_equal(h, eh)
+    np.testing.assert_array_equal(ex, eex)
+    np.testing.assert_array_equal(ey, eey)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize(
+    "range",
+    [
+        (0.1, 0.9),
+        (np.float64(0.1), np.float64(0.9)),
+        (np.float64(0.1), 0.9),
+        (np.float32(0.1), 0.9),
+    ],
+)
+def test_range_scalars_set_the_edge_type_as_in_numpy(dtype: type, range: tuple) -> None:
+    # A numpy float64 scalar is not weak: numpy's edges and comparisons become float64.
+    x = np.random.default_rng(4).random(20_000).astype(dtype)
+    expected, edges = np.histogram(x, 37, range=range)
+    counts, got = ghnp.histogram(x, 37, range=range)
+    assert got.dtype == edges.dtype
+    np.testing.assert_array_equal(got, edges)
+    np.testing.assert_array_equal(counts, expected)

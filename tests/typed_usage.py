@@ -1,0 +1,47 @@
+"""Correct calls through the typed path: mypy must accept this file as it is (test_typing.py).
+
+Type checkers cannot see a namespace registered at run time, so ``pl.col("x").gpu_hist`` is an
+error to them; the module-level functions take the same arguments and are fully annotated. The
+file also runs (``run()``), so the calls are right at run time too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+import polars_gpu_hist as gh
+from polars_gpu_hist import plot
+
+
+def run() -> pl.DataFrame:
+    df = pl.DataFrame({"x": np.linspace(0.0, 1.0, 101), "w": np.ones(101), "g": [0, 1] * 50 + [0]})
+
+    one: pl.Expr = gh.histogram_expr(pl.col("x"), bins=10, range=(0, 1), device="cpu")
+    edges: pl.Expr = gh.histogram_expr("x", [0.0, 0.5, 1.0], closed="right", device="cpu")
+    weighted: pl.Expr = gh.histogram_expr(
+        "x", 4, weights="w", density=True, device="cpu", kernel="auto"
+    )
+    by_group: pl.Expr = gh.histogram_expr("x", 4, range=(0.0, 1.0), by="g", device="cpu")
+    per_group: pl.DataFrame = df.group_by("g", maintain_order=True).agg(
+        gh.histogram_expr("x", bins=4, range=(0, 1), device="cpu")
+    )
+    results = [df.select(e) for e in (one, edges, weighted, by_group)]
+
+    frame: pl.DataFrame = gh.histogram(df["x"], 5, device="cpu")
+    acc: gh.Histogram = gh.Histogram(4, range=(0.0, 1.0), device="cpu").fill(df["x"])
+    total: gh.Histogram = acc + gh.Histogram(4, range=(0.0, 1.0)).fill(np.array([0.25]))
+    counts: np.ndarray = total.counts
+    scanned: gh.Histogram = gh.histogram_scan(df.lazy(), "x", 4, range="auto", device="cpu")
+    plan: str = gh.explain(pl.Float64, 64, range=(0, 1), device="cpu")
+    usable: bool = gh.gpu_available()
+
+    text: str = plot.bars(results[0], width=20, closed="left")
+    assert counts.sum() == 102 and scanned.counts.sum() == 101 and plan and text
+    assert isinstance(usable, bool) and per_group.height == 2 and frame.height == 5
+    return results[3].unnest("x")
+
+
+def chart_of(hist: pl.DataFrame) -> plot.Chart:
+    """Only type-checked (charts need Altair)."""
+    return plot.chart(hist, title="x by g", facet=True, kind="count")
