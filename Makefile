@@ -40,13 +40,15 @@ bench: develop
 
 # The common kernels prebuilt for Hopper (sm_90) by NVRTC from the venv, carried by the wheel
 # (other architectures compile on first use).
-bundle: develop
+BUNDLE := python/polars_gpu_hist/kernels.bundle
+bundle: $(BUNDLE)
+$(BUNDLE): $(wildcard kernels/*) src/gpu/kernel.rs src/gpu/bundle.rs | develop
 	LD_LIBRARY_PATH=$(NVRTC_LIB):$$LD_LIBRARY_PATH $(PY) -c "import polars_gpu_hist._internal as i; \
-	  print(i.build_kernel_bundle('python/polars_gpu_hist/kernels.bundle', [90], 2), 'kernels')"
+	  print(i.build_kernel_bundle('$(BUNDLE)', [90], 2), 'kernels')"
 
 # Everything the GPU host needs, in the ignored .gpu/: our stripped abi3 wheel, the Polars wheels,
 # hypothesis, peers.py. Then: device run `bash scripts/gpu_check.sh all` carrying .gpu.
-gpu-stage: $(VENV)/.installed python/polars_gpu_hist/kernels.bundle
+gpu-stage: $(VENV)/.installed $(BUNDLE)
 	rm -rf .gpu && bash ../shared/gpu/stage.sh .gpu
 	rm -f .gpu/boost_histogram-* .gpu/fast_histogram-*
 	$(PY) -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \

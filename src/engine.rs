@@ -38,6 +38,8 @@ pub struct Report {
     pub fallback: Option<String>,
     /// The kernels' time on the device (events), when measured.
     pub kernel_ms: Option<f32>,
+    /// Host time per phase of the call (ms), where measured.
+    pub phases: Vec<(&'static str, f32)>,
 }
 
 impl fmt::Display for Report {
@@ -56,6 +58,17 @@ impl fmt::Display for Report {
         }
         if let Some(route) = &self.route {
             write!(f, "\ncopy     {route}")?;
+        }
+        if !self.phases.is_empty() {
+            let phases: Vec<String> = self
+                .phases
+                .iter()
+                .map(|(what, ms)| format!("{what} {ms:.3}"))
+                .collect();
+            write!(f, "\ntime     {} ms", phases.join(", "))?;
+            if let Some(ms) = self.kernel_ms {
+                write!(f, " (kernels {ms:.3} ms on the device)")?;
+            }
         }
         if let Some(e) = &self.fallback {
             write!(
@@ -179,6 +192,7 @@ pub fn count(job: &Job<'_>, placement: Placement) -> HistResult<(Counts, Report)
         route: None,
         fallback: None,
         kernel_ms: None,
+        phases: Vec::new(),
     };
     if backend == Backend::Gpu {
         match gpu::count(gpu::get()?, job, placement.kernel) {
@@ -186,6 +200,7 @@ pub fn count(job: &Job<'_>, placement: Placement) -> HistResult<(Counts, Report)
                 report.plan = Some(run.plan);
                 report.route = run.route;
                 report.kernel_ms = Some(run.kernel_ms);
+                report.phases = run.phases;
                 return Ok((counts, report));
             }
             Err(e) if placement.device == Device::Auto && matches!(job.rows, Rows::Host(_)) => {

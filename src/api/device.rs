@@ -306,9 +306,24 @@ impl DeviceHistogram {
     }
 }
 
-fn on_device(job: Job<'static>, kernel: Option<gpu::Family>) -> HistResult<DeviceHistogram> {
+/// Counts `job` on the device; `resolve_ms`: the host time its bins took to resolve.
+fn on_device(
+    job: Job<'static>,
+    kernel: Option<gpu::Family>,
+    resolve_ms: f32,
+) -> HistResult<DeviceHistogram> {
     let (counts, stream, run) = gpu::count_on_device(gpu::get()?, &job, kernel)?;
-    let specs = job.axes.iter().filter_map(|a| a.spec().cloned()).collect();
+    // Moved, not cloned: millions of bins are megabytes of edges.
+    let specs = job
+        .axes
+        .into_iter()
+        .filter_map(|a| match a.rule {
+            crate::job::Rule::Bins(spec) => Some(spec),
+            crate::job::Rule::Groups(_) => None,
+        })
+        .collect();
+    let mut phases = vec![("resolve", resolve_ms)];
+    phases.extend(run.phases);
     Ok(DeviceHistogram {
         counts,
         stream,
@@ -320,6 +335,7 @@ fn on_device(job: Job<'static>, kernel: Option<gpu::Family>) -> HistResult<Devic
             route: None,
             fallback: None,
             kernel_ms: Some(run.kernel_ms),
+            phases,
         },
     })
 }
@@ -330,10 +346,11 @@ pub fn histogram_on_device(
     weights: Option<u64>,
     options: &HistogramOptions,
 ) -> HistResult<DeviceHistogram> {
+    let clock = gpu::Clock::start();
     let gpu = gpu::get()?;
     let stream = gpu.stream_after_default()?;
     let job = job_1d(gpu, &stream, values, weights, options)?;
-    on_device(job, options.kernel)
+    on_device(job, options.kernel, clock.lap())
 }
 
 /// `numpy.histogramdd` of device columns, the counts left on the device.
@@ -342,8 +359,9 @@ pub fn histogramdd_on_device(
     weights: Option<u64>,
     options: &HistogramDdOptions,
 ) -> HistResult<DeviceHistogram> {
+    let clock = gpu::Clock::start();
     let gpu = gpu::get()?;
     let stream = gpu.stream_after_default()?;
     let job = job_dd(gpu, &stream, dims, weights, options)?;
-    on_device(job, options.kernel)
+    on_device(job, options.kernel, clock.lap())
 }

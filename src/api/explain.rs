@@ -121,6 +121,7 @@ pub fn explain(
         route,
         fallback: None,
         kernel_ms: None,
+        phases: Vec::new(),
     };
     let mut text = report.to_string();
     if backend == Backend::Gpu {

@@ -18,12 +18,14 @@ use crate::gpu::plan::{self, Plan, SegmentLayout};
 use crate::gpu::upload::{self, DevicePiece, Route};
 use crate::job::{Job, Rows};
 
-/// What a GPU count did: its plan, how host rows reached the device, the kernels' time.
+/// What a GPU count did: its plan, how host rows reached the device, the kernels' time, and
+/// where the host's time went (ms per phase), so that a slow call shows its cause.
 #[derive(Clone, Debug)]
 pub struct Run {
     pub plan: Plan,
     pub route: Option<Route>,
     pub kernel_ms: f32,
+    pub phases: Vec<(&'static str, f32)>,
 }
 
 /// Counts per bin left in device memory (the numpy drop-in's counts never visit the host).
@@ -90,6 +92,7 @@ fn run(
     job: &Job<'_>,
     force: Option<crate::gpu::Family>,
 ) -> HistResult<(Arc<CudaStream>, DeviceCounts, Run)> {
+    let clock = Clock::start();
     let dtypes: Vec<_> = match &job.rows {
         Rows::Host(h) => h.columns.iter().map(|c| c.dtype).collect(),
         Rows::Device(d) => d.columns.iter().map(|c| c.dtype).collect(),
@@ -103,9 +106,11 @@ fn run(
         job.len() as u64,
         force,
     )?;
+    let mut phases = vec![("plan", clock.lap())];
     let stream = gpu.stream_after_default()?;
     let out = DeviceCounts::zeros(&stream, job.cells, job.is_weighted())?;
     let launcher = Launcher::new(gpu, &stream, job, &plan, &dtypes, out.ptr(&stream))?;
+    phases.push(("setup", clock.lap()));
     let event = || {
         gpu.ctx
             .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
@@ -142,9 +147,11 @@ fn run(
         })?),
     };
     end.record(&stream).map_err(driver("recording an event"))?;
+    phases.push(("launch", clock.lap()));
     stream
         .synchronize()
         .map_err(driver("running the kernels"))?;
+    phases.push(("wait", clock.lap()));
     let kernel_ms = start.elapsed_ms(&end).map_err(driver("reading an event"))?;
     drop(launcher);
     Ok((
@@ -154,8 +161,23 @@ fn run(
             plan,
             route,
             kernel_ms,
+            phases,
         },
     ))
+}
+
+/// Host milliseconds since the last lap.
+pub struct Clock(std::cell::Cell<std::time::Instant>);
+
+impl Clock {
+    pub fn start() -> Self {
+        Clock(std::cell::Cell::new(std::time::Instant::now()))
+    }
+
+    pub fn lap(&self) -> f32 {
+        let now = std::time::Instant::now();
+        (now - self.0.replace(now)).as_secs_f32() * 1e3
+    }
 }
 
 /// A kernel with its launch configuration.

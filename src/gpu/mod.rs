@@ -19,7 +19,7 @@ pub use buffer::DeviceBuffer;
 pub(crate) use context::driver;
 pub use context::{available, get, Gpu};
 pub use kernel::{Family, KernelId};
-pub use launch::{count, count_on_device, DeviceCounts, Run};
+pub use launch::{count, count_on_device, Clock, DeviceCounts, Run};
 pub use pin::is_pinned;
 pub use plan::{DeviceProps, Plan};
 pub use transfer::Transfer;
