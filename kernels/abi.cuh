@@ -4,6 +4,9 @@
 
 typedef unsigned long long u64;
 
+// The most axes a histogram has (histogramdd's 8 dimensions; by= is 2).
+#define MAX_RANK 8
+
 // The rows of one column: `len` values `stride` apart (1: contiguous), with an Arrow validity
 // bitmap (bit validity_offset + row; null: every row is valid).
 struct Column {
@@ -57,28 +60,19 @@ struct Segments {
     unsigned int rows_per_item;
 };
 
-// `count`: the histogram of `rows` under `rule`, accumulated into `out` (u64 counts, or double
-// sums when WEIGHTED).
+// `count`: the histogram of the rows of RANK axes (axis d: columns[d] under rules[d], its bin
+// times cell_strides[d] in the row's cell; entries past RANK unused), `cells` cells in all,
+// accumulated into `out` (u64 counts, or double sums when WEIGHTED).
 struct CountParams {
-    Column rows;
+    Column columns[MAX_RANK];
+    Rule rules[MAX_RANK];
+    unsigned int cell_strides[MAX_RANK];
+    unsigned int cells;
+    unsigned int pad;
     WeightColumn weights;
-    Rule rule;
     SharedLayout shared;
     Segments seg;
     void* out;
-};
-
-// `linearize`: one axis of an n-D (or by=) job into the cells of its rows. cells[row] is the
-// row-major cell index so far, `cells_total` when the row is not counted; the first axis writes,
-// the others add `bin * cell_stride`.
-struct LinearizeParams {
-    Column rows;
-    Rule rule;
-    unsigned int* cells;
-    unsigned int cell_stride;
-    unsigned int cells_total;
-    unsigned int first;
-    unsigned int pad;
 };
 
 // `extremes`: per block, the minimum and maximum of the non-NaN values (numpy's range of a
@@ -105,7 +99,6 @@ static_assert(sizeof(WeightColumn) == 24, "host layout");
 static_assert(sizeof(Rule) == 96 && alignof(Rule) == 8, "host layout");
 static_assert(sizeof(SharedLayout) == 8, "host layout");
 static_assert(sizeof(Segments) == 48, "host layout");
-static_assert(sizeof(CountParams) == 224, "host layout");
-static_assert(sizeof(LinearizeParams) == 160, "host layout");
+static_assert(sizeof(CountParams) == 1216, "host layout");
 static_assert(sizeof(ExtremesParams) == 64, "host layout");
 static_assert(sizeof(EdgesParams) == 40, "host layout");

@@ -1,14 +1,15 @@
-// What a kernel bins by: a functor from a column value to its bin (`n` when the row is not
-// counted), built from the launch's `Rule`. Which one, and its variant, is fixed when the module
-// is compiled (src/gpu/plan.rs `KernelId`), so a launch runs no per-row switch:
-//   RULE          RULE_U32 (float32 equal bins), RULE_U64 (float64 equal bins), RULE_EDGES,
-//                 RULE_INDEX (the value is the bin: cells), RULE_TABLE (by= group ids)
-//   CLOSED_RIGHT  Polars' (a, b] bins instead of numpy's [a, b)
-//   LITERAL       replay numpy's division (bins.rs `literal`) instead of the proved cheap rule
-//   FORMULA       0 read edges, 1/2 recompute them from `Linspace` in double/float
-//   WIDE          numpy's estimate divides in double (`Estimate::wide`)
-//   FLOW          two more bins: below the first edge, above the last (NaN above)
-// Included by histogram.cu after `Value`.
+// What an axis bins by: a functor from one of its column's values to its bin (`n` when the row
+// is not counted), built from the launch's `Rule`. Which one, and its variant, is fixed when the
+// module is compiled (src/gpu/kernel.rs `AxisKernel`), so a launch runs no per-row switch:
+//   Kind     RULE_U32 (float32 equal bins), RULE_U64 (float64 equal bins), RULE_EDGES,
+//            RULE_TABLE (by= group ids of integer keys), RULE_INDEX (the value is the bin)
+//   Right    Polars' (a, b] bins instead of numpy's [a, b)
+//   Literal  replay numpy's division (bins.rs `literal`) instead of the proved cheap rule
+//   Formula  0 read edges, 1/2 recompute them from `Linspace` in double/float
+//   Wide     numpy's estimate divides in double (`Estimate::wide`)
+//   Flow     two more bins: below the first edge, above the last (NaN above)
+// `BinnerOf<V, Kind, Right, Literal, Formula, Wide, Flow, Staged>::type` is the binner of a column
+// of C type V; each axis of a kernel names its own (-DAXIS0=float,1,0,0,0,0,0 and so on).
 #pragma once
 
 #define RULE_U32 1
@@ -17,24 +18,8 @@
 #define RULE_INDEX 4
 #define RULE_TABLE 5
 
-#ifndef CLOSED_RIGHT
-#define CLOSED_RIGHT 0
-#endif
-#ifndef LITERAL
-#define LITERAL 0
-#endif
-#ifndef FORMULA
-#define FORMULA 0
-#endif
-#ifndef WIDE
-#define WIDE 0
-#endif
-#ifndef FLOW
-#define FLOW 0
-#endif
-
-template <class F>
-__device__ __forceinline__ F value_as(Value v)
+template <class F, class V>
+__device__ __forceinline__ F value_as(V v)
 {
     if constexpr (sizeof(F) == sizeof(float)) {
         return to_f32(v);
@@ -43,9 +28,10 @@ __device__ __forceinline__ F value_as(Value v)
     }
 }
 
-// `UniformBins<F>` of bins.rs.
-template <class F>
+// `UniformBins<F>` of bins.rs, over values of type V.
+template <class V, class F, bool Right, bool Literal, int Formula, bool Wide>
 struct UniformBin {
+    typedef V Value;
     UniformBins<F> u;
     unsigned int n;
 
@@ -69,23 +55,24 @@ struct UniformBin {
 
     __device__ double first_edge() const { return static_cast<double>(u.lo); }
 
-    __device__ unsigned int operator()(Value v) const
+    __device__ unsigned int operator()(V v) const
     {
         const F x = value_as<F>(v);
-        if constexpr (CLOSED_RIGHT) {
-            return bin_uniform_right<F, FORMULA>(u, x);
-        } else if constexpr (LITERAL) {
-            return bin_uniform_left_literal<F, FORMULA, WIDE>(u, x);
+        if constexpr (Right) {
+            return bin_uniform_right<F, Formula>(u, x);
+        } else if constexpr (Literal) {
+            return bin_uniform_left_literal<F, Formula, Wide>(u, x);
         } else {
-            return bin_uniform_left_cheap<F, FORMULA>(u, x);
+            return bin_uniform_left_cheap<F, Formula>(u, x);
         }
     }
 };
 
-// `EdgeBins`: a binary search over the edges, staged in shared memory when STAGED (the shared
+// `EdgeBins`: a binary search over the edges, staged in shared memory when Staged (the shared
 // family reserves room for them before its counters).
-template <bool STAGED>
+template <class V, bool Right, bool Staged>
 struct EdgeBin {
+    typedef V Value;
     const double* e;
     unsigned int n;
 
@@ -93,7 +80,7 @@ struct EdgeBin {
 
     __device__ unsigned char* stage(unsigned char* smem)
     {
-        if constexpr (!STAGED) {
+        if constexpr (!Staged) {
             return smem;
         } else {
             double* staged = reinterpret_cast<double*>(smem);
@@ -107,21 +94,23 @@ struct EdgeBin {
 
     __device__ double first_edge() const { return e[0]; }
 
-    __device__ unsigned int operator()(Value v) const
+    __device__ unsigned int operator()(V v) const
     {
         const double x = to_f64(v);
-        return CLOSED_RIGHT ? bin_edges_right(e, n, x) : bin_edges_left(e, n, x);
+        return Right ? bin_edges_right(e, n, x) : bin_edges_left(e, n, x);
     }
 };
 
-// Cells of an n-D job: the value is the bin, `n` (the number of cells) when not counted.
+// The value is the bin (u32 ids), `n` when it is not below n.
+template <class V>
 struct IndexBin {
+    typedef V Value;
     unsigned int n;
 
     __device__ explicit IndexBin(const Rule& r) : n(r.n) {}
     __device__ unsigned char* stage(unsigned char* smem) { return smem; }
     __device__ double first_edge() const { return 0.0; }
-    __device__ unsigned int operator()(Value v) const
+    __device__ unsigned int operator()(V v) const
     {
         const unsigned int c = static_cast<unsigned int>(v);
         return c < n ? c : n;
@@ -129,7 +118,9 @@ struct IndexBin {
 };
 
 // by= groups of integer keys: table[key - lo], every key in the table.
+template <class V>
 struct TableBin {
+    typedef V Value;
     const unsigned int* table;
     long long lo;
     unsigned int n;
@@ -137,7 +128,7 @@ struct TableBin {
     __device__ explicit TableBin(const Rule& r) : table(r.table), lo(r.lo), n(r.n) {}
     __device__ unsigned char* stage(unsigned char* smem) { return smem; }
     __device__ double first_edge() const { return 0.0; }
-    __device__ unsigned int operator()(Value v) const
+    __device__ unsigned int operator()(V v) const
     {
         return __ldg(table + (static_cast<long long>(v) - lo));
     }
@@ -146,6 +137,7 @@ struct TableBin {
 // Flow bins around `Inner`'s: 0 below the first edge, n + 1 above the last edge or NaN.
 template <class Inner>
 struct FlowBin {
+    typedef typename Inner::Value Value;
     Inner inner;
     unsigned int n;
     double lo;
@@ -164,22 +156,42 @@ struct FlowBin {
     }
 };
 
-#if RULE == RULE_U32
-typedef UniformBin<float> BaseBin;
-#elif RULE == RULE_U64
-typedef UniformBin<double> BaseBin;
-#elif RULE == RULE_EDGES
-typedef EdgeBin<STAGE_EDGES> BaseBin;
-#elif RULE == RULE_INDEX
-typedef IndexBin BaseBin;
-#elif RULE == RULE_TABLE
-typedef TableBin BaseBin;
-#endif
+template <class V, int Kind, bool Right, bool Literal, int Formula, bool Wide, bool Staged>
+struct BaseBinner;
+template <class V, bool Right, bool Literal, int Formula, bool Wide, bool Staged>
+struct BaseBinner<V, RULE_U32, Right, Literal, Formula, Wide, Staged> {
+    typedef UniformBin<V, float, Right, Literal, Formula, Wide> type;
+};
+template <class V, bool Right, bool Literal, int Formula, bool Wide, bool Staged>
+struct BaseBinner<V, RULE_U64, Right, Literal, Formula, Wide, Staged> {
+    typedef UniformBin<V, double, Right, Literal, Formula, Wide> type;
+};
+template <class V, bool Right, bool Literal, int Formula, bool Wide, bool Staged>
+struct BaseBinner<V, RULE_EDGES, Right, Literal, Formula, Wide, Staged> {
+    typedef EdgeBin<V, Right, Staged> type;
+};
+template <class V, bool Right, bool Literal, int Formula, bool Wide, bool Staged>
+struct BaseBinner<V, RULE_INDEX, Right, Literal, Formula, Wide, Staged> {
+    typedef IndexBin<V> type;
+};
+template <class V, bool Right, bool Literal, int Formula, bool Wide, bool Staged>
+struct BaseBinner<V, RULE_TABLE, Right, Literal, Formula, Wide, Staged> {
+    typedef TableBin<V> type;
+};
 
-#if defined(RULE)
-#if FLOW
-typedef FlowBin<BaseBin> Binner;
-#else
-typedef BaseBin Binner;
-#endif
-#endif
+template <class B, bool Flow>
+struct WithFlow {
+    typedef B type;
+};
+template <class B>
+struct WithFlow<B, true> {
+    typedef FlowBin<B> type;
+};
+
+// Flags arrive as 0/1 from -D options: ints here (an int is no bool template argument).
+template <class V, int Kind, int Right, int Literal, int Formula, int Wide, int Flow, bool Staged>
+struct BinnerOf {
+    typedef typename WithFlow<typename BaseBinner<V, Kind, Right != 0, Literal != 0, Formula,
+                                                  Wide != 0, Staged>::type,
+                              Flow != 0>::type type;
+};

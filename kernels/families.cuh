@@ -1,6 +1,7 @@
-// The kernel families: what one block does with the rows it reads (the CUB "agent"). Each takes
-// the rows and a binner (binners.cuh) and accumulates into the global histogram `out`, which the
-// host zeroes, so a column may be counted in several launches. src/gpu/plan.rs picks one:
+// The kernel families: what one block does with the bins its source hands it (the CUB "agent").
+// Each takes a source (rows.cuh: one binned column, or the cells of several) and accumulates into
+// the global histogram `out`, which the host zeroes, so a column may be counted in several
+// launches. src/gpu/plan.rs picks one:
 //   shared    replicated per-block u32 (or double) histograms in shared memory; few bins
 //   packed    one per-block histogram of 16-bit counters, up to twice the bins of shared
 //   segmented bins grouped by partition tile by tile, then counted a partition at a time in
@@ -41,9 +42,9 @@ __device__ __forceinline__ Runs<Add> runs_of(unsigned int n, Add add)
     return Runs<Add>{n, add};
 }
 
-// Vectors a thread keeps in flight per step (16 bytes each). Measured on an H100 (scripts/
-// kernel_lab.py): the shared family ran 0.71-0.76 ms for 2^29 float32 with 4, 0.78-0.90 with 2;
-// the global family is bound by its atomics and keeps 2.
+// Units a thread keeps in flight per step (16 bytes each for a column). Measured on an H100
+// (scripts/kernel_lab.py): the shared family ran 0.71-0.76 ms for 2^29 float32 with 4, 0.78-0.90
+// with 2; the global family is bound by its atomics and keeps 2.
 #ifndef HIST_LOADS_IN_FLIGHT
 #define HIST_LOADS_IN_FLIGHT 4
 #endif
@@ -52,23 +53,22 @@ constexpr unsigned int GLOBAL_LOADS_IN_FLIGHT = 2;
 // Few bins: replicated block-private histograms (u32, or double when weighted), each with a
 // spare counter n for the rows not counted.
 // Every thread of the block must reach the __syncthreads() calls: no early exits.
-template <class C, class Out, class Bin, class Amount>
-__device__ __forceinline__ void shared_hist(const Rows& rows, Bin bin, Amount amount,
-                                            unsigned int replicas, unsigned int stride, Out* out)
+template <class C, class Out, class S, class Amount>
+__device__ __forceinline__ void shared_hist(S src, Amount amount, unsigned int replicas,
+                                            unsigned int stride, Out* out)
 {
-    const ReplicatedCounters<C> counters{reinterpret_cast<C*>(bin.stage(smem)), replicas, stride};
+    const ReplicatedCounters<C> counters{reinterpret_cast<C*>(src.stage(smem)), replicas, stride};
     counters.zero();
     __syncthreads();
     C* const mine = counters.mine();
     const unsigned int mine_address = counters.mine_address();
-    const unsigned int n = bin.n;
+    const unsigned int n = src.n;
     for_each_row<HIST_LOADS_IN_FLIGHT>(
-        rows,
-        [&](bool present, u64 row, Value x) {
-            const unsigned int b = bin(x);
+        src,
+        [&](bool present, u64 row, unsigned int b) {
             if constexpr (Amount::ONE_PER_ROW) {
                 // Rows not counted go to the spare counter n: no branch around the atomic.
-                add_one_shared(mine_address, present ? b : n);
+                add_one_shared(mine_address, b);
             } else if (present && b < n && amount.take(row)) {
                 atomicAdd(mine + b, amount.amount(row));
             }
@@ -84,12 +84,12 @@ __device__ __forceinline__ void shared_hist(const Rows& rows, Bin bin, Amount am
 
 // Up to twice the bins: one histogram of packed 16-bit counters per block (see PackedCounters),
 // with a barrier every few steps to keep the adds between barriers under MAX_PACKED_ADDS.
-template <class Bin>
-__device__ __forceinline__ void packed_hist(const Rows& rows, Bin bin, u64* out)
+template <class S>
+__device__ __forceinline__ void packed_hist(S src, u64* out)
 {
-    constexpr unsigned int K = VALUES_PER_VECTOR;
+    constexpr unsigned int K = S::K;
     constexpr unsigned int U = K >= 8 ? 16 / K : PACKED_LOADS_IN_FLIGHT;
-    const unsigned int n = bin.n;
+    const unsigned int n = src.n;
     const PackedCounters counters{reinterpret_cast<unsigned int*>(smem), (n + 1) / 2, out};
     counters.zero();
     __syncthreads();
@@ -101,8 +101,7 @@ __device__ __forceinline__ void packed_hist(const Rows& rows, Bin bin, u64* out)
     auto runs = runs_of(n, [&](unsigned int b, unsigned int count) { counters.add(b, count); });
     unsigned int steps = 0;
     for_each_row<U>(
-        rows,
-        [&](bool present, u64, Value x) { runs.push(present ? bin(x) : n); },
+        src, [&](bool, u64, unsigned int b) { runs.push(b); },
         [&] {
             runs.flush();
             if (++steps == steps_per_barrier) {
@@ -120,27 +119,25 @@ __device__ __forceinline__ void packed_hist(const Rows& rows, Bin bin, u64* out)
 // atomics do.
 // (__match_any_sync grouping cost more than it saved on spread data and still left 2^24
 // same-address atomics on degenerate data: 13.5 ms for 2^29 values on an H200.)
-template <class Bin>
-__device__ __forceinline__ void global_hist(const Rows& rows, Bin bin, u64* out)
+template <class S>
+__device__ __forceinline__ void global_hist(S src, u64* out)
 {
-    const unsigned int n = bin.n;
+    const unsigned int n = src.n;
     auto runs =
         runs_of(n, [&](unsigned int b, unsigned int count) { atomicAdd(out + b, u64(count)); });
     for_each_row<GLOBAL_LOADS_IN_FLIGHT>(
-        rows, [&](bool present, u64, Value x) { runs.push(present ? bin(x) : n); }, NoStep());
+        src, [&](bool, u64, unsigned int b) { runs.push(b); }, NoStep());
     runs.flush();
 }
 
 // Weighted sums straight into global memory (weights rarely repeat, so no aggregation).
-template <class Bin>
-__device__ __forceinline__ void global_weighted_hist(const Rows& rows, Bin bin, Weights weights,
-                                                     double* out)
+template <class S>
+__device__ __forceinline__ void global_weighted_hist(S src, Weights weights, double* out)
 {
-    const unsigned int n = bin.n;
+    const unsigned int n = src.n;
     for_each_row<GLOBAL_LOADS_IN_FLIGHT>(
-        rows,
-        [&](bool present, u64 row, Value x) {
-            const unsigned int b = bin(x);
+        src,
+        [&](bool present, u64 row, unsigned int b) {
             if (present && b < n && weights.take(row)) {
                 atomicAdd(out + b, weights.amount(row));
             }

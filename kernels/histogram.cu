@@ -1,20 +1,21 @@
 // The kernels, one entry point per module: NVRTC compiles this file once per kernel a plan needs
-// (src/gpu/compile.rs), with -DVALUE_T=<C type of the column> and one of
+// (src/gpu/compile.rs), with one of
 //   KERNEL_COUNT      count: a family (-DFAMILY=FAMILY_SHARED|PACKED|SEGMENTED|GLOBAL, -DWEIGHTED)
-//                     over one column binned by a rule (binners.cuh) into the histogram
-//   KERNEL_LINEARIZE  linearize: one axis of an n-D job into the cells of its rows
+//                     over the rows of RANK axes, axis d a column binned as -DAXISd says
+//                     (binners.cuh `BinnerOf`: its C type, rule kind and variant), into the
+//                     histogram; one axis reads its column in 16-byte vectors, more read a row's
+//                     coordinates and count its cell (cells.cuh)
 //   KERNEL_SEG_SCAN, KERNEL_SEG_COUNT   the segmented family's later passes (segmented.cuh)
-//   KERNEL_EXTREMES   extremes: per-block min and max of a device column
+//   KERNEL_EXTREMES   extremes: per-block min and max of a device column (-DVALUE_T: its C type)
 //   KERNEL_EDGES      edges: equal bins' edges from their linspace formula (VALUE_T: their type)
 // Every launch takes its parameters as one struct (abi.cuh). Rows are aligned to their element
 // size (the 16-byte body is found from the address).
 #include "abi.cuh"
 #include "bin_rule.cuh"
 
-#ifndef VALUE_T
-#error "compile with -DVALUE_T=<C type of the column>"
-#endif
+#if defined(VALUE_T)
 typedef VALUE_T Value;
+#endif
 
 #define FAMILY_SHARED 1
 #define FAMILY_PACKED 2
@@ -33,6 +34,7 @@ typedef VALUE_T Value;
 
 #include "binners.cuh"
 #include "rows.cuh"
+#include "cells.cuh"
 #include "counters.cuh"
 
 extern __shared__ __align__(16) unsigned char smem[];
@@ -40,12 +42,49 @@ extern __shared__ __align__(16) unsigned char smem[];
 #include "families.cuh"
 #include "segmented.cuh"
 
-__device__ __forceinline__ Rows rows_of(const Column& c)
-{
-    return Rows(static_cast<const Value*>(c.values), c.len, c.validity, c.validity_offset);
-}
-
 #if defined(KERNEL_COUNT)
+#if !defined(RANK) || RANK < 1 || RANK > MAX_RANK
+#error "compile with -DRANK=<1..8> and -DAXIS0.. for each axis"
+#endif
+// The axes after the first, innermost last.
+typedef NoAxes After8;
+#if RANK > 7
+typedef Axes<typename BinnerOf<AXIS7, STAGE_EDGES>::type, After8> After7;
+#else
+typedef After8 After7;
+#endif
+#if RANK > 6
+typedef Axes<typename BinnerOf<AXIS6, STAGE_EDGES>::type, After7> After6;
+#else
+typedef After7 After6;
+#endif
+#if RANK > 5
+typedef Axes<typename BinnerOf<AXIS5, STAGE_EDGES>::type, After6> After5;
+#else
+typedef After6 After5;
+#endif
+#if RANK > 4
+typedef Axes<typename BinnerOf<AXIS4, STAGE_EDGES>::type, After5> After4;
+#else
+typedef After5 After4;
+#endif
+#if RANK > 3
+typedef Axes<typename BinnerOf<AXIS3, STAGE_EDGES>::type, After4> After3;
+#else
+typedef After4 After3;
+#endif
+#if RANK > 2
+typedef Axes<typename BinnerOf<AXIS2, STAGE_EDGES>::type, After3> After2;
+#else
+typedef After3 After2;
+#endif
+#if RANK > 1
+typedef Axes<typename BinnerOf<AXIS1, STAGE_EDGES>::type, After2> After1;
+typedef Cells<Axes<typename BinnerOf<AXIS0, STAGE_EDGES>::type, After1>> Source;
+#else
+typedef BinnedColumn<typename BinnerOf<AXIS0, STAGE_EDGES>::type> Source;
+#endif
+
 #if FAMILY == FAMILY_SEGMENTED
 #define COUNT_BOUNDS __launch_bounds__(SEG_PARTITION_THREADS, 2)
 #else
@@ -53,85 +92,31 @@ __device__ __forceinline__ Rows rows_of(const Column& c)
 #endif
 extern "C" __global__ void COUNT_BOUNDS count(const __grid_constant__ CountParams p)
 {
-    const Rows rows = rows_of(p.rows);
-    const Binner bin(p.rule);
+    const Source src(p);
 #if WEIGHTED
     const Weights weights{p.weights.values, p.weights.validity, p.weights.validity_offset};
 #if FAMILY == FAMILY_SHARED
-    shared_hist<double>(rows, bin, weights, p.shared.replicas, p.shared.stride,
+    shared_hist<double>(src, weights, p.shared.replicas, p.shared.stride,
                         static_cast<double*>(p.out));
 #elif FAMILY == FAMILY_GLOBAL
-    global_weighted_hist(rows, bin, weights, static_cast<double*>(p.out));
+    global_weighted_hist(src, weights, static_cast<double*>(p.out));
 #else
 #error "weighted sums take the shared or the global family"
 #endif
 #else
     u64* const out = static_cast<u64*>(p.out);
 #if FAMILY == FAMILY_SHARED
-    shared_hist<unsigned int>(rows, bin, Unit(), p.shared.replicas, p.shared.stride, out);
+    shared_hist<unsigned int>(src, Unit(), p.shared.replicas, p.shared.stride, out);
 #elif FAMILY == FAMILY_PACKED
-    packed_hist(rows, bin, out);
+    packed_hist(src, out);
 #elif FAMILY == FAMILY_SEGMENTED
-    seg_partition(rows, bin, p.seg, out);
+    seg_partition(src, p.seg, out);
 #elif FAMILY == FAMILY_GLOBAL
-    global_hist(rows, bin, out);
+    global_hist(src, out);
 #else
 #error "compile with -DFAMILY=FAMILY_SHARED|FAMILY_PACKED|FAMILY_SEGMENTED|FAMILY_GLOBAL"
 #endif
 #endif
-}
-#endif
-
-#if defined(KERNEL_LINEARIZE)
-// Loads in flight per thread: each row also reads and writes its cell, so fewer than count's.
-constexpr unsigned int LINEARIZE_LOADS_IN_FLIGHT = 2;
-
-extern "C" __global__ void linearize(const __grid_constant__ LinearizeParams p)
-{
-    const Binner bin(p.rule);
-    const unsigned int n = bin.n;
-    unsigned int* const cells = p.cells;
-    auto put = [&](bool present, u64 row, Value x) {
-        const unsigned int b = present ? bin(x) : n;
-        if (p.first) {
-            cells[row] = b < n ? b * p.cell_stride : p.cells_total;
-        } else {
-            const unsigned int c = cells[row];
-            cells[row] = c == p.cells_total || b >= n ? p.cells_total : c + b * p.cell_stride;
-        }
-    };
-    if (p.rows.stride == 1) {
-        // The row loops also call op for rows another thread owns (present = false): a body lane
-        // past the last vector, an edge lane past the head or the end. Counters add those to a
-        // spare bin; a cell is written by its row's owner only.
-        const Rows rows = rows_of(p.rows);
-        const u64 tail = rows.head + rows.vectors * VALUES_PER_VECTOR;
-        auto body = [&](bool present, u64 row, Value x) {
-            if (row < tail) put(present, row, x);
-        };
-        // Edge lanes 0..15 own the head rows, lanes 16..31 the tail rows; with few rows a head
-        // lane past the head names a tail row, which its tail lane writes.
-        auto edge = [&](bool present, u64 row, Value x) {
-            const bool owned = threadIdx.x < 16 ? row < rows.head : row >= tail && row < rows.len;
-            if (owned) put(present, row, x);
-        };
-        NoStep none;
-        if (rows.validity != nullptr) {
-            body_rows<LINEARIZE_LOADS_IN_FLIGHT, true>(rows, body, none);
-            edge_rows<true>(rows, edge);
-        } else {
-            body_rows<LINEARIZE_LOADS_IN_FLIGHT, false>(rows, body, none);
-            edge_rows<false>(rows, edge);
-        }
-    } else {
-        // A column of an (n, d) array: values d apart, no bitmap.
-        const Value* const values = static_cast<const Value*>(p.rows.values);
-        const u64 threads = u64(gridDim.x) * blockDim.x;
-        for (u64 row = u64(blockIdx.x) * blockDim.x + threadIdx.x; row < p.rows.len;
-             row += threads) {
-            put(true, row, __ldg(values + row * p.rows.stride));
-        }
-    }
 }
 #endif
 

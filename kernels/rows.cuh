@@ -1,5 +1,13 @@
-// How a block reads a column: an aligned body of 16-byte vectors, and an unaligned head and
-// tail of fewer than 16 / sizeof(Value) rows each. Included by histogram.cu after `Value`.
+// How a block reads its rows and bins them: a source. A family (families.cuh) asks a source for
+// units of K rows, loads several before it uses the first, and gets each row's bin (`n` when
+// the row is not counted). Two sources:
+//   BinnedColumn<Bin>  one column (1-D): an aligned body of 16-byte vectors, and an unaligned
+//                      head and tail of fewer than 16 / sizeof(value) rows each
+//   Cells<Axes>        several columns, each binned by its own axis (n-D, by=): a unit is one
+//                      row, its coordinates loaded column by column, its bin the row-major cell
+// Both have: n, K, Load (what a unit loads), units, load(u) (u < units), load_checked(u), each<NULLABLE, ALL_IN>(u,
+// unit, op) calling op(present, row, bin) for the unit's K rows, edges<NULLABLE>(op) for the rows
+// outside the units (called by the first warp of the grid, once a lane), nullable(), stage(smem).
 //
 // 16-byte loads matter: the same histogram with 4-byte loads reached 54% of an H200's read
 // bandwidth. So does having several in flight per thread before the first is used.
@@ -55,33 +63,51 @@ struct Chunk {
     }
 };
 
-// Values per 16-byte vector.
-constexpr unsigned int VALUES_PER_VECTOR = 16 / sizeof(Value);
-static_assert(16 % sizeof(Value) == 0, "the vector loop needs a power-of-two element size");
+// One column binned by `Bin`: `head` unaligned rows, then `units` 16-byte vectors, then the tail.
+template <class Bin>
+struct BinnedColumn {
+    typedef typename Bin::Value Value;
+    typedef uint4 Load;
+    static constexpr unsigned int K = 16 / sizeof(Value);
+    static_assert(16 % sizeof(Value) == 0, "the vector loop needs a power-of-two element size");
 
-// A launch's rows: `head` unaligned rows, then `vectors` 16-byte vectors, then the tail.
-struct Rows {
+    Bin bin;
+    unsigned int n;
     const Value* values;
     u64 len;
     const unsigned char* validity;  // null: every row is valid
     u64 validity_offset;
     u64 head;
-    u64 vectors;
+    u64 units;
 
-    __device__ Rows(const Value* v, u64 n, const unsigned char* bits, u64 bits_offset)
-        : values(v), len(n), validity(bits), validity_offset(bits_offset)
+    __device__ explicit BinnedColumn(const CountParams& p)
+        : bin(p.rules[0]),
+          n(bin.n),
+          values(static_cast<const Value*>(p.columns[0].values)),
+          len(p.columns[0].len),
+          validity(p.columns[0].validity),
+          validity_offset(p.columns[0].validity_offset)
     {
         const u64 misalign = reinterpret_cast<u64>(values) % 16;
         const u64 head_rows = (16 - misalign) % 16 / sizeof(Value);
         head = head_rows < len ? head_rows : len;
-        vectors = (len - head) / VALUES_PER_VECTOR;
+        units = (len - head) / K;
+    }
+
+    __device__ bool nullable() const { return validity != nullptr; }
+
+    __device__ unsigned char* stage(unsigned char* smem)
+    {
+        unsigned char* rest = bin.stage(smem);
+        n = bin.n;
+        return rest;
     }
 
     __device__ const uint4* body() const { return reinterpret_cast<const uint4*>(values + head); }
-
-    __device__ uint4 vector(u64 v) const
+    __device__ uint4 load(u64 u) const { return __ldg(body() + u); }
+    __device__ uint4 load_checked(u64 u) const
     {
-        return v < vectors ? __ldg(body() + v) : make_uint4(0, 0, 0, 0);
+        return u < units ? load(u) : make_uint4(0, 0, 0, 0);
     }
 
     template <bool NULLABLE>
@@ -90,91 +116,102 @@ struct Rows {
         return !NULLABLE || bit_set(validity, validity_offset, row);
     }
 
-    // op(present, row, x) for the K values of vector v held in q (present = false past the end;
-    // ALL_IN: the caller knows v < vectors).
+    // op(present, row, bin) for the K values of unit u held in q (present = false past the end;
+    // ALL_IN: the caller knows u < units).
     template <bool NULLABLE, bool ALL_IN = false, class Op>
-    __device__ __forceinline__ void each_value(u64 v, uint4 q, Op& op) const
+    __device__ __forceinline__ void each(u64 u, uint4 q, Op& op) const
     {
-        const bool in = ALL_IN || v < vectors;
-        const u64 row0 = head + v * VALUES_PER_VECTOR;
+        const bool in = ALL_IN || u < units;
+        const u64 row0 = head + u * K;
         Chunk<Value> chunk{q};
         // Unrolled for 4- and 8-byte values; for narrower values unrolling took NVRTC up to 4x
         // longer to compile (16 s instead of 3.5 s for 1 byte).
-        if constexpr (VALUES_PER_VECTOR <= 4) {
+        if constexpr (K <= 4) {
 #pragma unroll
-            for (unsigned int k = 0; k < VALUES_PER_VECTOR; ++k) {
-                op(in && valid<NULLABLE>(row0 + k), row0 + k, chunk.next());
+            for (unsigned int k = 0; k < K; ++k) {
+                const Value x = chunk.next();
+                const bool present = in && valid<NULLABLE>(row0 + k);
+                op(present, row0 + k, present ? bin(x) : n);
             }
         } else {
 #pragma unroll 1
-            for (unsigned int k = 0; k < VALUES_PER_VECTOR; ++k) {
-                op(in && valid<NULLABLE>(row0 + k), row0 + k, chunk.next());
+            for (unsigned int k = 0; k < K; ++k) {
+                const Value x = chunk.next();
+                const bool present = in && valid<NULLABLE>(row0 + k);
+                op(present, row0 + k, present ? bin(x) : n);
             }
         }
     }
+
+    // The head and the tail: lanes 0..15 of the first warp the head, 16..31 the tail.
+    template <bool NULLABLE, class Op>
+    __device__ __forceinline__ void edges(Op& op) const
+    {
+        const unsigned int lane = threadIdx.x;
+        const u64 tail = head + units * K;
+        const u64 row = lane < 16 ? lane : tail + (lane - 16);
+        const bool in = lane < 16 ? row < head : row < len;
+        const bool present = in && valid<NULLABLE>(row);
+        op(present, row, present ? bin(values[row]) : n);
+    }
 };
 
-// The body, grid-strided, U vectors a thread in flight per step. The loop is block-uniform:
-// every thread of a block runs the same steps (so `step()` may hold a __syncthreads()) and every
-// lane calls op the same number of times (present = false for rows past the end or null).
-template <unsigned int U, bool NULLABLE, class Op, class Step>
-__device__ __forceinline__ void body_rows(const Rows& rows, Op& op, Step& step)
+// The body, grid-strided, U units a thread in flight per step. The loop is block-uniform: every
+// thread of a block runs the same steps (so `step()` may hold a __syncthreads()) and every lane
+// calls op the same number of times (present = false for rows past the end or null).
+template <unsigned int U, bool NULLABLE, class S, class Op, class Step>
+__device__ __forceinline__ void body_rows(const S& src, Op& op, Step& step)
 {
     const u64 per_step = u64(blockDim.x) * U;
-    for (u64 base = blockIdx.x * per_step; base < rows.vectors; base += gridDim.x * per_step) {
+    for (u64 base = blockIdx.x * per_step; base < src.units; base += gridDim.x * per_step) {
         const u64 first = base + threadIdx.x;
-        if (base + per_step <= rows.vectors) {
+        if (base + per_step <= src.units) {
             // A whole step: no bounds to check (all but the last step of a block or two).
-            uint4 q[U];
+            typename S::Load q[U];
 #pragma unroll
             for (unsigned int j = 0; j < U; ++j) {
-                q[j] = __ldg(rows.body() + first + j * blockDim.x);
+                q[j] = src.load(first + j * blockDim.x);
             }
 #pragma unroll
             for (unsigned int j = 0; j < U; ++j) {
-                rows.each_value<NULLABLE, true>(first + j * blockDim.x, q[j], op);
+                src.template each<NULLABLE, true>(first + j * blockDim.x, q[j], op);
             }
         } else {
-            // The last step: one vector at a time, not unrolled (NVRTC compile time).
+            // The last step: one unit at a time, not unrolled (NVRTC compile time).
 #pragma unroll 1
             for (unsigned int j = 0; j < U; ++j) {
-                const u64 v = first + j * blockDim.x;
-                rows.each_value<NULLABLE>(v, rows.vector(v), op);
+                const u64 u = first + j * blockDim.x;
+                src.template each<NULLABLE>(u, src.load_checked(u), op);
             }
         }
         step();
     }
 }
 
-// The head and the tail, by the first warp of the grid: lanes 0..15 the head, 16..31 the tail.
-// Every lane of that warp calls op once.
-template <bool NULLABLE, class Op>
-__device__ __forceinline__ void edge_rows(const Rows& rows, Op& op)
+// The rows outside the units, by the first warp of the grid; every lane of it calls op once.
+template <bool NULLABLE, class S, class Op>
+__device__ __forceinline__ void edge_rows(const S& src, Op& op)
 {
     if (blockIdx.x != 0 || threadIdx.x >= 32) return;
-    const unsigned int lane = threadIdx.x;
-    const u64 tail = rows.head + rows.vectors * VALUES_PER_VECTOR;
-    const u64 row = lane < 16 ? lane : tail + (lane - 16);
-    const bool in = lane < 16 ? row < rows.head : row < rows.len;
-    op(in && rows.valid<NULLABLE>(row), row, in ? rows.values[row] : Value(0));
+    src.template edges<NULLABLE>(op);
 }
 
 struct NoStep {
     __device__ void operator()() const {}
 };
 
-// Every row once: the body U vectors a thread at a time, then the head and tail. The null-free
-// fast path gets its own copy of the loop, with no bitmap reads. `step()` runs after each body
-// step (block-uniform); edge rows come after the last step.
-template <unsigned int U, class Op, class Step>
-__device__ __forceinline__ void for_each_row(const Rows& rows, Op op, Step step)
+// Every row once: the body U units a thread at a time, then the rows outside the units. The
+// null-free fast path gets its own copy of the loop, with no bitmap reads. `step()` runs after
+// each body step (block-uniform); edge rows come after the last step.
+template <unsigned int U, class S, class Op, class Step>
+__device__ __forceinline__ void for_each_row(const S& src, Op op, Step step)
 {
-    if (rows.validity != nullptr) {
-        body_rows<U, true>(rows, op, step);
-        edge_rows<true>(rows, op);
+    if (src.nullable()) {
+        body_rows<U, true>(src, op, step);
+        edge_rows<true>(src, op);
     } else {
-        body_rows<U, false>(rows, op, step);
-        edge_rows<false>(rows, op);
+        body_rows<U, false>(src, op, step);
+        edge_rows<false>(src, op);
     }
 }
 

@@ -93,13 +93,12 @@ __host__ __device__ constexpr unsigned int seg_partition_words(unsigned int part
     return 32 + (partitions + 3) / 4 * 4 + SEG_TILE_ROWS + SEG_TILE_ROWS / 2;
 }
 
-template <class Bin>
-__device__ __forceinline__ void seg_partition(const Rows& rows, Bin bin, const Segments& seg,
-                                              u64* out)
+template <class S>
+__device__ __forceinline__ void seg_partition(S src, const Segments& seg, u64* out)
 {
-    constexpr unsigned int K = VALUES_PER_VECTOR;
-    constexpr unsigned int VECTORS = SEG_TILE_ROWS / K;  // a tile
-    constexpr unsigned int PER_THREAD = VECTORS / SEG_PARTITION_THREADS;
+    constexpr unsigned int K = S::K;
+    constexpr unsigned int UNITS = SEG_TILE_ROWS / K;  // a tile
+    constexpr unsigned int PER_THREAD = UNITS / SEG_PARTITION_THREADS;
     constexpr unsigned int U = PER_THREAD < 4 ? PER_THREAD : 4;  // loads in flight
     static_assert(PER_THREAD % U == 0, "whole steps of U vectors");
     if (blockDim.x != SEG_PARTITION_THREADS) __trap();
@@ -108,7 +107,7 @@ __device__ __forceinline__ void seg_partition(const Rows& rows, Bin bin, const S
     unsigned int* const counts = scratch + 32;
     unsigned int* const bins = counts + (seg.partitions + 3) / 4 * 4;
     unsigned short* const keys = reinterpret_cast<unsigned short*>(bins + SEG_TILE_ROWS);
-    const unsigned int n = bin.n;
+    const unsigned int n = src.n;
     const unsigned int P = seg.partitions;
     const unsigned int shift = seg.width_bits;
     const unsigned int mask = (1u << shift) - 1;
@@ -118,24 +117,24 @@ __device__ __forceinline__ void seg_partition(const Rows& rows, Bin bin, const S
         __syncthreads();
         // Bin the tile; a row's slot is (vector in the thread, value, thread): conflict-free.
         for (unsigned int j0 = 0; j0 < PER_THREAD; j0 += U) {
-            uint4 q[U];
-            const u64 first = u64(tile) * VECTORS + threadIdx.x;
+            typename S::Load q[U];
+            const u64 first = u64(tile) * UNITS + threadIdx.x;
 #pragma unroll
             for (unsigned int u = 0; u < U; ++u) {
-                q[u] = rows.vector(first + (j0 + u) * SEG_PARTITION_THREADS);
+                q[u] = src.load_checked(first + (j0 + u) * SEG_PARTITION_THREADS);
             }
 #pragma unroll
             for (unsigned int u = 0; u < U; ++u) {
                 unsigned int k = 0;
-                auto keep = [&](bool present, u64, Value x) {
-                    const unsigned int b = present ? bin(x) : n;
+                auto keep = [&](bool, u64, unsigned int b) {
                     bins[((j0 + u) * K + k++) * SEG_PARTITION_THREADS + threadIdx.x] = b;
                     if (b < n) atomicAdd(counts + (b >> shift), 1u);
                 };
-                if (rows.validity != nullptr) {
-                    rows.each_value<true>(first + (j0 + u) * SEG_PARTITION_THREADS, q[u], keep);
+                const u64 unit = first + (j0 + u) * SEG_PARTITION_THREADS;
+                if (src.nullable()) {
+                    src.template each<true>(unit, q[u], keep);
                 } else {
-                    rows.each_value<false>(first + (j0 + u) * SEG_PARTITION_THREADS, q[u], keep);
+                    src.template each<false>(unit, q[u], keep);
                 }
             }
         }
@@ -173,15 +172,15 @@ __device__ __forceinline__ void seg_partition(const Rows& rows, Bin bin, const S
         __syncthreads();
     }
 
-    // The unaligned head and tail go straight to the histogram.
-    auto direct = [&](bool present, u64, Value x) {
-        const unsigned int b = bin(x);
+    // The rows outside the units (a column's unaligned head and tail) go straight to the
+    // histogram.
+    auto direct = [&](bool present, u64, unsigned int b) {
         if (present && b < n) atomicAdd(out + b, u64(1));
     };
-    if (rows.validity != nullptr) {
-        edge_rows<true>(rows, direct);
+    if (src.nullable()) {
+        edge_rows<true>(src, direct);
     } else {
-        edge_rows<false>(rows, direct);
+        edge_rows<false>(src, direct);
     }
 }
 

@@ -34,6 +34,7 @@ HEADERS = [
     "bin_rule.cuh",
     "binners.cuh",
     "rows.cuh",
+    "cells.cuh",
     "counters.cuh",
     "families.cuh",
     "segmented.cuh",
@@ -119,18 +120,22 @@ SEGMENTS = [
     ("tiles", "u4"),
     ("rows_per_item", "u4"),
 ]
+MAX_RANK = 8
 COUNT_PARAMS = np.dtype(
     [
-        ("rows", COLUMN),
+        ("columns", COLUMN, (MAX_RANK,)),
+        ("rules", RULE, (MAX_RANK,)),
+        ("cell_strides", "u4", (MAX_RANK,)),
+        ("cells", "u4"),
+        ("pad", "u4"),
         ("weights", WEIGHTS),
-        ("rule", RULE),
         ("shared", [("replicas", "u4"), ("stride", "u4")]),
         ("seg", SEGMENTS),
         ("out", "u8"),
     ],
     align=True,
 )
-assert COUNT_PARAMS.itemsize == 224, "kernels/abi.cuh's CountParams"
+assert COUNT_PARAMS.itemsize == 1216, "kernels/abi.cuh's CountParams"
 
 
 def rule32(n: int, l2_bytes: int) -> tuple[cp.ndarray, dict, bool, float, int]:
@@ -159,8 +164,8 @@ def rule32(n: int, l2_bytes: int) -> tuple[cp.ndarray, dict, bool, float, int]:
         worst = float(np.max(np.maximum(np.maximum(b - est_first, est_last - (b + 1)), 0.0)))
         m = 2.0 * worst + 1e-3
         margin = m if m < 0.25 else 0.5
-    # Recomputed from the float32 linspace formula past a quarter of L2 (src/gpu/kernel.rs).
-    formula = 2 if edges.nbytes > l2_bytes // 4 else 0
+    # Recomputed from the float32 linspace formula that made them (src/gpu/kernel.rs).
+    formula = 2
     d_edges = cp.asarray(edges)
     step = f32(f32(hi - lo) / f32(n))
     rule = dict(
@@ -179,12 +184,13 @@ def rule32(n: int, l2_bytes: int) -> tuple[cp.ndarray, dict, bool, float, int]:
 
 
 REFERENCE = r"""
+typedef BinnerOf<AXIS0, false>::type RefBin;
 extern "C" __global__ void reference(const __grid_constant__ CountParams p)
 {
-    const Binner bin(p.rule);
-    const float* values = static_cast<const float*>(p.rows.values);
+    const RefBin bin(p.rules[0]);
+    const float* values = static_cast<const float*>(p.columns[0].values);
     const u64 threads = (u64)gridDim.x * blockDim.x;
-    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < p.rows.len; i += threads) {
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < p.columns[0].len; i += threads) {
         const unsigned int b = bin(values[i]);
         if (b < bin.n) atomicAdd(static_cast<u64*>(p.out) + b, 1ull);
     }
@@ -212,11 +218,13 @@ class Timer:
 
 def params(x: cp.ndarray, rule: dict, out: cp.ndarray, **extra) -> np.void:
     p = np.zeros(1, dtype=COUNT_PARAMS)
-    p["rows"]["values"] = x.data.ptr
-    p["rows"]["len"] = x.size
-    p["rows"]["stride"] = 1
+    p["columns"]["values"][0, 0] = x.data.ptr
+    p["columns"]["len"][0, 0] = x.size
+    p["columns"]["stride"][0, 0] = 1
     for k, v in rule.items():
-        p["rule"][k] = v
+        p["rules"][k][0, 0] = v
+    p["cell_strides"][0, 0] = 1
+    p["cells"] = rule["n"]
     p["out"] = out.data.ptr
     for k, v in extra.items():
         group, field = k.split("__")
@@ -249,16 +257,12 @@ def main() -> None:
     def kernel(family: str, literal: bool, formula: int, extra: str = "") -> cp.RawFunction:
         key = (family, literal, formula, extra)
         if key not in cache:
-            defines = [
-                "-DVALUE_T=float",
-                "-DRULE=RULE_U32",
-                f"-DLITERAL={int(literal)}",
-                f"-DFORMULA={formula}",
-            ]
+            # float32 data, float32 equal bins (RULE_U32 = 1), closed left, float32 estimate.
+            defines = ["-DRANK=1", f"-DAXIS0=float,1,0,{int(literal)},{formula},0,0"]
             if family == "reference":
                 cache[key] = module(*defines, extra=REFERENCE)
             elif family in ("seg_scan", "seg_count"):
-                cache[key] = module(f"-DKERNEL_{family.upper()}", "-DVALUE_T=unsigned int")
+                cache[key] = module(f"-DKERNEL_{family.upper()}")
             else:
                 cache[key] = module("-DKERNEL_COUNT", f"-DFAMILY=FAMILY_{family.upper()}", *defines)
             f = cache[key].get_function(

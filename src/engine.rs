@@ -199,7 +199,7 @@ pub fn count(job: &Job<'_>, placement: Placement) -> HistResult<(Counts, Report)
             Ok((counts, run)) => {
                 report.plan = Some(run.plan);
                 report.route = run.route;
-                report.kernel_ms = Some(run.kernel_ms);
+                report.kernel_ms = run.kernel_ms;
                 report.phases = run.phases;
                 return Ok((counts, report));
             }

@@ -7,6 +7,9 @@ use crate::dtype::DType;
 use crate::error::{HistError, HistResult};
 use crate::input::{HostColumn, Piece};
 
+/// The most axes a job has (`histogramdd`'s dimensions; `by=` has two).
+pub const MAX_RANK: usize = 8;
+
 /// How the values of one axis become its bins.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Rule {
@@ -168,7 +171,7 @@ impl<'a> Job<'a> {
             Rows::Host(h) => h.columns.len(),
             Rows::Device(d) => d.columns.len(),
         };
-        if columns != axes.len() || axes.is_empty() {
+        if columns != axes.len() || axes.is_empty() || axes.len() > MAX_RANK {
             return Err(HistError::Internal(format!(
                 "a job of {} axes over {columns} columns",
                 axes.len()

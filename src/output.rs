@@ -84,7 +84,7 @@ impl AxisOut<'_> {
     /// the bins hold float64 edges).
     fn edges(spec: &BinSpec, flow: bool) -> Cow<'_, [f64]> {
         match (flow, spec) {
-            (false, BinSpec::Uniform64(u)) => Cow::Borrowed(&u.edges),
+            (false, BinSpec::Uniform64(u)) => Cow::Borrowed(u.edges()),
             (false, BinSpec::Edges(e)) => Cow::Borrowed(&e.edges),
             (false, _) => Cow::Owned(spec.edges_f64()),
             (true, _) => {

@@ -319,6 +319,62 @@ fn histogram_cuda_counts(
     Ok((counts, edges, report))
 }
 
+/// The device form of numpy's histogram into arrays the caller allocated: counts (`cells` of
+/// them, u64 or f64 sums) at `counts_ptr`, each axis's edges where `edge_targets` names an
+/// address and a dtype; queued on the caller's `stream` (0: the legacy default), not waited
+/// for. Returns, per axis, the edges it could not make on the device (float64, on the host:
+/// the caller copies them over) and the report.
+#[pyfunction]
+#[pyo3(signature = (ptrs, strides, len, typestr, pickled_options, dd, stream, counts_ptr, cells, edge_targets, weights_ptr=None))]
+#[allow(clippy::too_many_arguments)]
+fn histogram_cuda_into(
+    py: Python<'_>,
+    ptrs: Vec<u64>,
+    strides: Vec<u64>,
+    len: u64,
+    typestr: &str,
+    pickled_options: &[u8],
+    dd: bool,
+    stream: u64,
+    counts_ptr: u64,
+    cells: usize,
+    edge_targets: Vec<Option<(u64, String)>>,
+    weights_ptr: Option<u64>,
+) -> PyResult<(Vec<Option<PySeries>>, String)> {
+    let dims = device_dims(&ptrs, &strides, len, typestr)?;
+    let edges = edge_targets
+        .into_iter()
+        .map(|t| {
+            t.map(|(ptr, typestr)| Ok((ptr, crate::DType::from_typestr(&typestr)?)))
+                .transpose()
+        })
+        .collect::<HistResult<Vec<_>>>()
+        .map_err(to_py)?;
+    let target = crate::api::device::Target {
+        stream,
+        counts: counts_ptr,
+        cells,
+        edges,
+    };
+    let filled = if dd {
+        let opts: HistogramDdOptions = unpickle(pickled_options)?;
+        call(py, "histogramdd of device arrays", || {
+            crate::api::device::histogramdd_into(&dims, weights_ptr, &opts, &target)
+        })?
+    } else {
+        let opts: HistogramOptions = unpickle(pickled_options)?;
+        call(py, "histogram of a device array", || {
+            crate::api::device::histogram_into(dims[0].array, weights_ptr, &opts, &target)
+        })?
+    };
+    let host_edges = filled
+        .host_edges
+        .into_iter()
+        .map(|e| e.map(|v| PySeries(Float64Chunked::from_vec("edges".into(), v).into_series())))
+        .collect();
+    Ok((host_edges, filled.report.to_string()))
+}
+
 /// Keeps a column in GPU memory (see `polars_gpu_hist.pin`); returns its device bytes.
 #[pyfunction]
 fn pin(py: Python<'_>, series: PySeries) -> PyResult<usize> {
@@ -391,6 +447,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(histogram_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(histogramdd_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_cuda_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram_cuda_into, m)?)?;
     m.add_function(wrap_pyfunction!(pin, m)?)?;
     m.add_function(wrap_pyfunction!(unpin, m)?)?;
     m.add_function(wrap_pyfunction!(unpin_all, m)?)?;

@@ -45,12 +45,12 @@ def _libcuda() -> Any:
     return ctypes.CDLL("libcuda.so.1")
 
 
-def sync_stream(iface: dict[str, Any]) -> None:
+def sync_stream(iface: dict[str, Any], consumer: int | None = None) -> None:
     """Honour the producer's stream (CUDA array interface v3): its writes must be complete.
-    Work on the legacy default stream (CuPy's and PyTorch's default) needs no wait here: the
-    kernels are ordered after it on the device."""
+    Work on the legacy default stream (CuPy's and PyTorch's default), or on the `consumer`
+    stream our kernels are queued on, needs no wait here: the kernels are ordered after it."""
     stream = iface.get("stream")
-    if stream and stream != _LEGACY_STREAM:
+    if stream and stream != _LEGACY_STREAM and stream != consumer:
         import ctypes
 
         if _libcuda().cuStreamSynchronize(ctypes.c_void_p(stream)) != 0:

@@ -137,6 +137,49 @@ def _frame_histogram(
     return gh_histogram(x, bins, range=range, weights=w, density=bool(density))
 
 
+def _hashable(bins: Any, range: Any) -> tuple[Any, ...] | None:
+    """A key for arguments that prepare alike, or None: the types count (a numpy float32 scalar
+    equals the Python float it holds, but makes float32 edges)."""
+    key = (
+        type(bins),
+        bins,
+        None if range is None else tuple((type(v), v) for v in range),
+    )
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+_PREPARED: dict[tuple[Any, ...], tuple[bytes, str | None]] = {}
+
+
+def _prepared(bins: Any, range: Any, typestr: str) -> tuple[bytes, str | None]:
+    """The pickled kwargs and numpy's edge dtype for these arguments, checked once per distinct
+    arguments (repeated calls skip the Python work: a call of 256 bins takes 0.7 ms)."""
+    key = _hashable(bins, range)
+    found = None if key is None else _PREPARED.get((*key, typestr))
+    if found is not None:
+        return found
+    kwargs = _pickled(_args.histogram_kwargs(bins, range, False, "left", False, "auto", "auto"))
+    edge_dtype = None if _explicit(bins) else _edge_dtype(np.dtype(typestr), bins, range).str
+    if key is not None:
+        if len(_PREPARED) > 256:
+            _PREPARED.clear()
+        _PREPARED[(*key, typestr)] = (kwargs, edge_dtype)
+    return kwargs, edge_dtype
+
+
+def _known_bins(bins: Any) -> int | None:
+    """The number of bins when the arguments say it (a count, or edges), else None."""
+    if isinstance(bins, str):
+        return None
+    if isinstance(bins, (int, np.integer)):
+        return int(bins)
+    return len(bins) - 1
+
+
 def _device_histogram(a: Any, bins: Any, range: Any, density: Any, weights: Any) -> tuple[Any, Any]:
     a = _device_input(a)
     lib = _library(a)
@@ -145,10 +188,37 @@ def _device_histogram(a: Any, bins: Any, range: Any, density: Any, weights: Any)
     if weights is not None:
         weights = _to_float64(_device_input(weights), lib)
     weights_ptr = _cuda.weights_pointer(weights, length)
-    _cuda.sync_stream(iface)
-    kwargs = _pickled(_args.histogram_kwargs(bins, range, False, "left", False, "auto", "auto"))
-    a_dtype = np.dtype(iface["typestr"])
-    edge_dtype = None if _explicit(bins) else _edge_dtype(a_dtype, bins, range).str
+    stream = _current_stream(lib, a)
+    _cuda.sync_stream(iface, stream)
+    kwargs, edge_dtype = _prepared(bins, range, iface["typestr"])
+    n = _known_bins(bins)
+    if n is not None:
+        # Into arrays of the caller's library, queued on its stream: nothing waits for the
+        # kernels, as with CuPy's own functions.
+        counts_dtype = "float64" if weights is not None else "int64"
+        counts = _empty(lib, a, n, counts_dtype)
+        edges = None if edge_dtype is None else _empty(lib, a, n + 1, edge_dtype)
+        target = None if edges is None else (_pointer(edges, lib), edge_dtype)
+        host_edges, _report = _internal.histogram_cuda_into(
+            [int(iface["data"][0])],
+            [1],
+            length,
+            iface["typestr"],
+            kwargs,
+            False,
+            stream,
+            _pointer(counts, lib),
+            n,
+            [target],
+            weights_ptr,
+        )
+        if edges is None:
+            edges = _to_device(np.asarray(bins), lib, a)
+        elif host_edges[0] is not None:
+            edges[:] = _to_device(host_edges[0].to_numpy().astype(edge_dtype), lib, a)
+        if density:
+            counts = _density(counts, [_diff(edges, lib)], _module(lib))
+        return counts, edges
     counts, edges, _report = _internal.histogram_cuda_counts(
         [int(iface["data"][0])],
         [1],
@@ -179,7 +249,7 @@ def histogramdd(
     columns = _columns(sample)
     lib = _library(columns[0])
     if lib != "numpy":
-        return _device_histogramdd(columns, bins, range, density, weights, lib)
+        return _device_histogramdd(sample, columns, bins, range, density, weights, lib)
     from polars_gpu_hist import histogramdd as gh_histogramdd
 
     arrays = [np.asarray(c).reshape(-1) for c in columns]
@@ -258,25 +328,59 @@ def _dd_edges(edges: np.ndarray, bins: Any, sample_dtype: np.dtype, range: Any) 
     return edges.astype(_dd_edge_dtype(sample_dtype, range))
 
 
+def _device_sample(sample: Any, columns: list[Any], lib: str) -> tuple[list[int], list[int], Any]:
+    """The sample's columns where they lie, as (pointers, strides in values, interface): an
+    (n, d) C-contiguous array, or 1-D contiguous arrays of one dtype and length; otherwise (other
+    layouts, mixed dtypes) one stacked copy in numpy's common dtype."""
+    module = _module(lib)
+    if getattr(sample, "ndim", 0) == 2:
+        iface = _cuda.cuda_array(_device_input(sample), ndim=2)
+        strides = iface.get("strides")
+        itemsize = int(iface["typestr"][2:])
+        length, dims = iface["shape"]
+        if strides is None or tuple(strides) == (dims * itemsize, itemsize):
+            base = int(iface["data"][0])
+            return [base + j * itemsize for j in builtins.range(dims)], [dims] * dims, iface
+    arrays = [_device_input(c) for c in columns]
+    ifaces = [getattr(c, "__cuda_array_interface__", None) for c in arrays]
+    same = all(
+        i is not None
+        and len(i["shape"]) == 1
+        and i["typestr"] == ifaces[0]["typestr"]
+        and i["shape"] == ifaces[0]["shape"]
+        and i.get("strides") in (None, (int(i["typestr"][2:]),))
+        for i in ifaces
+    )
+    if same:
+        return [int(i["data"][0]) for i in ifaces], [1] * len(ifaces), ifaces[0]
+    stacked = module.stack(arrays, 1)
+    stacked = stacked.contiguous() if lib == "torch" else module.ascontiguousarray(stacked)
+    iface = _cuda.cuda_array(stacked, ndim=2)
+    itemsize = int(iface["typestr"][2:])
+    base, dims = int(iface["data"][0]), iface["shape"][1]
+    # Freed while the kernels still read it, the copy goes back to its library's pool for
+    # this stream: whatever reuses it is queued after them.
+    return [base + j * itemsize for j in builtins.range(dims)], [dims] * dims, iface
+
+
 def _device_histogramdd(
-    columns: list[Any], bins: Any, range: Any, density: Any, weights: Any, lib: str
+    sample: Any,
+    columns: list[Any],
+    bins: Any,
+    range: Any,
+    density: Any,
+    weights: Any,
+    lib: str,
 ) -> tuple[Any, list[Any]]:
     first = _device_input(columns[0])
     module = _module(lib)
-    stacked = module.stack([_device_input(c) for c in columns], 1)
-    if lib == "torch":
-        stacked = stacked.contiguous()
-    else:
-        stacked = module.ascontiguousarray(stacked)
-    iface = _cuda.cuda_array(stacked, ndim=2)
-    length, dims = iface["shape"]
-    itemsize = int(iface["typestr"][2:])
-    base = int(iface["data"][0])
-    ptrs = [base + j * itemsize for j in builtins.range(dims)]
+    ptrs, col_strides, iface = _device_sample(sample, columns, lib)
+    length, dims = iface["shape"][0], len(ptrs)
     if weights is not None:
         weights = _to_float64(_device_input(weights), lib)
     weights_ptr = _cuda.weights_pointer(weights, length)
-    _cuda.sync_stream(iface)
+    stream = _current_stream(lib, first)
+    _cuda.sync_stream(iface, stream)
     kwargs = _pickled(_args.dd_kwargs(dims, bins, range, False, "left", False, "auto", "auto"))
     sample_dtype = np.dtype(iface["typestr"])
     axis_bins = [_entry(bins, i, dims) for i in builtins.range(dims)]
@@ -284,8 +388,42 @@ def _device_histogramdd(
         None if _explicit(b) else _dd_edge_dtype(sample_dtype, _entry(range, i, dims)).str
         for i, b in enumerate(axis_bins)
     ]
+    shape = [_known_bins(b) for b in axis_bins]
+    if all(n is not None for n in shape):
+        cells = int(np.prod(shape))
+        counts = _empty(lib, first, cells, "float64" if weights is not None else "int64")
+        dev_edges = [
+            None if dtype is None else _empty(lib, first, n + 1, dtype)
+            for n, dtype in zip(shape, edge_dtypes)
+        ]
+        targets = [
+            None if e is None else (_pointer(e, lib), dtype)
+            for e, dtype in zip(dev_edges, edge_dtypes)
+        ]
+        host_edges, _report = _internal.histogram_cuda_into(
+            ptrs,
+            col_strides,
+            length,
+            iface["typestr"],
+            kwargs,
+            True,
+            stream,
+            _pointer(counts, lib),
+            cells,
+            targets,
+            weights_ptr,
+        )
+        for i, (b, host) in enumerate(zip(axis_bins, host_edges)):
+            if dev_edges[i] is None:
+                dev_edges[i] = _to_device(np.asarray(b), lib, first)
+            elif host is not None:
+                dev_edges[i][:] = _to_device(host.to_numpy().astype(edge_dtypes[i]), lib, first)
+        counts = counts.reshape(tuple(shape))
+        if density:
+            counts = _density(counts, [_diff(e, lib) for e in dev_edges], module)
+        return counts, dev_edges
     counts, edges, _report = _internal.histogram_cuda_counts(
-        ptrs, [dims] * dims, length, iface["typestr"], kwargs, True, edge_dtypes, weights_ptr
+        ptrs, col_strides, length, iface["typestr"], kwargs, True, edge_dtypes, weights_ptr
     )
     counts = _wrap(counts, lib, first)
     dev_edges = [
@@ -297,6 +435,33 @@ def _device_histogramdd(
     if density:
         counts = _density(counts, [_diff(e, lib) for e in dev_edges], module)
     return counts, dev_edges
+
+
+def _empty(lib: str, like: Any, n: int, dtype: str) -> Any:
+    """An uninitialized array of the caller's library on `like`'s device (the kernels write
+    every value)."""
+    if lib == "torch":
+        import torch
+
+        return torch.empty(n, dtype=getattr(torch, np.dtype(dtype).name), device=like.device)
+    import cupy
+
+    return cupy.empty(n, dtype=dtype)
+
+
+def _pointer(array: Any, lib: str) -> int:
+    return int(array.data_ptr()) if lib == "torch" else int(array.data.ptr)
+
+
+def _current_stream(lib: str, like: Any) -> int:
+    """The handle of the library's current stream (0: the legacy default stream)."""
+    if lib == "torch":
+        import torch
+
+        return int(torch.cuda.current_stream(like.device).cuda_stream)
+    import cupy
+
+    return int(cupy.cuda.get_current_stream().ptr)
 
 
 def _module(lib: str) -> Any:

@@ -282,8 +282,99 @@ pub fn histogramdd_device(
     Ok((series, report))
 }
 
-/// numpy's answer for device arrays, left on the device: the counts (row-major over the axes)
-/// and each axis's bins, for the numpy drop-in.
+/// Where the numpy drop-in's results go when their sizes are known before the bins are
+/// resolved: arrays the caller allocated (CuPy, PyTorch), filled in order on the caller's
+/// stream, which this call does not wait for (as CuPy's own functions do not).
+pub struct Target {
+    /// The caller's stream (0: the legacy default stream).
+    pub stream: u64,
+    /// Device address of the counts (u64, or f64 sums when weighted), row-major over the axes.
+    pub counts: u64,
+    /// How many counts there are room for: the histogram's cells, or it is an error.
+    pub cells: usize,
+    /// Per axis, where its edges go and their dtype (float32 or float64), where wanted.
+    pub edges: Vec<Option<(u64, DType)>>,
+}
+
+/// What filling a [`Target`] leaves to the caller: per axis, the edges (as float64) it could
+/// not make on the device (spans no formula covers, or a dtype the formula cannot give), and
+/// the engine's report.
+pub struct Filled {
+    pub host_edges: Vec<Option<Vec<f64>>>,
+    pub report: Report,
+}
+
+/// `numpy.histogram` of a device array into `target`, queued on the caller's stream.
+pub fn histogram_into(
+    values: DeviceArray,
+    weights: Option<u64>,
+    options: &HistogramOptions,
+    target: &Target,
+) -> HistResult<Filled> {
+    let clock = gpu::Clock::start();
+    let gpu = gpu::get()?;
+    let stream = gpu.borrowed_stream(target.stream);
+    let job = job_1d(gpu, &stream, values, weights, options)?;
+    fill(gpu, &stream, job, options.kernel, target, &clock)
+}
+
+/// `numpy.histogramdd` of device columns into `target`, queued on the caller's stream.
+pub fn histogramdd_into(
+    dims: &[DeviceDim],
+    weights: Option<u64>,
+    options: &HistogramDdOptions,
+    target: &Target,
+) -> HistResult<Filled> {
+    let clock = gpu::Clock::start();
+    let gpu = gpu::get()?;
+    let stream = gpu.borrowed_stream(target.stream);
+    let job = job_dd(gpu, &stream, dims, weights, options)?;
+    fill(gpu, &stream, job, options.kernel, target, &clock)
+}
+
+fn fill(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    job: Job<'static>,
+    kernel: Option<gpu::Family>,
+    target: &Target,
+    clock: &gpu::Clock,
+) -> HistResult<Filled> {
+    if job.cells != target.cells {
+        return Err(HistError::Internal(format!(
+            "room for {} counts, but the histogram has {}",
+            target.cells, job.cells
+        )));
+    }
+    let mut phases = vec![("resolve", clock.lap())];
+    let run = gpu::queue(gpu, stream, &job, kernel, target.counts, clock)?.pending();
+    let mut host_edges = Vec::with_capacity(job.axes.len());
+    for (axis, want) in job.axes.iter().zip(&target.edges) {
+        let spec = axis.spec().expect("binned axes");
+        let made = match want {
+            Some((ptr, dtype)) => gpu::edges::fill_linspace_edges(gpu, stream, spec, *dtype, *ptr)?,
+            None => true,
+        };
+        host_edges.push((!made).then(|| spec.edges_f64()));
+    }
+    phases.extend(run.phases);
+    phases.push(("edges", clock.lap()));
+    Ok(Filled {
+        host_edges,
+        report: Report {
+            backend: Backend::Gpu,
+            why: "the data is in GPU memory".into(),
+            plan: Some(run.plan),
+            route: None,
+            fallback: None,
+            kernel_ms: None,
+            phases,
+        },
+    })
+}
+
+/// numpy's answer for device arrays, left on the device, when the number of bins is known only
+/// once they are resolved (estimators, integer bins): counts allocated here, complete on return.
 pub struct DeviceHistogram {
     pub counts: DeviceCounts,
     pub stream: Arc<CudaStream>,
@@ -306,13 +397,21 @@ impl DeviceHistogram {
     }
 }
 
-/// Counts `job` on the device; `resolve_ms`: the host time its bins took to resolve.
-fn on_device(
+/// Counts `job` into counts allocated on `stream` and waits for them.
+fn allocated(
+    gpu: &Gpu,
+    stream: Arc<CudaStream>,
     job: Job<'static>,
     kernel: Option<gpu::Family>,
-    resolve_ms: f32,
+    clock: &gpu::Clock,
 ) -> HistResult<DeviceHistogram> {
-    let (counts, stream, run) = gpu::count_on_device(gpu::get()?, &job, kernel)?;
+    let mut phases = vec![("resolve", clock.lap())];
+    let counts = DeviceCounts::alloc(&stream, job.cells, job.is_weighted())?;
+    let queued = gpu::queue(gpu, &stream, &job, kernel, counts.ptr(&stream), clock)?;
+    stream
+        .synchronize()
+        .map_err(gpu::driver("running the kernels"))?;
+    let run = queued.finished(clock)?;
     // Moved, not cloned: millions of bins are megabytes of edges.
     let specs = job
         .axes
@@ -322,7 +421,6 @@ fn on_device(
             crate::job::Rule::Groups(_) => None,
         })
         .collect();
-    let mut phases = vec![("resolve", resolve_ms)];
     phases.extend(run.phases);
     Ok(DeviceHistogram {
         counts,
@@ -334,7 +432,7 @@ fn on_device(
             plan: Some(run.plan),
             route: None,
             fallback: None,
-            kernel_ms: Some(run.kernel_ms),
+            kernel_ms: run.kernel_ms,
             phases,
         },
     })
@@ -350,7 +448,7 @@ pub fn histogram_on_device(
     let gpu = gpu::get()?;
     let stream = gpu.stream_after_default()?;
     let job = job_1d(gpu, &stream, values, weights, options)?;
-    on_device(job, options.kernel, clock.lap())
+    allocated(gpu, stream, job, options.kernel, &clock)
 }
 
 /// `numpy.histogramdd` of device columns, the counts left on the device.
@@ -363,5 +461,5 @@ pub fn histogramdd_on_device(
     let gpu = gpu::get()?;
     let stream = gpu.stream_after_default()?;
     let job = job_dd(gpu, &stream, dims, weights, options)?;
-    on_device(job, options.kernel, clock.lap())
+    allocated(gpu, stream, job, options.kernel, &clock)
 }

@@ -100,6 +100,7 @@ pub fn explain(
             weighted,
             rows,
             options.kernel,
+            None,
         )?),
         Backend::Cpu => None,
     };

@@ -12,7 +12,7 @@ use crate::options::HistogramDdOptions;
 use crate::output::{self, AxisOut};
 
 /// The most dimensions an n-D histogram may have.
-pub const MAX_DIMS: usize = 8;
+pub const MAX_DIMS: usize = crate::job::MAX_RANK;
 
 /// The n-D histogram of `columns` (2 to 8 of the same length), optionally weighted, as a Struct
 /// Series named like the first column: one row per cell in row-major order, with fields

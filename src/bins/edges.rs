@@ -35,7 +35,7 @@ impl Guide {
         if !(cells_per_unit.is_finite() && cells_per_unit > 0.0) {
             return None;
         }
-        let first: Vec<u32> = super::uniform::table(cells + 1, |k| {
+        let first: Vec<u32> = super::linspace::table(cells + 1, |k| {
             let lower = e[0] + k as f64 / cells_per_unit;
             (e.partition_point(|&edge| edge <= lower).max(1) - 1).min(n - 1) as u32
         });

@@ -28,6 +28,7 @@
 
 mod edges;
 mod half;
+mod linspace;
 #[cfg(test)]
 mod tests;
 mod uniform;
@@ -38,10 +39,9 @@ pub use crate::dtype::ValueKind;
 use crate::error::{HistError, HistResult};
 pub use edges::EdgeBins;
 pub use half::HalfBins;
-pub use uniform::{
-    linspace, linspace_as, BinFloat, Estimate, Linspace, Origin, Proof, UniformBins,
-};
-use uniform::{table, PARALLEL_LEN};
+use linspace::{increasing, table};
+pub use linspace::{linspace, linspace_as, Edges, Linspace};
+pub use uniform::{BinFloat, Estimate, Origin, Proof, UniformBins};
 
 /// Upper bound on the number of bins (cells, n-D): the result alone is 24 bytes a bin.
 pub const MAX_BINS: usize = 1 << 28;
@@ -215,12 +215,10 @@ impl BinSpec {
     /// numpy refuses equal bins that collapse (the span is too narrow for `n` distinct edges).
     fn strictly_increasing(self) -> HistResult<BinSpec> {
         let (lo, hi, precision) = match &self {
-            BinSpec::Uniform32(u) if !increasing(&u.edges) => {
-                (u.edges[0] as f64, u.edges[u.len()] as f64, "float32")
+            BinSpec::Uniform32(u) if !u.increasing() => {
+                (u.edge(0) as f64, u.edge(u.len()) as f64, "float32")
             }
-            BinSpec::Uniform64(u) if !increasing(&u.edges) => {
-                (u.edges[0], u.edges[u.len()], "float64")
-            }
+            BinSpec::Uniform64(u) if !u.increasing() => (u.edge(0), u.edge(u.len()), "float64"),
             BinSpec::Edges(e) if !increasing(&e.edges) => (e.edges[0], e.edges[e.len()], "float64"),
             _ => return Ok(self),
         };
@@ -256,8 +254,8 @@ impl BinSpec {
     /// Edge `i` as float64 (exact: float32 edges widen without rounding).
     pub fn edge(&self, i: usize) -> f64 {
         match self {
-            BinSpec::Uniform32(u) => u.edges[i] as f64,
-            BinSpec::Uniform64(u) => u.edges[i],
+            BinSpec::Uniform32(u) => u.edge(i) as f64,
+            BinSpec::Uniform64(u) => u.edge(i),
             BinSpec::Edges(e) => e.edges[i],
             BinSpec::Half(h) => h.edges[i].to_f64(),
         }
@@ -266,9 +264,12 @@ impl BinSpec {
     /// The edges as float64 (exact: float32 edges widen without rounding).
     pub fn edges_f64(&self) -> Vec<f64> {
         match self {
-            BinSpec::Uniform64(u) => u.edges.clone(),
+            BinSpec::Uniform64(u) => u.edges().to_vec(),
             BinSpec::Edges(e) => e.edges.clone(),
-            BinSpec::Uniform32(u) => table(u.edges.len(), |i| u.edges[i] as f64),
+            BinSpec::Uniform32(u) => {
+                let edges = u.edges();
+                table(edges.len(), |i| edges[i] as f64)
+            }
             BinSpec::Half(h) => table(h.edges.len(), |i| h.edges[i].to_f64()),
         }
     }
@@ -277,41 +278,26 @@ impl BinSpec {
     /// own type.
     pub fn width(&self, i: usize) -> f64 {
         match self {
-            BinSpec::Uniform32(u) => (u.edges[i + 1] - u.edges[i]) as f64,
+            BinSpec::Uniform32(u) => (u.edge(i + 1) - u.edge(i)) as f64,
             BinSpec::Half(h) => (h.edges[i + 1] - h.edges[i]).to_f64(),
             _ => self.edge(i + 1) - self.edge(i),
         }
     }
 }
 
-fn increasing<P: PartialOrd + Sync>(edges: &[P]) -> bool {
-    use rayon::prelude::*;
-    if edges.len() < PARALLEL_LEN {
-        edges.windows(2).all(|w| w[0] < w[1])
-    } else {
-        edges
-            .par_windows(2)
-            .with_min_len(1 << 14)
-            .all(|w| w[0] < w[1])
-    }
-}
-
 /// Equal bins binned by their edges (histogramdd), or explicit edges where the estimate of
 /// equal ones would not help (closed right, or a span wider than the arithmetic type).
-fn edge_bins<P: BinFloat>((edges, formula): (Vec<P>, Option<Linspace>), closed: Closed) -> BinSpec
+fn edge_bins<P: BinFloat>(edges: Edges<P>, closed: Closed) -> BinSpec
 where
     UniformBins<P>: Into<BinSpec>,
 {
-    let n = edges.len() - 1;
-    let span_fits = (edges[n] - edges[0]).is_finite();
+    let span_fits = (edges.last() - edges.first()).is_finite();
     match closed {
-        Closed::Left if span_fits && increasing(&edges) => {
-            UniformBins::edge_bin(edges, formula).into()
+        Closed::Left if span_fits && edges.increasing() => UniformBins::edge_bin(edges).into(),
+        _ => {
+            let all = edges.all();
+            BinSpec::Edges(EdgeBins::new(table(all.len(), |i| all[i].to_f64()), closed))
         }
-        _ => BinSpec::Edges(EdgeBins::new(
-            table(edges.len(), |i| edges[i].to_f64()),
-            closed,
-        )),
     }
 }
 
@@ -466,13 +452,11 @@ fn numpy_uniform(
         // float32 scalars beside float64 data: linspace in float32, bins in float64.
         (Some(r), _, _) if r.single => {
             let (lo, hi) = widened(r.lo as f32, r.hi as f32);
-            let (edges, formula) = linspace_as::<f32, f64>(lo, hi, n);
-            uniform_from(edges, (hi - lo) as f64, formula)
+            uniform_from(linspace_as::<f32, f64>(lo, hi, n), (hi - lo) as f64)
         }
         (None, Extremes::Integer(lo, hi), _) if lo != hi => {
             // `_unsigned_subtract` of the integer extremes is exact; linspace casts then subtracts.
-            let (edges, formula) = linspace(lo as f64, hi as f64, n);
-            uniform_from(edges, (hi - lo) as f64, formula)
+            uniform_from(linspace(lo as f64, hi as f64, n), (hi - lo) as f64)
         }
         (range, ext, kind) => {
             // Python floats (a `range`, the empty default (0, 1), or widened integer extremes)
@@ -480,14 +464,8 @@ fn numpy_uniform(
             // norm_denom is then a float64 scalar.
             let (lo, hi) = outer_edges(range, ext);
             match kind {
-                ValueKind::Float32 => {
-                    let (edges, formula) = linspace_as::<f64, f32>(lo, hi, n);
-                    uniform_from(edges, hi - lo, formula)
-                }
-                _ => {
-                    let (edges, formula) = linspace(lo, hi, n);
-                    uniform_from(edges, hi - lo, formula)
-                }
+                ValueKind::Float32 => uniform_from(linspace_as::<f64, f32>(lo, hi, n), hi - lo),
+                _ => uniform_from(linspace(lo, hi, n), hi - lo),
             }
         }
     };
@@ -499,35 +477,34 @@ fn uniform_in<P: BinFloat>((lo, hi): (P, P), n: usize, wide: bool) -> BinSpec
 where
     UniformBins<P>: Into<BinSpec>,
 {
-    let (edges, formula) = linspace(lo, hi, n);
+    let edges = linspace(lo, hi, n);
     let denom = hi - lo;
     if !denom.is_finite() {
-        return edge_bins((edges, formula), Closed::Left);
+        return edge_bins(edges, Closed::Left);
     }
     let estimate = Estimate {
         denom: denom.to_f64(),
         n: n as f64,
         wide,
     };
-    UniformBins::numpy(edges, estimate, formula).into()
+    UniformBins::numpy(edges, estimate).into()
 }
 
 /// Equal bins whose estimate divides by a float64 `denom` (numpy's float64 `norm_denom`).
-fn uniform_from<P: BinFloat>(edges: Vec<P>, denom: f64, formula: Option<Linspace>) -> BinSpec
+fn uniform_from<P: BinFloat>(edges: Edges<P>, denom: f64) -> BinSpec
 where
     UniformBins<P>: Into<BinSpec>,
 {
     if !denom.is_finite() {
         // numpy's estimate is NaN here (it makes NaN indices or fails): place by the edges.
-        return edge_bins((edges, formula), Closed::Left);
+        return edge_bins(edges, Closed::Left);
     }
-    let n = edges.len() - 1;
     let estimate = Estimate {
         denom,
-        n: n as f64,
+        n: edges.bins() as f64,
         wide: true,
     };
-    UniformBins::numpy(edges, estimate, formula).into()
+    UniformBins::numpy(edges, estimate).into()
 }
 
 /// Polars' `hist(bin_count=n)`: `get_breaks` and `uniform_hist_count` in float64.
@@ -545,16 +522,13 @@ fn polars_uniform(n: usize, range: Option<Range>, ext: Extremes) -> HistResult<B
         // Wider than float64 holds: Polars' breaks would be NaN; place by finite edges.
         return Ok(edge_bins(linspace(lo, hi, n), Closed::Right));
     }
-    let mut edges: Vec<f64> = table(n + 1, |i| i as f64 * width + lo);
-    edges[n] = hi;
     let formula = Linspace {
         start: lo,
         step: width,
         single: false,
     };
     // Polars checks nothing here: collapsing bins still keep every index in bounds.
-    Ok(BinSpec::Uniform64(UniformBins::polars(
-        edges,
-        Some(formula),
-    )))
+    Ok(BinSpec::Uniform64(UniformBins::polars(Edges::of_formula(
+        formula, n, hi,
+    ))))
 }

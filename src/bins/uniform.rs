@@ -3,7 +3,8 @@
 
 use std::sync::OnceLock;
 
-use crate::bins::Closed;
+use crate::bins::linspace::{Edges, PARALLEL_LEN};
+use crate::bins::{Closed, Linspace};
 
 /// The float type a bin rule computes in.
 pub trait BinFloat:
@@ -78,10 +79,11 @@ pub struct Estimate {
 }
 
 /// Equal-width bins in arithmetic type `F`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct UniformBins<F> {
-    /// `n + 1` edges, as numpy's `linspace` (or Polars' `hist`) makes them.
-    pub edges: Vec<F>,
+    /// `n + 1` edges, as numpy's `linspace` (or Polars' `hist`) makes them (on first use, from
+    /// the formula that makes them, where one does).
+    pub(crate) edges: Edges<F>,
     pub closed: Closed,
     /// numpy's estimate (closed left); Polars' `n / (hi - lo)` sits in `scale` (closed right).
     pub estimate: Estimate,
@@ -90,9 +92,6 @@ pub struct UniformBins<F> {
     pub scale: F,
     /// Which rule defines a value's bin.
     pub origin: Origin,
-    /// The formula that made `edges`, when one did: a kernel recomputes an edge instead of
-    /// reading it from an array larger than its caches.
-    pub linspace: Option<Linspace>,
     /// How the closed-left rule may be computed, proved on first use: the proof walks every
     /// bin, which a backend that replays numpy's arithmetic anyway need not pay for.
     pub(crate) proof: OnceLock<Proof<F>>,
@@ -121,126 +120,51 @@ pub struct Proof<F> {
     pub margin: F,
 }
 
-/// Edge `i < n` is `i as P * step + start` rounded to the bins' type, with `P` float32 when
-/// `single`, else float64 (one multiply, one add, no fused multiply-add); edge `n` is the
-/// last edge as stored. This is how [`linspace`] and Polars' breaks evaluate them.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Linspace {
-    pub start: f64,
-    pub step: f64,
-    pub single: bool,
-}
-
-impl Linspace {
-    /// Edge `i < n` in the bins' type `F`, as the kernels compute it (tests hold it to the
-    /// stored edges).
-    pub fn edge<F: BinFloat>(&self, i: usize) -> F {
-        if self.single {
-            F::from_f64((i as f32 * self.step as f32 + self.start as f32) as f64)
-        } else {
-            F::from_f64(i as f64 * self.step + self.start)
-        }
+impl<F: BinFloat> PartialEq for UniformBins<F> {
+    /// The same bins and rule (a proof is derived from them, proved or not yet).
+    fn eq(&self, other: &Self) -> bool {
+        (self.closed, self.estimate, self.scale, self.origin)
+            == (other.closed, other.estimate, other.scale, other.origin)
+            && self.edges == other.edges
     }
-}
-
-/// Below this many values a table is filled on the calling thread.
-pub(crate) const PARALLEL_LEN: usize = 1 << 16;
-
-/// `[f(0), ..., f(len - 1)]`, on every core when `len` is large: each value is computed on
-/// its own, so the result does not depend on the split.
-pub(crate) fn table<T: Send>(len: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-    use rayon::prelude::*;
-    if len < PARALLEL_LEN {
-        (0..len).map(f).collect()
-    } else {
-        (0..len)
-            .into_par_iter()
-            .with_min_len(1 << 14)
-            .map(f)
-            .collect()
-    }
-}
-
-/// numpy's `linspace(start, stop, n + 1)` computed in `P`: `i * ((stop - start) / n) + start`,
-/// with the last edge set to `stop`; and that formula, unless the step underflows to 0 or the
-/// span overflows.
-pub fn linspace<P: BinFloat>(start: P, stop: P, n: usize) -> (Vec<P>, Option<Linspace>) {
-    linspace_as(start, stop, n)
-}
-
-/// [`linspace`] computed in `P`, each edge then rounded to `F` (numpy's `linspace(...,
-/// dtype=F)`), in one pass and without an array of `P`.
-pub fn linspace_as<P: BinFloat, F: BinFloat>(
-    start: P,
-    stop: P,
-    n: usize,
-) -> (Vec<F>, Option<Linspace>) {
-    let delta = stop - start;
-    let div = P::from_usize(n);
-    let step = delta / div;
-    let to_f = |p: P| F::from_f64(p.to_f64());
-    let (mut edges, formula): (Vec<F>, _) = if !delta.is_finite() {
-        // The span overflows `P` (numpy makes NaN edges here): each edge as a weighted mean of
-        // the ends, which stays finite.
-        let edges = table(n + 1, |i| {
-            let t = P::from_usize(i) / div;
-            to_f(start - start * t + stop * t)
-        });
-        (edges, None)
-    } else if step.to_f64() == 0.0 {
-        let edges = table(n + 1, |i| to_f(P::from_usize(i) / div * delta + start));
-        (edges, None)
-    } else {
-        let edges = table(n + 1, |i| to_f(P::from_usize(i) * step + start));
-        let formula = Linspace {
-            start: start.to_f64(),
-            step: step.to_f64(),
-            single: P::SINGLE,
-        };
-        (edges, Some(formula))
-    };
-    edges[n] = to_f(stop);
-    (edges, formula)
 }
 
 impl<F: BinFloat> UniformBins<F> {
     /// numpy's bins (`numpy.histogram`).
-    pub fn numpy(edges: Vec<F>, estimate: Estimate, linspace: Option<Linspace>) -> Self {
+    pub fn numpy(edges: Edges<F>, estimate: Estimate) -> Self {
         UniformBins {
             scale: Self::scale_of(&edges),
             edges,
             closed: Closed::Left,
             estimate,
             origin: Origin::NumpyEstimate,
-            linspace,
             proof: OnceLock::new(),
         }
     }
 
     /// Equal bins binned by their edges alone, as `numpy.histogramdd` does (`searchsorted` on
     /// the linspace edges): the cheap rule always finds the edge bin, so it is never literal.
-    pub fn edge_bin(edges: Vec<F>, linspace: Option<Linspace>) -> Self {
-        let n = edges.len() - 1;
+    pub fn edge_bin(edges: Edges<F>) -> Self {
+        let n = edges.bins();
         UniformBins {
             scale: Self::scale_of(&edges),
             estimate: Estimate {
-                denom: edges[n].to_f64() - edges[0].to_f64(),
+                denom: edges.last().to_f64() - edges.first().to_f64(),
                 n: n as f64,
                 wide: true,
             },
             edges,
             closed: Closed::Left,
             origin: Origin::Edges,
-            linspace,
             proof: OnceLock::new(),
         }
     }
 
     /// Polars' `hist(bin_count=n)` bins over `edges` (closed right, float64 in Polars).
-    pub fn polars(edges: Vec<F>, linspace: Option<Linspace>) -> Self {
-        let n = edges.len() - 1;
+    pub fn polars(edges: Edges<F>) -> Self {
+        let n = edges.bins();
         UniformBins {
-            scale: F::from_f64(n as f64 / (edges[n].to_f64() - edges[0].to_f64())),
+            scale: F::from_f64(n as f64 / (edges.last().to_f64() - edges.first().to_f64())),
             estimate: Estimate {
                 denom: 0.0,
                 n: n as f64,
@@ -249,7 +173,6 @@ impl<F: BinFloat> UniformBins<F> {
             edges,
             closed: Closed::Right,
             origin: Origin::Polars,
-            linspace,
             proof: OnceLock::from(Proof {
                 literal: true,
                 margin: F::HALF,
@@ -295,15 +218,35 @@ impl<F: BinFloat> UniformBins<F> {
     }
 
     /// `n / (hi - lo)` in `F`, the span taken in float64 so that it cannot overflow.
-    fn scale_of(edges: &[F]) -> F {
-        let n = edges.len() - 1;
-        F::from_f64(n as f64 / (edges[n].to_f64() - edges[0].to_f64()))
+    fn scale_of(edges: &Edges<F>) -> F {
+        F::from_f64(edges.bins() as f64 / (edges.last().to_f64() - edges.first().to_f64()))
+    }
+
+    /// All `n + 1` edges (made now, when a formula makes them and nothing asked before).
+    pub fn edges(&self) -> &[F] {
+        self.edges.all()
+    }
+
+    /// Edge `i` (the first and the last without making the others).
+    pub fn edge(&self, i: usize) -> F {
+        self.edges.at(i)
+    }
+
+    /// The formula that makes the edges, when one does: a kernel recomputes an edge instead of
+    /// reading it from an array, and the host never needs to make them.
+    pub fn linspace(&self) -> Option<Linspace> {
+        self.edges.formula()
+    }
+
+    /// Whether every edge is below the next (numpy refuses bins that collapse).
+    pub fn increasing(&self) -> bool {
+        self.edges.increasing()
     }
 
     /// The cheap estimate, `(x - lo) * scale` in `F`, as the kernels compute it.
     #[inline(always)]
     pub fn cheap_estimate(&self, x: F) -> F {
-        (x - self.edges[0]) * self.scale
+        (x - self.edges.first()) * self.scale
     }
 
     /// The largest distance, in bins, by which the cheap estimate of any value leaves its edge
@@ -317,8 +260,9 @@ impl<F: BinFloat> UniformBins<F> {
         if n >= exact_below {
             return F::HALF;
         }
+        let edges = self.edges();
         let slack = |b: usize| {
-            let first = self.cheap_estimate(self.edges[b]).to_f64();
+            let first = self.cheap_estimate(edges[b]).to_f64();
             let last = self.cheap_estimate(self.last_of(b)).to_f64();
             (b as f64 - first).max(last - (b + 1) as f64).max(0.0)
         };
@@ -339,10 +283,11 @@ impl<F: BinFloat> UniformBins<F> {
     /// The last value of bin `b`: the value before the next edge, or the last edge itself.
     #[inline(always)]
     fn last_of(&self, b: usize) -> F {
+        let next = self.edges()[b + 1];
         if b + 1 == self.len() {
-            self.edges[b + 1]
+            next
         } else {
-            self.edges[b + 1].next_down()
+            next.next_down()
         }
     }
 
@@ -367,7 +312,7 @@ impl<F: BinFloat> UniformBins<F> {
             n: n_f,
             wide,
         } = self.estimate;
-        let d = x - self.edges[0];
+        let d = x - self.edges.first();
         if wide || !F::SINGLE {
             (d.to_f64() / denom) * n_f
         } else {
@@ -407,7 +352,7 @@ impl<F: BinFloat> UniformBins<F> {
     #[inline(always)]
     pub(super) fn estimate_is_near(&self, b: usize) -> bool {
         let n = self.len();
-        let first = self.numpy_estimate_unrounded(self.edges[b]);
+        let first = self.numpy_estimate_unrounded(self.edges()[b]);
         let last = self.numpy_estimate_unrounded(self.last_of(b));
         let first_ok = (b <= 1) | (first >= b.saturating_sub(1) as f64);
         let clamped = (b + 2 >= n) & (last >= n as f64) & (last < (n + 1) as f64);
@@ -417,7 +362,7 @@ impl<F: BinFloat> UniformBins<F> {
 
     #[inline(always)]
     pub fn len(&self) -> usize {
-        self.edges.len() - 1
+        self.edges.bins()
     }
 
     #[inline(always)]
@@ -436,7 +381,7 @@ impl<F: BinFloat> UniformBins<F> {
 
     #[inline(always)]
     pub fn bin_left(&self, x: F) -> usize {
-        let e = &self.edges[..];
+        let e = self.edges();
         let n = e.len() - 1;
         if !(x >= e[0] && x <= e[n]) {
             return n;
@@ -474,7 +419,7 @@ impl<F: BinFloat> UniformBins<F> {
     /// `trunc(scale * (x - lo))` and corrected once.
     #[inline(always)]
     pub fn bin_right(&self, x: F) -> usize {
-        let e = &self.edges[..];
+        let e = self.edges();
         let n = e.len() - 1;
         let lo = e[0];
         if x == lo {

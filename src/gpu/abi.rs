@@ -11,7 +11,7 @@ use crate::error::HistResult;
 use crate::gpu::context::driver;
 use crate::gpu::kernel::RuleVariant;
 use crate::input::bytes_of;
-use crate::job::{Axis, GroupKeys, Rule as AxisRule};
+use crate::job::{Axis, GroupKeys, Rule as AxisRule, MAX_RANK};
 
 /// `Column`: `len` values `stride` apart, with an Arrow validity bitmap (0: every row valid).
 #[repr(C)]
@@ -75,29 +75,20 @@ pub struct Segments {
     pub rows_per_item: u32,
 }
 
-/// `CountParams`.
+/// `CountParams`: axis `d < rank` is `columns[d]` binned by `rules[d]`, its bin times
+/// `cell_strides[d]` in the row's cell; `cells` in all.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CountParams {
-    pub rows: Column,
+    pub columns: [Column; MAX_RANK],
+    pub rules: [Rule; MAX_RANK],
+    pub cell_strides: [u32; MAX_RANK],
+    pub cells: u32,
+    pub pad: u32,
     pub weights: WeightColumn,
-    pub rule: Rule,
     pub shared: SharedLayout,
     pub seg: Segments,
     pub out: u64,
-}
-
-/// `LinearizeParams`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct LinearizeParams {
-    pub rows: Column,
-    pub rule: Rule,
-    pub cells: u64,
-    pub cell_stride: u32,
-    pub cells_total: u32,
-    pub first: u32,
-    pub pad: u32,
 }
 
 /// `ExtremesParams`.
@@ -129,15 +120,13 @@ const _: () = {
     assert!(std::mem::size_of::<Rule>() == 96);
     assert!(std::mem::size_of::<SharedLayout>() == 8);
     assert!(std::mem::size_of::<Segments>() == 48);
-    assert!(std::mem::size_of::<CountParams>() == 224);
-    assert!(std::mem::size_of::<LinearizeParams>() == 160);
+    assert!(std::mem::size_of::<CountParams>() == 1216);
     assert!(std::mem::size_of::<ExtremesParams>() == 64);
     assert!(std::mem::size_of::<EdgesParams>() == 40);
 };
 
 // SAFETY: plain old data, laid out as the kernels read it (sizes asserted above and in C).
 unsafe impl DeviceRepr for CountParams {}
-unsafe impl DeviceRepr for LinearizeParams {}
 unsafe impl DeviceRepr for ExtremesParams {}
 unsafe impl DeviceRepr for EdgesParams {}
 unsafe impl DeviceRepr for Segments {}
@@ -154,13 +143,9 @@ impl DeviceRule {
     /// The device form of `axis` for a kernel compiled for `variant`: the edge array only where
     /// the kernel reads it (not where it recomputes equal bins' edges from their formula), the
     /// cheap rule's margin only where the kernel does not replay numpy's arithmetic.
-    pub fn new(
-        stream: &Arc<CudaStream>,
-        axis: &Axis,
-        variant: Option<RuleVariant>,
-    ) -> HistResult<Self> {
-        let copy_edges = variant.is_some_and(|v| v.reads_edges());
-        let cheap = variant.is_some_and(|v| !v.literal && !v.right);
+    pub fn new(stream: &Arc<CudaStream>, axis: &Axis, variant: RuleVariant) -> HistResult<Self> {
+        let copy_edges = variant.reads_edges();
+        let cheap = !variant.literal && !variant.right;
         let mut rule = Rule::default();
         let mut edges = None;
         let mut table = None;
@@ -172,14 +157,14 @@ impl DeviceRule {
                 let bytes: Option<&[u8]> = match spec {
                     BinSpec::Uniform32(u) => {
                         uniform(&mut rule, u, cheap);
-                        copy_edges.then(|| bytes_of(&u.edges))
+                        copy_edges.then(|| bytes_of(u.edges()))
                     }
                     BinSpec::Uniform64(u) => {
                         uniform(&mut rule, u, cheap);
-                        copy_edges.then(|| bytes_of(&u.edges))
+                        copy_edges.then(|| bytes_of(u.edges()))
                     }
                     BinSpec::Edges(e) => Some(bytes_of(&e.edges)),
-                    BinSpec::Half(_) => return Err(float16_on_cpu()),
+                    BinSpec::Half(_) => return Err(crate::gpu::plan::float16_on_cpu()),
                 };
                 if let Some(bytes) = bytes {
                     let slice = stream.clone_htod(bytes).map_err(&copy)?;
@@ -203,27 +188,6 @@ impl DeviceRule {
             _table: table,
         })
     }
-
-    /// The rule of a cells column: the value is the bin.
-    pub fn index(cells: usize) -> Self {
-        DeviceRule {
-            rule: Rule {
-                n: cells as u32,
-                ..Default::default()
-            },
-            _edges: None,
-            _table: None,
-        }
-    }
-}
-
-/// Why a Float16 column is not counted on the GPU.
-pub fn float16_on_cpu() -> crate::error::HistError {
-    crate::error::HistError::InvalidArgument(
-        "Float16 columns are binned on the CPU (numpy's float16 arithmetic): use \
-         device=\"cpu\" or \"auto\", or cast the column to Float32"
-            .into(),
-    )
 }
 
 /// Equal bins' numbers; `cheap`: the kernel runs the cheap rule, which reads the proved margin.
@@ -232,7 +196,7 @@ fn uniform<F: crate::bins::BinFloat>(rule: &mut Rule, u: &UniformBins<F>, cheap:
     rule.n_f = u.estimate.n;
     rule.scale = u.scale.to_f64();
     rule.margin = if cheap { u.margin().to_f64() } else { 0.5 };
-    if let Some(f) = u.linspace {
+    if let Some(f) = u.linspace() {
         rule.start = f.start;
         rule.step = f.step;
     }

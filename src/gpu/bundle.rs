@@ -14,7 +14,7 @@ use std::sync::{Mutex, OnceLock};
 use crate::dtype::DType;
 use crate::error::{HistError, HistResult};
 use crate::gpu::compile::{self, checksum, KERNELS_HASH};
-use crate::gpu::kernel::{Family, KernelId, RuleKind, RuleVariant};
+use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, KernelId, RuleKind, RuleVariant};
 
 const MAGIC: &[u8; 8] = b"PGHBNDL1";
 
@@ -84,22 +84,24 @@ pub fn find(id: &KernelId, arch: u32) -> Option<Vec<u8>> {
 }
 
 /// The kernels a bundle holds: what plans choose for every column type with numpy's and
-/// Polars' equal bins and explicit edges, counted or weighted, 1-D, n-D and by=, with the
-/// automatic range; variants plans seldom need (numpy's literal rule below `UNPROVED_BINS`,
-/// flow bins) compile on first use.
+/// Polars' equal bins and explicit edges, counted or weighted, the automatic range, and the
+/// common n-D (two float axes) and `by=` (an integer key beside a float column) jobs; variants
+/// plans seldom need (numpy's literal rule below `UNPROVED_BINS`, flow bins, more axes)
+/// compile on first use.
 pub fn common_kernels() -> Vec<KernelId> {
-    let rule = |kind, right, formula| RuleVariant {
+    use Family::{Global, Packed, Segmented, Shared};
+    let rule = |kind, right, formula, literal, wide| RuleVariant {
         kind,
         right,
-        literal: false,
+        literal,
         formula,
-        wide: false,
+        wide,
         flow: false,
     };
-    let literal = |variant: RuleVariant, wide| RuleVariant {
-        literal: true,
-        wide,
-        ..variant
+    let one = |family, weighted, dtype, rule| KernelId::Count {
+        family,
+        weighted,
+        axes: AxisKernels::one(dtype, rule),
     };
     let mut out = vec![KernelId::SegScan, KernelId::SegCount];
     for dtype in [DType::F32, DType::F64] {
@@ -107,85 +109,120 @@ pub fn common_kernels() -> Vec<KernelId> {
     }
     for dtype in DType::ALL {
         out.push(KernelId::Extremes { dtype });
-        let uniform = if dtype == DType::F32 {
-            RuleKind::U32
-        } else {
-            RuleKind::U64
+        // numpy's equal bins: float32 data from its own range (float32 edges, formula 2) or a
+        // range of Python floats (float64 edges, a float64 estimate), other data in float64.
+        let numpy = match dtype {
+            DType::F32 => vec![(RuleKind::U32, 2), (RuleKind::U32, 1)],
+            _ => vec![(RuleKind::U64, 1)],
         };
+        for (kind, formula) in numpy {
+            for family in [Shared, Packed] {
+                out.push(one(
+                    family,
+                    false,
+                    dtype,
+                    rule(kind, false, formula, false, false),
+                ));
+            }
+            // Past `UNPROVED_BINS` numpy's arithmetic is replayed.
+            let wide = kind == RuleKind::U32 && formula == 1;
+            for family in [Segmented, Global] {
+                out.push(one(
+                    family,
+                    false,
+                    dtype,
+                    rule(kind, false, formula, true, wide),
+                ));
+            }
+            out.push(one(
+                Shared,
+                true,
+                dtype,
+                rule(kind, false, formula, false, false),
+            ));
+        }
+        // Polars' equal bins (closed right) are float64 for every column type.
+        let polars = rule(RuleKind::U64, true, 1, false, false);
+        for family in [Shared, Packed, Segmented, Global] {
+            out.push(one(family, false, dtype, polars));
+        }
+        out.push(one(Shared, true, dtype, polars));
         for right in [false, true] {
-            let equal = if right { RuleKind::U64 } else { uniform };
-            for family in [Family::Shared, Family::Packed] {
-                out.push(count(family, false, dtype, rule(equal, right, 0)));
-            }
-            // Past `UNPROVED_BINS` numpy's bins replay numpy's arithmetic: float32 data with a
-            // range of Python floats (estimate and edges in float64) or from the data (float32).
-            let large = match (right, dtype) {
-                (true, _) => vec![rule(equal, true, 1)],
-                (false, DType::F32) => vec![
-                    literal(rule(equal, false, 1), true),
-                    literal(rule(equal, false, 2), false),
-                ],
-                (false, _) => vec![literal(rule(equal, false, 1), false)],
-            };
-            for family in [Family::Segmented, Family::Global] {
-                for &variant in &large {
-                    out.push(count(family, false, dtype, variant));
-                }
-            }
-            out.push(count(Family::Shared, true, dtype, rule(equal, right, 0)));
-            out.push(count(
-                Family::Shared,
+            out.push(one(
+                Shared,
                 false,
                 dtype,
-                rule(RuleKind::Edges, right, 0),
+                rule(RuleKind::Edges, right, 0, false, false),
             ));
-            out.push(KernelId::Linearize {
-                dtype,
-                rule: rule(equal, right, 0),
-            });
-        }
-        if !dtype.is_float() {
-            out.push(KernelId::Linearize {
-                dtype,
-                rule: rule(RuleKind::Table, false, 0),
-            });
         }
     }
-    for family in [
-        Family::Shared,
-        Family::Packed,
-        Family::Segmented,
-        Family::Global,
+    // numpy.histogramdd of two float columns: equal bins from the data (the sample's own type)
+    // or a range of Python floats (float64 edges), the edge bin found by the cheap rule.
+    for (dtype, equal) in [
+        (DType::F32, vec![(RuleKind::U32, 2), (RuleKind::U64, 1)]),
+        (DType::F64, vec![(RuleKind::U64, 1)]),
     ] {
-        out.push(count(
-            family,
-            false,
-            DType::U32,
-            rule(RuleKind::Index, false, 0),
-        ));
+        let mut pairs: Vec<RuleVariant> = equal
+            .into_iter()
+            .map(|(kind, formula)| rule(kind, false, formula, false, false))
+            .collect();
+        pairs.push(rule(RuleKind::Edges, false, 0, false, false));
+        for r in pairs {
+            let axes = AxisKernels::new(&[AxisKernel { dtype, rule: r }; 2]);
+            for family in [Shared, Packed, Segmented, Global] {
+                out.push(KernelId::Count {
+                    family,
+                    weighted: false,
+                    axes,
+                });
+            }
+            for family in [Shared, Global] {
+                out.push(KernelId::Count {
+                    family,
+                    weighted: true,
+                    axes,
+                });
+            }
+        }
     }
-    out.push(count(
-        Family::Shared,
-        true,
-        DType::U32,
-        rule(RuleKind::Index, false, 0),
-    ));
-    out.push(count(
-        Family::Global,
-        true,
-        DType::U32,
-        rule(RuleKind::Index, false, 0),
-    ));
+    // by=: integer keys through a table (or group ids) beside a float column with numpy's bins
+    // over a range of Python floats.
+    let keys = [
+        AxisKernel {
+            dtype: DType::I64,
+            rule: rule(RuleKind::Table, false, 0, false, false),
+        },
+        AxisKernel {
+            dtype: DType::I32,
+            rule: rule(RuleKind::Table, false, 0, false, false),
+        },
+        AxisKernel {
+            dtype: DType::U32,
+            rule: rule(RuleKind::Index, false, 0, false, false),
+        },
+    ];
+    let values = [
+        AxisKernel {
+            dtype: DType::F32,
+            rule: rule(RuleKind::U32, false, 1, false, false),
+        },
+        AxisKernel {
+            dtype: DType::F64,
+            rule: rule(RuleKind::U64, false, 1, false, false),
+        },
+    ];
+    for key in keys {
+        for value in values {
+            for family in [Shared, Packed, Segmented] {
+                out.push(KernelId::Count {
+                    family,
+                    weighted: false,
+                    axes: AxisKernels::new(&[key, value]),
+                });
+            }
+        }
+    }
     out
-}
-
-fn count(family: Family, weighted: bool, dtype: DType, rule: RuleVariant) -> KernelId {
-    KernelId::Count {
-        family,
-        weighted,
-        dtype,
-        rule,
-    }
 }
 
 /// Compiles `kernels` for each of `archs` with NVRTC, on `threads` threads, into a bundle at

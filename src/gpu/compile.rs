@@ -21,11 +21,12 @@ use crate::gpu::kernel::KernelId;
 
 const HISTOGRAM_CU: &str = include_str!("../../kernels/histogram.cu");
 /// The headers, by name, in the order they are inlined.
-const HEADERS: [(&str, &str); 7] = [
+const HEADERS: [(&str, &str); 8] = [
     ("abi.cuh", include_str!("../../kernels/abi.cuh")),
     ("bin_rule.cuh", include_str!("../../kernels/bin_rule.cuh")),
     ("binners.cuh", include_str!("../../kernels/binners.cuh")),
     ("rows.cuh", include_str!("../../kernels/rows.cuh")),
+    ("cells.cuh", include_str!("../../kernels/cells.cuh")),
     ("counters.cuh", include_str!("../../kernels/counters.cuh")),
     ("families.cuh", include_str!("../../kernels/families.cuh")),
     ("segmented.cuh", include_str!("../../kernels/segmented.cuh")),
@@ -154,12 +155,8 @@ pub fn cache_status() -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-/// The CUBIN of kernel `id` for `sm_{arch}`: prebuilt, from the disk cache, or compiled (and
-/// cached).
+/// The CUBIN of kernel `id` for `sm_{arch}`: from the disk cache, or compiled (and cached).
 pub fn cubin(id: &KernelId, arch: u32) -> HistResult<Vec<u8>> {
-    if let Some(bytes) = crate::gpu::bundle::find(id, arch) {
-        return Ok(bytes);
-    }
     let (major, minor) = nvrtc_version()?;
     let file = format!("{KERNELS_HASH}-{id}-sm{arch}-nvrtc{major}.{minor}.cubin");
     let dir = cache_status().ok();

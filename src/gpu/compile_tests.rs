@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::dtype::DType;
-use crate::gpu::kernel::{Family, RuleKind, RuleVariant};
+use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, RuleKind, RuleVariant};
 
 fn rule(kind: RuleKind) -> RuleVariant {
     RuleVariant {
@@ -16,15 +16,16 @@ fn rule(kind: RuleKind) -> RuleVariant {
     }
 }
 
-/// Every family, rule kind and variant flag, every value type at least once.
+/// Every family, rule kind and variant flag, every value type at least once, one to eight
+/// axes.
 fn kernels() -> Vec<KernelId> {
     let mut out = Vec::new();
     let count = |family, weighted, dtype, rule| KernelId::Count {
         family,
         weighted,
-        dtype,
-        rule,
+        axes: AxisKernels::one(dtype, rule),
     };
+    let axis = |dtype, rule| AxisKernel { dtype, rule };
     for family in [
         Family::Shared,
         Family::Packed,
@@ -32,7 +33,6 @@ fn kernels() -> Vec<KernelId> {
         Family::Global,
     ] {
         out.push(count(family, false, DType::F32, rule(RuleKind::U32)));
-        out.push(count(family, false, DType::U32, rule(RuleKind::Index)));
     }
     for family in [Family::Shared, Family::Global] {
         out.push(count(family, true, DType::F64, rule(RuleKind::Edges)));
@@ -69,16 +69,55 @@ fn kernels() -> Vec<KernelId> {
         out.push(count(Family::Shared, false, dtype, rule(RuleKind::U64)));
         out.push(KernelId::Extremes { dtype });
     }
-    for dtype in [DType::I8, DType::U16, DType::F64] {
-        out.push(KernelId::Linearize {
-            dtype,
-            rule: rule(RuleKind::U64),
+    // n-D: columns of several types, each with its own rule (by=: a key table or group ids).
+    let mixed = [
+        axis(DType::I8, rule(RuleKind::U64)),
+        axis(
+            DType::U16,
+            RuleVariant {
+                flow: true,
+                ..rule(RuleKind::Edges)
+            },
+        ),
+        axis(
+            DType::F32,
+            RuleVariant {
+                formula: 2,
+                ..rule(RuleKind::U32)
+            },
+        ),
+    ];
+    for family in [
+        Family::Shared,
+        Family::Packed,
+        Family::Segmented,
+        Family::Global,
+    ] {
+        out.push(KernelId::Count {
+            family,
+            weighted: false,
+            axes: AxisKernels::new(&mixed),
         });
     }
-    out.push(KernelId::Linearize {
-        dtype: DType::I32,
-        rule: rule(RuleKind::Table),
+    out.push(KernelId::Count {
+        family: Family::Shared,
+        weighted: true,
+        axes: AxisKernels::new(&[
+            axis(DType::I64, rule(RuleKind::Table)),
+            axis(DType::F64, rule(RuleKind::U64)),
+        ]),
     });
+    out.push(KernelId::Count {
+        family: Family::Global,
+        weighted: false,
+        axes: AxisKernels::new(&[axis(DType::F64, rule(RuleKind::U64)); 8]),
+    });
+    out.push(count(
+        Family::Segmented,
+        false,
+        DType::U32,
+        rule(RuleKind::Index),
+    ));
     out.push(KernelId::SegScan);
     out.push(KernelId::SegCount);
     out.push(KernelId::Edges { dtype: DType::F32 });

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 
 use crate::bins::{BinSpec, Linspace};
 use crate::dtype::DType;
@@ -26,11 +26,34 @@ pub fn linspace_edges(
     let Some(formula) = device_formula(spec, dtype) else {
         return Ok(None);
     };
-    let (n, last) = (spec.len(), spec.edge(spec.len()));
-    Ok(Some(match dtype {
-        DType::F32 => DeviceBuffer::F32(launch::<f32>(gpu, stream, formula, n, last)?),
-        _ => DeviceBuffer::F64(launch::<f64>(gpu, stream, formula, n, last)?),
-    }))
+    let n = spec.len();
+    let alloc = driver("allocating the edges");
+    // SAFETY: the kernel writes every one of the n + 1 values before anyone reads them.
+    let buffer = unsafe {
+        match dtype {
+            DType::F32 => DeviceBuffer::F32(stream.alloc::<f32>(n + 1).map_err(alloc)?),
+            _ => DeviceBuffer::F64(stream.alloc::<f64>(n + 1).map_err(alloc)?),
+        }
+    };
+    launch(gpu, stream, formula, spec, dtype, buffer.ptr(stream))?;
+    Ok(Some(buffer))
+}
+
+/// Queues the edges of `spec` as `dtype` into the `spec.len() + 1` values at `out` (the
+/// caller's array), where the device can make them ([`linspace_edges`]); false where it
+/// cannot, and nothing is written.
+pub fn fill_linspace_edges(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    spec: &BinSpec,
+    dtype: DType,
+    out: u64,
+) -> HistResult<bool> {
+    let Some(formula) = device_formula(spec, dtype) else {
+        return Ok(false);
+    };
+    launch(gpu, stream, formula, spec, dtype, out)?;
+    Ok(true)
 }
 
 /// The formula the `edges` kernel runs for `spec` as `dtype`, where its edges are exactly
@@ -39,8 +62,8 @@ pub fn linspace_edges(
 /// narrowed to float32 bins and is asked for as float64.
 fn device_formula(spec: &BinSpec, dtype: DType) -> Option<Linspace> {
     let (formula, bins_single) = match spec {
-        BinSpec::Uniform32(u) => (u.linspace?, true),
-        BinSpec::Uniform64(u) => (u.linspace?, false),
+        BinSpec::Uniform32(u) => (u.linspace()?, true),
+        BinSpec::Uniform64(u) => (u.linspace()?, false),
         BinSpec::Edges(_) | BinSpec::Half(_) => return None,
     };
     let narrowed = bins_single && !formula.single;
@@ -51,24 +74,20 @@ fn device_formula(spec: &BinSpec, dtype: DType) -> Option<Linspace> {
     }
 }
 
-fn launch<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+/// Queues the `edges` kernel writing the `spec.len() + 1` edges of `formula` as `dtype` at `out`.
+fn launch(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
     formula: Linspace,
-    n: usize,
-    last: f64,
-) -> HistResult<CudaSlice<T>> {
+    spec: &BinSpec,
+    dtype: DType,
+    out: u64,
+) -> HistResult<()> {
     const BLOCK: u32 = 256;
-    let dtype = if std::mem::size_of::<T>() == 4 {
-        DType::F32
-    } else {
-        DType::F64
-    };
+    let (n, last) = (spec.len(), spec.edge(spec.len()));
     let func = gpu.kernel(KernelId::Edges { dtype }, 0)?;
-    // SAFETY: the kernel writes every one of the n + 1 values before anyone reads them.
-    let out = unsafe { stream.alloc::<T>(n + 1) }.map_err(driver("allocating the edges"))?;
     let params = EdgesParams {
-        out: out.device_ptr(stream).0,
+        out,
         n: n as u32,
         single: formula.single as u32,
         start: formula.start,
@@ -81,11 +100,11 @@ fn launch<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(
         block_dim: (BLOCK, 1, 1),
         shared_mem_bytes: 0,
     };
-    // SAFETY: `EdgesParams` is the kernel's one parameter (abi.rs); `out` outlives the launch
-    // (it is freed on this stream, after it).
+    // SAFETY: `EdgesParams` is the kernel's one parameter (abi.rs); `out` holds n + 1 values
+    // of `dtype` and outlives the launch (freed in stream order, or the caller's).
     unsafe { stream.launch_builder(&func).arg(&params).launch(cfg) }
         .map_err(driver("launching the edges kernel"))?;
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

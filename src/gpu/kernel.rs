@@ -1,5 +1,7 @@
 //! Which kernel: a typed identity, from which the module's compile flags, its entry point and
-//! its printable name are derived (kernels/histogram.cu, kernels/binners.cuh).
+//! its printable name are derived (kernels/histogram.cu, kernels/binners.cuh). A counting kernel
+//! is one family over the axes of a job, each a column type and the rule that bins it: 1-D is
+//! the rank-1 case, n-D and `by=` count every row's cell in the same pass.
 
 use std::fmt;
 
@@ -7,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bins::{BinSpec, Closed, Origin, UniformBins};
 use crate::dtype::DType;
-use crate::job::{Axis, GroupKeys, Rule};
+use crate::job::{Axis, GroupKeys, Rule, MAX_RANK};
 
 /// A kernel family (see kernels/families.cuh).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -44,18 +46,18 @@ impl Family {
     }
 }
 
-/// How a value becomes a bin on the device (binners.cuh).
+/// How a value becomes a bin on the device (binners.cuh; the numbers are its `RULE_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RuleKind {
     /// Equal bins in float32 arithmetic.
-    U32,
+    U32 = 1,
     /// Equal bins in float64 arithmetic.
-    U64,
-    Edges,
-    /// The value is the bin (the cells of an n-D job).
-    Index,
-    /// by= group ids from a table.
-    Table,
+    U64 = 2,
+    Edges = 3,
+    /// The value is the bin (`by=` group ids).
+    Index = 4,
+    /// `by=` group ids from a table of integer keys.
+    Table = 5,
 }
 
 /// A rule kind and the variant of it a kernel is compiled for.
@@ -73,8 +75,11 @@ pub struct RuleVariant {
 }
 
 impl RuleVariant {
-    /// The variant an axis needs on a device with `l2_bytes` of L2.
-    pub fn of(axis: &Axis, l2_bytes: u32) -> Self {
+    /// The variant that bins `axis`. Equal bins made by a formula recompute their edges from it
+    /// (two flops) instead of reading an array the host would first have to copy over: at a
+    /// million bins that array sits in L2 and the literal rule's two reads a row cost more than
+    /// the count.
+    pub fn of(axis: &Axis) -> Self {
         let base = RuleVariant {
             kind: RuleKind::Index,
             right: false,
@@ -94,11 +99,7 @@ impl RuleVariant {
             }
         };
         let right = spec.closed() == Closed::Right;
-        // Edges that would not stay in cache are recomputed from the formula that made them.
-        let formula = match spec_formula(spec) {
-            Some(single) if !edges_cached(spec, l2_bytes) => 1 + single as u8,
-            _ => 0,
-        };
+        let formula = spec_formula(spec).map_or(0, |single| 1 + single as u8);
         match spec {
             BinSpec::Uniform32(u) => {
                 let literal = !right && replays_numpy(u);
@@ -136,20 +137,17 @@ impl RuleVariant {
         }
     }
 
-    fn defines(&self, out: &mut Vec<String>) {
-        let kind = match self.kind {
-            RuleKind::U32 => "RULE_U32",
-            RuleKind::U64 => "RULE_U64",
-            RuleKind::Edges => "RULE_EDGES",
-            RuleKind::Index => "RULE_INDEX",
-            RuleKind::Table => "RULE_TABLE",
-        };
-        out.push(format!("-DRULE={kind}"));
-        out.push(format!("-DCLOSED_RIGHT={}", self.right as u8));
-        out.push(format!("-DLITERAL={}", self.literal as u8));
-        out.push(format!("-DFORMULA={}", self.formula));
-        out.push(format!("-DWIDE={}", self.wide as u8));
-        out.push(format!("-DFLOW={}", self.flow as u8));
+    /// The template arguments of binners.cuh's `BinnerOf` after the value type.
+    fn binner_args(&self) -> String {
+        format!(
+            "{},{},{},{},{},{}",
+            self.kind as u8,
+            self.right as u8,
+            self.literal as u8,
+            self.formula,
+            self.wide as u8,
+            self.flow as u8
+        )
     }
 }
 
@@ -168,21 +166,11 @@ fn replays_numpy<F: crate::bins::BinFloat>(u: &UniformBins<F>) -> bool {
     }
 }
 
-/// Whether a rule's edges stay in cache (a quarter of L2): otherwise equal bins are recomputed
-/// from their formula where one made them.
-pub fn edges_cached(spec: &BinSpec, l2_bytes: u32) -> bool {
-    let edge_bytes = match spec {
-        BinSpec::Uniform32(_) => 4,
-        _ => 8,
-    };
-    ((spec.len() + 1) * edge_bytes) as u64 <= l2_bytes as u64 / 4
-}
-
 /// Whether equal bins carry a formula, and whether it computes in float32.
 fn spec_formula(spec: &BinSpec) -> Option<bool> {
     match spec {
-        BinSpec::Uniform32(u) => u.linspace.map(|f| f.single),
-        BinSpec::Uniform64(u) => u.linspace.map(|f| f.single),
+        BinSpec::Uniform32(u) => u.linspace().map(|f| f.single),
+        BinSpec::Uniform64(u) => u.linspace().map(|f| f.single),
         BinSpec::Edges(_) | BinSpec::Half(_) => None,
     }
 }
@@ -210,20 +198,60 @@ impl fmt::Display for RuleVariant {
     }
 }
 
+/// One axis of a counting kernel: its column's type and the rule that bins it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AxisKernel {
+    pub dtype: DType,
+    pub rule: RuleVariant,
+}
+
+impl fmt::Display for AxisKernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}_{}", self.dtype.name(), self.rule)
+    }
+}
+
+/// The axes of a counting kernel, 1 to `MAX_RANK` of them, in the job's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AxisKernels {
+    rank: u8,
+    /// Past `rank`: copies of the first axis, so that equal lists compare equal.
+    axes: [AxisKernel; MAX_RANK],
+}
+
+impl AxisKernels {
+    /// `axes` (1 to `MAX_RANK` of them).
+    pub fn new(axes: &[AxisKernel]) -> Self {
+        assert!(
+            (1..=MAX_RANK).contains(&axes.len()),
+            "a kernel counts 1 to {MAX_RANK} axes"
+        );
+        let mut all = [axes[0]; MAX_RANK];
+        all[..axes.len()].copy_from_slice(axes);
+        AxisKernels {
+            rank: axes.len() as u8,
+            axes: all,
+        }
+    }
+
+    /// One axis.
+    pub fn one(dtype: DType, rule: RuleVariant) -> Self {
+        Self::new(&[AxisKernel { dtype, rule }])
+    }
+
+    pub fn as_slice(&self) -> &[AxisKernel] {
+        &self.axes[..self.rank as usize]
+    }
+}
+
 /// A kernel: one NVRTC module with one entry point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KernelId {
-    /// A family counting one column under a rule.
+    /// A family counting the rows of one or more axes (each row's cell, row-major).
     Count {
         family: Family,
         weighted: bool,
-        dtype: DType,
-        rule: RuleVariant,
-    },
-    /// One axis of an n-D job into its rows' cells.
-    Linearize {
-        dtype: DType,
-        rule: RuleVariant,
+        axes: AxisKernels,
     },
     SegScan,
     SegCount,
@@ -237,11 +265,11 @@ pub enum KernelId {
 }
 
 impl KernelId {
-    /// The rule a counting or linearizing kernel is compiled for.
-    pub fn rule(&self) -> Option<RuleVariant> {
+    /// The axes a counting kernel is compiled for (none for the other kernels).
+    pub fn axes(&self) -> &[AxisKernel] {
         match self {
-            KernelId::Count { rule, .. } | KernelId::Linearize { rule, .. } => Some(*rule),
-            _ => None,
+            KernelId::Count { axes, .. } => axes.as_slice(),
+            _ => &[],
         }
     }
 
@@ -249,7 +277,6 @@ impl KernelId {
     pub fn entry(&self) -> &'static str {
         match self {
             KernelId::Count { .. } => "count",
-            KernelId::Linearize { .. } => "linearize",
             KernelId::SegScan => "seg_scan",
             KernelId::SegCount => "seg_count",
             KernelId::Extremes { .. } => "extremes",
@@ -265,28 +292,22 @@ impl KernelId {
             KernelId::Count {
                 family,
                 weighted,
-                dtype,
-                rule,
+                axes,
             } => {
                 out.push("-DKERNEL_COUNT".into());
                 out.push(format!("-DFAMILY={}", family.define()));
                 out.push(format!("-DWEIGHTED={}", *weighted as u8));
-                out.push(value(*dtype));
-                rule.defines(&mut out);
+                out.push(format!("-DRANK={}", axes.as_slice().len()));
+                for (d, axis) in axes.as_slice().iter().enumerate() {
+                    out.push(format!(
+                        "-DAXIS{d}={},{}",
+                        axis.dtype.c_type(),
+                        axis.rule.binner_args()
+                    ));
+                }
             }
-            KernelId::Linearize { dtype, rule } => {
-                out.push("-DKERNEL_LINEARIZE".into());
-                out.push(value(*dtype));
-                rule.defines(&mut out);
-            }
-            KernelId::SegScan | KernelId::SegCount => {
-                let which = match self {
-                    KernelId::SegScan => "SEG_SCAN",
-                    _ => "SEG_COUNT",
-                };
-                out.push(format!("-DKERNEL_{which}"));
-                out.push(value(DType::U32));
-            }
+            KernelId::SegScan => out.push("-DKERNEL_SEG_SCAN".into()),
+            KernelId::SegCount => out.push("-DKERNEL_SEG_COUNT".into()),
             KernelId::Extremes { dtype } => {
                 out.push("-DKERNEL_EXTREMES".into());
                 out.push(value(*dtype));
@@ -306,17 +327,16 @@ impl fmt::Display for KernelId {
             KernelId::Count {
                 family,
                 weighted,
-                dtype,
-                rule,
-            } => write!(
-                f,
-                "count_{}{}_{}_{rule}",
-                family.name(),
-                if *weighted { "_weighted" } else { "" },
-                dtype.name()
-            ),
-            KernelId::Linearize { dtype, rule } => {
-                write!(f, "linearize_{}_{rule}", dtype.name())
+                axes,
+            } => {
+                let axes: Vec<String> = axes.as_slice().iter().map(|a| a.to_string()).collect();
+                write!(
+                    f,
+                    "count_{}{}_{}",
+                    family.name(),
+                    if *weighted { "_weighted" } else { "" },
+                    axes.join("_x_")
+                )
             }
             KernelId::SegScan => write!(f, "seg_scan"),
             KernelId::SegCount => write!(f, "seg_count"),

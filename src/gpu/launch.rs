@@ -1,16 +1,18 @@
 //! One launch loop for every family and every rank: a job's rows, piece by piece, in launches
-//! the block counters cannot overflow; n-D rows are first linearized axis by axis into a column
-//! of cells, which the counting family then reads like any column; the segmented family's two
-//! later passes follow each of its launches.
+//! the block counters cannot overflow, each one kernel over every axis (a row's cell is
+//! computed where its coordinates are read); the segmented family's two later passes follow
+//! each of its launches.
 
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+};
 
 use crate::counts::Counts;
 use crate::error::HistResult;
-use crate::gpu::abi::{self, CountParams, DeviceRule, LinearizeParams};
+use crate::gpu::abi::{self, CountParams, DeviceRule};
 use crate::gpu::context::{driver, Gpu};
 use crate::gpu::kernel::Family;
 use crate::gpu::kernel::KernelId;
@@ -18,28 +20,34 @@ use crate::gpu::plan::{self, Plan, SegmentLayout};
 use crate::gpu::upload::{self, DevicePiece, Route};
 use crate::job::{Job, Rows};
 
-/// What a GPU count did: its plan, how host rows reached the device, the kernels' time, and
-/// where the host's time went (ms per phase), so that a slow call shows its cause.
+/// What a GPU count did: its plan, how host rows reached the device, the kernels' time (when
+/// the call waited for them), and where the host's time went (ms per phase), so that a slow
+/// call shows its cause.
 #[derive(Clone, Debug)]
 pub struct Run {
     pub plan: Plan,
     pub route: Option<Route>,
-    pub kernel_ms: f32,
+    pub kernel_ms: Option<f32>,
     pub phases: Vec<(&'static str, f32)>,
 }
 
-/// Counts per bin left in device memory (the numpy drop-in's counts never visit the host).
+/// Counts per bin in device memory, allocated here (the numpy drop-in's counts when their
+/// number is known only once the bins are resolved).
 pub enum DeviceCounts {
     Exact(CudaSlice<u64>),
     Weighted(CudaSlice<f64>),
 }
 
 impl DeviceCounts {
-    fn zeros(stream: &Arc<CudaStream>, n: usize, weighted: bool) -> HistResult<Self> {
+    /// `n` counts (or sums) on `stream`; the count zeroes them.
+    pub fn alloc(stream: &Arc<CudaStream>, n: usize, weighted: bool) -> HistResult<Self> {
         let alloc = driver("allocating the histogram");
-        Ok(match weighted {
-            true => DeviceCounts::Weighted(stream.alloc_zeros::<f64>(n).map_err(alloc)?),
-            false => DeviceCounts::Exact(stream.alloc_zeros::<u64>(n).map_err(alloc)?),
+        // SAFETY: `queue` zeroes every count before a kernel reads it.
+        Ok(unsafe {
+            match weighted {
+                true => DeviceCounts::Weighted(stream.alloc::<f64>(n).map_err(alloc)?),
+                false => DeviceCounts::Exact(stream.alloc::<u64>(n).map_err(alloc)?),
+            }
         })
     }
 
@@ -60,56 +68,90 @@ impl DeviceCounts {
     }
 }
 
-/// The counts of `job` on the GPU, back on the host.
+/// The counts of `job` on the GPU, back on the host (the calling thread's stream, waited for).
 pub fn count(
     gpu: &Gpu,
     job: &Job<'_>,
     force: Option<crate::gpu::Family>,
 ) -> HistResult<(Counts, Run)> {
-    let (stream, out, run) = run(gpu, job, force)?;
+    let clock = Clock::start();
+    let stream = gpu.stream_after_default()?;
+    let out = DeviceCounts::alloc(&stream, job.cells, job.is_weighted())?;
+    let queued = queue(gpu, &stream, job, force, out.ptr(&stream), &clock)?;
     let counts = out.to_host(&stream)?;
     stream
         .synchronize()
         .map_err(driver("running the kernels"))?;
-    Ok((counts, run))
+    Ok((counts, queued.finished(&clock)?))
 }
 
-/// The counts of `job` on the GPU, left there (on the returned stream, which has finished).
-pub fn count_on_device(
-    gpu: &Gpu,
-    job: &Job<'_>,
-    force: Option<crate::gpu::Family>,
-) -> HistResult<(DeviceCounts, Arc<CudaStream>, Run)> {
-    let (stream, out, run) = run(gpu, job, force)?;
-    stream
-        .synchronize()
-        .map_err(driver("running the kernels"))?;
-    Ok((out, stream, run))
+/// A count queued on a stream, with the events around its kernels.
+pub struct Queued {
+    run: Run,
+    start: CudaEvent,
+    end: CudaEvent,
 }
 
-fn run(
+impl Queued {
+    /// The run, with its kernels' time: the caller has waited for the stream.
+    pub fn finished(mut self, clock: &Clock) -> HistResult<Run> {
+        self.run.phases.push(("wait", clock.lap()));
+        let ms = self
+            .start
+            .elapsed_ms(&self.end)
+            .map_err(driver("reading an event"))?;
+        self.run.kernel_ms = Some(ms);
+        Ok(self.run)
+    }
+
+    /// The run of a count the caller does not wait for (its kernels' time unknown).
+    pub fn pending(self) -> Run {
+        self.run
+    }
+}
+
+/// Queues the count of `job` on `stream` into the `job.cells` counts (u64, or f64 sums when
+/// weighted) at `out`, zeroing them first; returns without waiting. Every buffer the kernels
+/// use is freed in stream order, after them.
+pub fn queue(
     gpu: &Gpu,
+    stream: &Arc<CudaStream>,
     job: &Job<'_>,
     force: Option<crate::gpu::Family>,
-) -> HistResult<(Arc<CudaStream>, DeviceCounts, Run)> {
-    let clock = Clock::start();
+    out: u64,
+    clock: &Clock,
+) -> HistResult<Queued> {
     let dtypes: Vec<_> = match &job.rows {
         Rows::Host(h) => h.columns.iter().map(|c| c.dtype).collect(),
         Rows::Device(d) => d.columns.iter().map(|c| c.dtype).collect(),
     };
-    let plan = plan::plan(
-        &gpu.props,
-        &job.axes,
-        &dtypes,
-        job.cells,
-        job.is_weighted(),
-        job.len() as u64,
-        force,
-    )?;
+    let plan_for = |mean_run| {
+        plan::plan(
+            &gpu.props,
+            &job.axes,
+            &dtypes,
+            job.cells,
+            job.is_weighted(),
+            job.len() as u64,
+            force,
+            mean_run,
+        )
+    };
+    let mut plan = plan_for(None)?;
+    if plan.family == Family::Segmented && force.is_none() {
+        // Too many bins for shared memory: a look at the rows may find runs in one bin.
+        if let Some(run) = crate::gpu::sample::mean_run(gpu, stream, job)? {
+            plan = plan_for(Some(run))?;
+        }
+    }
     let mut phases = vec![("plan", clock.lap())];
-    let stream = gpu.stream_after_default()?;
-    let out = DeviceCounts::zeros(&stream, job.cells, job.is_weighted())?;
-    let launcher = Launcher::new(gpu, &stream, job, &plan, &dtypes, out.ptr(&stream))?;
+    gpu.ctx
+        .bind_to_thread()
+        .map_err(driver("binding the context"))?;
+    // SAFETY: `out` holds `job.cells` counts of 8 bytes (the caller's contract).
+    unsafe { cudarc::driver::result::memset_d8_async(out, 0, job.cells * 8, stream.cu_stream()) }
+        .map_err(driver("zeroing the histogram"))?;
+    let launcher = Launcher::new(gpu, stream, job, &plan, &dtypes, out)?;
     phases.push(("setup", clock.lap()));
     let event = || {
         gpu.ctx
@@ -117,9 +159,7 @@ fn run(
             .map_err(driver("creating an event"))
     };
     let (start, end) = (event()?, event()?);
-    start
-        .record(&stream)
-        .map_err(driver("recording an event"))?;
+    start.record(stream).map_err(driver("recording an event"))?;
     let route = match &job.rows {
         Rows::Device(rows) => {
             let piece = DevicePiece {
@@ -142,28 +182,22 @@ fn run(
             launcher.launch(&piece)?;
             None
         }
-        Rows::Host(rows) => Some(upload::each_window(gpu, &stream, rows, &plan, |pieces| {
+        Rows::Host(rows) => Some(upload::each_window(gpu, stream, rows, &plan, |pieces| {
             pieces.iter().try_for_each(|p| launcher.launch(p))
         })?),
     };
-    end.record(&stream).map_err(driver("recording an event"))?;
+    end.record(stream).map_err(driver("recording an event"))?;
     phases.push(("launch", clock.lap()));
-    stream
-        .synchronize()
-        .map_err(driver("running the kernels"))?;
-    phases.push(("wait", clock.lap()));
-    let kernel_ms = start.elapsed_ms(&end).map_err(driver("reading an event"))?;
-    drop(launcher);
-    Ok((
-        stream,
-        out,
-        Run {
+    Ok(Queued {
+        run: Run {
             plan,
             route,
-            kernel_ms,
+            kernel_ms: None,
             phases,
         },
-    ))
+        start,
+        end,
+    })
 }
 
 /// Host milliseconds since the last lap.
@@ -194,10 +228,8 @@ struct Launcher<'j> {
     /// Bytes of one value of each column.
     sizes: Vec<u64>,
     count: Launch,
-    count_rule: DeviceRule,
-    /// n-D: per axis, its kernel and rule, and the cells they fill.
-    linearize: Vec<(Launch, DeviceRule)>,
-    cells: Option<CudaSlice<u32>>,
+    /// Each axis's rule on the device.
+    rules: Vec<DeviceRule>,
     segmented: Option<Segmented>,
     out: u64,
     rows_per_launch: u64,
@@ -229,30 +261,12 @@ impl<'j> Launcher<'j> {
             _ => count.cfg.grid_dim.0 as u64 * plan::MAX_ROWS_PER_BLOCK,
         };
         let largest = (job.len() as u64).min(rows_per_launch);
-        let (count_rule, linearize, cells) = if plan.linearize.is_empty() {
-            (
-                DeviceRule::new(stream, &job.axes[0], plan.kernel.rule())?,
-                Vec::new(),
-                None,
-            )
-        } else {
-            let linearize = plan
-                .linearize
-                .iter()
-                .zip(&job.axes)
-                .map(|(&id, axis)| {
-                    let grid = gpu.props.sm_count * 4;
-                    Ok((
-                        resident(gpu, id, grid, plan::BLOCK_THREADS, 0)?,
-                        DeviceRule::new(stream, axis, id.rule())?,
-                    ))
-                })
-                .collect::<HistResult<Vec<_>>>()?;
-            // SAFETY: every cell a count reads is written by the first axis's launch before.
-            let cells = unsafe { stream.alloc::<u32>(largest.max(1) as usize) }
-                .map_err(driver("allocating the cells of the rows"))?;
-            (DeviceRule::index(job.cells), linearize, Some(cells))
-        };
+        let rules = job
+            .axes
+            .iter()
+            .zip(plan.kernel.axes())
+            .map(|(axis, k)| DeviceRule::new(stream, axis, k.rule))
+            .collect::<HistResult<Vec<_>>>()?;
         let segmented = match &plan.segments {
             Some(layout) => Some(Segmented::new(gpu, stream, layout, largest)?),
             None => None,
@@ -263,9 +277,7 @@ impl<'j> Launcher<'j> {
             plan,
             sizes: dtypes.iter().map(|d| d.size() as u64).collect(),
             count,
-            count_rule,
-            linearize,
-            cells,
+            rules,
             segmented,
             out,
             rows_per_launch,
@@ -284,57 +296,27 @@ impl<'j> Launcher<'j> {
     }
 
     fn window(&self, rows: &DevicePiece) -> HistResult<()> {
-        let launch = driver("launching a kernel");
-        let counted = match &self.cells {
-            None => rows.columns[0],
-            Some(cells) => {
-                let cells_ptr = cells.device_ptr(self.stream).0;
-                for (d, ((kernel, rule), column)) in
-                    self.linearize.iter().zip(&rows.columns).enumerate()
-                {
-                    let params = LinearizeParams {
-                        rows: *column,
-                        rule: rule.rule,
-                        cells: cells_ptr,
-                        cell_stride: self.job.strides[d] as u32,
-                        cells_total: self.job.cells as u32,
-                        first: (d == 0) as u32,
-                        pad: 0,
-                    };
-                    // SAFETY: `LinearizeParams` is the kernel's one parameter (abi.rs); the
-                    // buffers it names live until the stream is synchronized.
-                    unsafe {
-                        self.stream
-                            .launch_builder(&kernel.func)
-                            .arg(&params)
-                            .launch(kernel.cfg)
-                            .map_err(&launch)?;
-                    }
-                }
-                abi::Column {
-                    values: cells_ptr,
-                    len: rows.len,
-                    stride: 1,
-                    ..Default::default()
-                }
-            }
-        };
         let seg = self
             .segmented
             .as_ref()
             .map(|s| s.params(self.stream, rows.len))
             .unwrap_or_default();
-        let params = CountParams {
-            rows: counted,
+        let mut params = CountParams {
+            cells: self.job.cells as u32,
             weights: rows.weights,
-            rule: self.count_rule.rule,
             shared: abi::SharedLayout {
                 replicas: self.plan.replicas,
                 stride: self.plan.stride,
             },
             seg,
             out: self.out,
+            ..Default::default()
         };
+        for (d, rule) in self.rules.iter().enumerate() {
+            params.columns[d] = rows.columns[d];
+            params.rules[d] = rule.rule;
+            params.cell_strides[d] = self.job.strides[d] as u32;
+        }
         // SAFETY: `CountParams` is the kernel's one parameter (abi.rs); the buffers it names
         // live until the stream is synchronized.
         unsafe {
@@ -342,7 +324,7 @@ impl<'j> Launcher<'j> {
                 .launch_builder(&self.count.func)
                 .arg(&params)
                 .launch(self.count.cfg)
-                .map_err(&launch)?;
+                .map_err(driver("launching a kernel"))?;
         }
         if let Some(segmented) = &self.segmented {
             segmented.later_passes(self.stream, &seg, self.job.cells as u32, self.out)?;
@@ -434,25 +416,8 @@ impl Segmented {
     }
 }
 
-/// Kernel `id` on `grid` blocks of `block` threads, cut to what the compiled kernel can run: a
-/// kernel with many registers (their number varies with the NVRTC version) may not take 1024
-/// threads a block, or as many blocks per SM as shared memory allows, and a grid past what is
-/// resident at once runs in two waves.
+/// Kernel `id` as the device can run it (see [`Gpu::launch_config`]).
 fn resident(gpu: &Gpu, id: KernelId, grid: u32, block: u32, shared: u32) -> HistResult<Launch> {
-    let func = gpu.kernel(id, shared)?;
-    let query = driver("querying the kernel");
-    let most = func.max_threads_per_block().map_err(&query)? as u32;
-    let block = block.min(most / 32 * 32);
-    let per_sm = func
-        .occupancy_max_active_blocks_per_multiprocessor(block, shared as usize, None)
-        .map_err(&query)?
-        .max(1);
-    Ok(Launch {
-        func,
-        cfg: LaunchConfig {
-            grid_dim: (grid.min(gpu.props.sm_count * per_sm).max(1), 1, 1),
-            block_dim: (block, 1, 1),
-            shared_mem_bytes: shared,
-        },
-    })
+    let (func, cfg) = gpu.launch_config(id, grid, block, shared)?;
+    Ok(Launch { func, cfg })
 }

@@ -12,6 +12,7 @@ pub mod kernel;
 mod launch;
 pub mod pin;
 pub mod plan;
+mod sample;
 pub mod transfer;
 mod upload;
 
@@ -19,7 +20,7 @@ pub use buffer::DeviceBuffer;
 pub(crate) use context::driver;
 pub use context::{available, get, Gpu};
 pub use kernel::{Family, KernelId};
-pub use launch::{count, count_on_device, Clock, DeviceCounts, Run};
+pub use launch::{count, queue, Clock, DeviceCounts, Queued, Run};
 pub use pin::is_pinned;
 pub use plan::{DeviceProps, Plan};
 pub use transfer::Transfer;

@@ -70,7 +70,7 @@ fn pins() -> std::sync::MutexGuard<'static, Vec<Arc<Pinned>>> {
     PINS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Copies `series` (a column the engine reads as it is: see `crate::api::readable`) to the
+/// Copies `series` (a column the engine reads as it is, physical values) to the
 /// device and keeps it there until [`unpin`] or [`clear`]. Returns the device bytes it takes.
 pub fn pin(gpu: &Gpu, series: &Series) -> HistResult<usize> {
     let column = HostColumn::new(series)?;

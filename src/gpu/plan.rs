@@ -8,8 +8,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
 use crate::error::{HistError, HistResult};
-use crate::gpu::kernel::{Family, KernelId, RuleKind, RuleVariant};
+use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, KernelId, RuleKind, RuleVariant};
 use crate::job::Axis;
+
+/// Why a Float16 column is not counted on the GPU.
+pub fn float16_on_cpu() -> HistError {
+    HistError::InvalidArgument(
+        "Float16 columns are binned on the CPU (numpy's float16 arithmetic): use \
+         device=\"cpu\" or \"auto\", or cast the column to Float32"
+            .into(),
+    )
+}
 
 /// What the plan needs to know of a device.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,10 +99,8 @@ impl SegmentLayout {
 /// The launches of one histogram.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
-    /// The counting kernel.
+    /// The counting kernel (every axis of the job).
     pub kernel: KernelId,
-    /// n-D: the kernel that turns each axis into the rows' cells, before the count.
-    pub linearize: Vec<KernelId>,
     pub family: Family,
     /// Bins (cells, n-D) counted.
     pub bins: usize,
@@ -115,19 +122,12 @@ pub struct Plan {
 
 impl Plan {
     /// Device bytes the launches need besides the input and the histogram: the segmented
-    /// scratch, and the cells of an n-D job.
+    /// scratch.
     pub fn scratch_bytes(&self) -> u64 {
         let launch_rows = self.rows.min(self.rows_per_launch);
-        let segments = self
-            .segments
+        self.segments
             .as_ref()
-            .map_or(0, |s| s.scratch_bytes(launch_rows));
-        let cells = if self.linearize.is_empty() {
-            0
-        } else {
-            4 * launch_rows
-        };
-        segments + cells
+            .map_or(0, |s| s.scratch_bytes(launch_rows))
     }
 }
 
@@ -140,9 +140,6 @@ impl fmt::Display for Plan {
             self.family.name(),
             self.device
         )?;
-        for (d, k) in self.linearize.iter().enumerate() {
-            writeln!(f, "axis {d}   {k}: the rows' cells, before the count")?;
-        }
         writeln!(f, "input    {} rows, {} bins", self.rows, self.bins)?;
         writeln!(f, "grid     {} blocks x {} threads", self.grid, self.block)?;
         match (self.family, &self.segments) {
@@ -175,9 +172,15 @@ impl fmt::Display for Plan {
     }
 }
 
+/// Mean runs of one cell (in consecutive rows) from which the global family, adding a thread's
+/// run at once, beats the segmented passes.
+pub const RUNS_FOR_GLOBAL: f64 = 4.0;
+
 /// The plan for a job of `axes` over columns of `dtypes`, `cells` cells in all, of `rows`
-/// rows on `props`; `force` pins the family (benchmarks, tests). One axis is counted where it
-/// lies; more are first linearized into a column of cells, which any family then counts.
+/// rows on `props`; `force` pins the family (benchmarks, tests); `mean_run`, where the rows
+/// were sampled, the mean run of one cell in consecutive rows. One kernel counts every axis:
+/// each row's cell is computed where its coordinates are read.
+#[allow(clippy::too_many_arguments)]
 pub fn plan(
     props: &DeviceProps,
     axes: &[Axis],
@@ -186,52 +189,38 @@ pub fn plan(
     weighted: bool,
     rows: u64,
     force: Option<Family>,
+    mean_run: Option<f64>,
 ) -> HistResult<Plan> {
     if axes
         .iter()
         .any(|a| matches!(a.spec(), Some(crate::bins::BinSpec::Half(_))))
     {
-        return Err(crate::gpu::abi::float16_on_cpu());
+        return Err(float16_on_cpu());
     }
-    let l2 = props.l2_bytes;
-    let (linearize, dtype, rule) = match axes {
-        [axis] => (Vec::new(), dtypes[0], RuleVariant::of(axis, l2)),
-        _ => {
-            let linearize = axes
-                .iter()
-                .zip(dtypes)
-                .map(|(axis, &dtype)| KernelId::Linearize {
-                    dtype,
-                    rule: RuleVariant::of(axis, l2),
-                })
-                .collect();
-            let cells_rule = RuleVariant {
-                kind: RuleKind::Index,
-                right: false,
-                literal: false,
-                formula: 0,
-                wide: false,
-                flow: false,
-            };
-            (linearize, DType::U32, cells_rule)
-        }
-    };
+    let kernels: Vec<AxisKernel> = axes
+        .iter()
+        .zip(dtypes)
+        .map(|(axis, &dtype)| AxisKernel {
+            dtype,
+            rule: RuleVariant::of(axis),
+        })
+        .collect();
     // The shared family stages explicit edges in shared memory; the others read them from L2.
-    let edge_bytes: u64 = match (&axes, rule.kind) {
-        ([axis], RuleKind::Edges) => {
+    let edge_bytes: u64 = axes
+        .iter()
+        .zip(&kernels)
+        .filter(|(_, k)| k.rule.kind == RuleKind::Edges)
+        .map(|(axis, _)| {
             let n = axis.spec().map_or(0, |s| s.len()) as u64;
             ((n + 1) * 8).div_ceil(16) * 16
-        }
-        _ => 0,
-    };
-    let mut plan = layout(props, cells, edge_bytes, weighted, rows, force)?;
+        })
+        .sum();
+    let mut plan = layout(props, cells, edge_bytes, weighted, rows, force, mean_run)?;
     plan.kernel = KernelId::Count {
         family: plan.family,
         weighted,
-        dtype,
-        rule,
+        axes: AxisKernels::new(&kernels),
     };
-    plan.linearize = linearize;
     Ok(plan)
 }
 
@@ -257,6 +246,7 @@ fn layout(
     weighted: bool,
     rows: u64,
     force: Option<Family>,
+    mean_run: Option<f64>,
 ) -> HistResult<Plan> {
     let optin = props.shared_per_block_optin as u64;
     let per_sm = props.shared_per_sm as u64;
@@ -302,6 +292,15 @@ fn layout(
             format!(
                 "{bins} u32 counters exceed the {optin} bytes of shared memory a block may \
                  have; as 16-bit counters they fit ({packed} bytes)"
+            ),
+        ),
+        None if mean_run.is_some_and(|r| r >= RUNS_FOR_GLOBAL) => (
+            Family::Global,
+            format!(
+                "{bins} bins exceed one block's shared memory even as 16-bit counters, and a \
+                 sample of the rows runs {:.0} rows in one bin on average (sorted data, or few \
+                 values): atomics in global memory, a thread's run added at once",
+                mean_run.unwrap_or_default()
             ),
         ),
         None => (
@@ -390,7 +389,6 @@ fn layout(
     let grid = (full_grid as u64).min(needed) as u32;
     Ok(Plan {
         kernel: KernelId::SegScan,
-        linearize: Vec::new(),
         family,
         bins,
         rows,

@@ -31,6 +31,7 @@ fn plan(
         weighted,
         rows,
         force,
+        None,
     )
 }
 
@@ -45,7 +46,10 @@ fn small_bins_take_shared_memory_with_replicas() {
     )
     .unwrap();
     assert_eq!(p.family, Family::Shared);
-    assert_eq!(p.kernel.to_string(), "count_shared_float32_u32_left");
+    assert_eq!(
+        p.kernel.to_string(),
+        "count_shared_float32_u32_left_formula64"
+    );
     assert_eq!(p.grid, 132 * 4);
     assert_eq!(p.replicas, 16);
     assert_eq!(p.stride, 257); // 256 bins, the spare counter, odd
@@ -83,7 +87,7 @@ fn twice_the_bins_take_packed_16_bit_counters() {
         (p.family, p.kernel.to_string(), p.block, p.shared_bytes),
         (
             Family::Packed,
-            "count_packed_float32_u32_left".to_string(),
+            "count_packed_float32_u32_left_formula64".to_string(),
             1024,
             131_072
         )
@@ -118,9 +122,9 @@ fn weighted_sums_never_take_the_counting_families() {
     }
 }
 
-/// n-D jobs linearize every axis into cells, which any family then counts.
+/// n-D jobs count each row's cell in one kernel over every axis, with any family.
 #[test]
-fn n_d_jobs_linearize_then_count_cells() {
+fn n_d_jobs_count_cells_in_one_kernel() {
     let axes = [
         Axis::bins(spec(Bins::Count(1024)), false),
         Axis::bins(spec(Bins::Count(1024)), false),
@@ -133,14 +137,17 @@ fn n_d_jobs_linearize_then_count_cells() {
         false,
         1 << 27,
         None,
+        None,
     )
     .unwrap();
     assert_eq!(p.family, Family::Segmented);
-    assert_eq!(p.linearize.len(), 2);
-    assert_eq!(p.kernel.to_string(), "count_segmented_uint32_index_left");
-    assert_eq!(p.linearize[0].to_string(), "linearize_float32_u32_left");
-    assert!(p.scratch_bytes() >= 4 << 27);
-    assert!(p.to_string().contains("axis 1"));
+    assert_eq!(
+        p.kernel.to_string(),
+        "count_segmented_float32_u32_left_formula64_x_float32_u32_left_formula64"
+    );
+    assert_eq!(p.kernel.axes().len(), 2);
+    // The segmented keys only: no column of cells.
+    assert!(p.scratch_bytes() < 3 << 27);
 }
 
 /// The host sizes the segmented scratch and shared memory from these constants.
@@ -208,7 +215,7 @@ fn large_numpy_bins_replay_numpy_without_the_per_bin_proof() {
     let props = DeviceProps::h100();
     let large = spec(Bins::Count(crate::gpu::kernel::UNPROVED_BINS + 1));
     let p = plan(&props, &large, false, 1 << 29, None).unwrap();
-    assert!(p.kernel.rule().unwrap().literal, "{}", p.kernel);
+    assert!(p.kernel.axes()[0].rule.literal, "{}", p.kernel);
     let BinSpec::Uniform32(u) = &large else {
         panic!("float32 bins")
     };
@@ -216,5 +223,41 @@ fn large_numpy_bins_replay_numpy_without_the_per_bin_proof() {
     // Below the threshold the proof decides, and the cheap rule holds for [0, 1).
     let small = spec(Bins::Count(crate::gpu::kernel::UNPROVED_BINS));
     let p = plan(&props, &small, false, 1 << 29, None).unwrap();
-    assert!(!p.kernel.rule().unwrap().literal, "{}", p.kernel);
+    assert!(!p.kernel.axes()[0].rule.literal, "{}", p.kernel);
+}
+
+/// Sorted data, or data of few values, runs in one bin: large histograms then take atomics.
+#[test]
+fn long_runs_in_a_sample_take_the_global_family_past_shared_memory() {
+    let props = DeviceProps::h100();
+    let axes = [Axis::bins(spec(Bins::Count(1 << 20)), false)];
+    let with = |run| {
+        super::plan(
+            &props,
+            &axes,
+            &[DType::F32],
+            1 << 20,
+            false,
+            1 << 29,
+            None,
+            run,
+        )
+    };
+    assert_eq!(with(Some(1.1)).unwrap().family, Family::Segmented);
+    let p = with(Some(64.0)).unwrap();
+    assert_eq!(p.family, Family::Global);
+    assert!(p.to_string().contains("runs 64 rows in one bin"), "{p}");
+    // Small histograms stay in shared memory whatever the data.
+    let small = [Axis::bins(spec(Bins::Count(256)), false)];
+    let p = super::plan(
+        &props,
+        &small,
+        &[DType::F32],
+        256,
+        false,
+        1 << 29,
+        None,
+        Some(64.0),
+    );
+    assert_eq!(p.unwrap().family, Family::Shared);
 }

@@ -3,7 +3,7 @@
 
 use std::arch::x86_64::*;
 
-use super::kit::{kernels_for, Kit};
+use super::kit::Kit;
 
 kernels_for!("avx2", Avx2F64, Avx2F32);
 

@@ -3,7 +3,7 @@
 
 use std::arch::x86_64::*;
 
-use super::kit::{kernels_for, Kit};
+use super::kit::Kit;
 
 kernels_for!("avx512f,avx512vl,avx2", Avx512F64, Avx512F32);
 

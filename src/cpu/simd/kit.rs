@@ -89,42 +89,6 @@ pub(super) trait Kit: Copy {
     }
 }
 
-/// Compiles the kernels into functions for one instruction set, named alike in each path's
-/// module: `uniform_f64`, `uniform_f32`, `edges_f64`, `min_max_f64`, `min_max_f32` and
-/// `min_max_plain` (the scalar fold, which the compiler vectorizes with the wider instructions).
-macro_rules! kernels_for {
-    ($features:literal, $f64kit:ty, $f32kit:ty) => {
-        use crate::bins::{EdgeBins, UniformBins};
-        use crate::input::Value;
-
-        #[target_feature(enable = $features)]
-        pub(super) unsafe fn uniform_f64(u: &UniformBins<f64>, xs: &[f64], out: &mut [u32]) {
-            super::uniform::uniform_kernel::<$f64kit>(u, xs, out)
-        }
-        #[target_feature(enable = $features)]
-        pub(super) unsafe fn uniform_f32(u: &UniformBins<f32>, xs: &[f32], out: &mut [u32]) {
-            super::uniform::uniform_kernel::<$f32kit>(u, xs, out)
-        }
-        #[target_feature(enable = $features)]
-        pub(super) unsafe fn edges_f64(e: &EdgeBins, xs: &[f64], out: &mut [u32]) {
-            super::edges::edge_kernel::<$f64kit>(e, xs, out)
-        }
-        #[target_feature(enable = $features)]
-        pub(super) unsafe fn min_max_f64(xs: &[f64]) -> Option<(f64, f64)> {
-            super::extremes::min_max_kernel::<$f64kit>(xs)
-        }
-        #[target_feature(enable = $features)]
-        pub(super) unsafe fn min_max_f32(xs: &[f32]) -> Option<(f32, f32)> {
-            super::extremes::min_max_kernel::<$f32kit>(xs)
-        }
-        #[target_feature(enable = $features)]
-        pub(super) unsafe fn min_max_plain<T: Value>(xs: &[T]) -> Option<(T, T)> {
-            super::scalar_min_max(xs)
-        }
-    };
-}
-pub(super) use kernels_for;
-
 /// `e[idx]` in the lanes of `m`: one load where every lane asks for the same edge (runs of one
 /// value), a gather otherwise. Every lane's index, in `m` or not, must be in bounds: the
 /// kernels keep all of them in `[0, n]` at all times.

@@ -3,7 +3,7 @@
 
 use std::arch::aarch64::*;
 
-use super::kit::{kernels_for, Kit};
+use super::kit::Kit;
 
 kernels_for!("neon", NeonF64, NeonF32);
 

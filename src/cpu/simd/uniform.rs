@@ -50,9 +50,10 @@ unsafe fn uniform_left_cheap_loop<K: Kit, const FLOAT_TRUNC: bool>(
     out: &mut [u32],
 ) {
     let n = u.len();
-    let e = u.edges.as_ptr();
-    let lo = K::splat(u.edges[0]);
-    let hi = K::splat(u.edges[n]);
+    let edges = u.edges();
+    let e = edges.as_ptr();
+    let lo = K::splat(edges[0]);
+    let hi = K::splat(edges[n]);
     let scale = K::splat(u.scale);
     let margin = K::splat(u.margin());
     let upper = K::splat(K::S::HALF + K::S::HALF - u.margin());
@@ -101,9 +102,10 @@ unsafe fn uniform_left_cheap_loop<K: Kit, const FLOAT_TRUNC: bool>(
 #[inline(always)]
 unsafe fn uniform_left_literal<K: Kit>(u: &UniformBins<K::S>, xs: &[K::S], out: &mut [u32]) {
     let n = u.len();
-    let e = u.edges.as_ptr();
-    let lo = K::splat(u.edges[0]);
-    let hi = K::splat(u.edges[n]);
+    let edges = u.edges();
+    let e = edges.as_ptr();
+    let lo = K::splat(edges[0]);
+    let hi = K::splat(edges[n]);
     let denom = K::splat(K::S::from_f64(u.estimate.denom));
     let n_f = K::splat(K::S::from_f64(u.estimate.n));
     let last = K::isplat((n - 1) as i32);
@@ -134,9 +136,10 @@ unsafe fn uniform_left_literal<K: Kit>(u: &UniformBins<K::S>, xs: &[K::S], out: 
 #[inline(always)]
 unsafe fn uniform_right<K: Kit>(u: &UniformBins<K::S>, xs: &[K::S], out: &mut [u32]) {
     let n = u.len();
-    let e = u.edges.as_ptr();
-    let lo = K::splat(u.edges[0]);
-    let hi = K::splat(u.edges[n]);
+    let edges = u.edges();
+    let e = edges.as_ptr();
+    let lo = K::splat(edges[0]);
+    let hi = K::splat(edges[n]);
     let scale = K::splat(u.scale);
     let last = K::isplat((n - 1) as i32);
     let none = K::isplat(n as i32);

@@ -12,8 +12,8 @@ fn check_uniform<T: Value, F: BinFloat>(u: &UniformBins<F>, values: &[T], what: 
     let what = format!(
         "{what}: {} bins over [{:?}, {:?}], {:?}, literal {}, margin {:?}, {:?}",
         u.len(),
-        u.edges[0],
-        u.edges[u.len()],
+        u.edge(0),
+        u.edge(u.len()),
         u.closed,
         u.literal(),
         u.margin(),
@@ -30,7 +30,7 @@ fn check_uniform<T: Value, F: BinFloat>(u: &UniformBins<F>, values: &[T], what: 
 
 /// Checks float bins on their own float values, on the other float type and on integers.
 fn check_uniform_all_types<F: BinFloat>(u: &UniformBins<F>, rng: &mut Rng, what: &str) {
-    let xs = adversarial(&u.edges, u.scale.to_f64(), u.margin().to_f64(), rng);
+    let xs = adversarial(u.edges(), u.scale.to_f64(), u.margin().to_f64(), rng);
     let as64: Vec<f64> = xs.iter().map(|x| x.to_f64()).collect();
     let as32: Vec<f32> = xs.iter().map(|x| x.to_f64() as f32).collect();
     check_uniform(u, &as64, &format!("{what}, f64 values"));
@@ -201,7 +201,7 @@ fn float32_bins_past_two_to_the_24_match() {
     assert_ne!((n - 1) as f32 as usize, n - 1);
     for (literal, margin) in [(false, 0.5), (false, 0.2), (true, 0.5)] {
         let v = u.clone().with_proof(literal, margin);
-        let xs = adversarial(&v.edges, v.scale as f64, margin as f64, &mut rng);
+        let xs = adversarial(v.edges(), v.scale as f64, margin as f64, &mut rng);
         check_uniform(
             &v,
             &xs,
@@ -230,7 +230,7 @@ fn integer_bins_match_on_huge_integers() {
                 panic!("integer bins compute in float64")
             };
             let mut ints: Vec<i64> = vec![i64::MIN, i64::MAX, 0, -1, 1];
-            for &e in &u.edges {
+            for &e in u.edges() {
                 let r = e as i64;
                 ints.extend([-2, -1, 0, 1, 2].map(|d| r.saturating_add(d)));
             }
@@ -308,7 +308,7 @@ fn long_walks_and_lying_margins_match() {
                 &format!("scale x{stretch}, margin {margin}"),
             );
             let odd32 = UniformBins {
-                edges: odd.edges.iter().map(|&e| e as f32).collect(),
+                edges: crate::bins::Edges::held(odd.edges().iter().map(|&e| e as f32).collect()),
                 estimate: Estimate {
                     wide: false,
                     ..odd.estimate
@@ -316,7 +316,6 @@ fn long_walks_and_lying_margins_match() {
                 scale: odd.scale as f32,
                 closed: Closed::Left,
                 origin: odd.origin,
-                linspace: None,
                 proof: Default::default(),
             }
             .with_proof(false, margin as f32);

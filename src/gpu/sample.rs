@@ -1,0 +1,170 @@
+//! A cheap look at the rows before a histogram too large for shared memory: in sorted data, or
+//! data of few values, consecutive rows fall in one cell, and the global family, which adds a
+//! thread's run of one cell at once, beats the segmented passes (2-5x at 1M-16M bins on an
+//! H100, BENCHMARKS.md). A few windows of consecutive rows spread over the job tell.
+
+use std::sync::Arc;
+
+use cudarc::driver::sys;
+use cudarc::driver::CudaStream;
+
+use crate::bins::BinSpec;
+use crate::error::HistResult;
+use crate::gpu::context::{driver, Gpu};
+use crate::input::Value;
+use crate::job::{Job, Rows};
+
+/// Windows of consecutive rows the sample takes, and their length.
+const WINDOWS: usize = 32;
+const WINDOW_ROWS: usize = 64;
+
+/// The mean length of runs of one cell over the sampled windows (an estimate: cells are those of
+/// each axis's equal-width estimate, without the correction); None when the job is too small to
+/// sample or an axis groups rows.
+pub fn mean_run(gpu: &Gpu, stream: &Arc<CudaStream>, job: &Job<'_>) -> HistResult<Option<f64>> {
+    let rows = job.len();
+    if rows < WINDOWS * WINDOW_ROWS * 4 || job.axes.iter().any(|a| a.spec().is_none()) {
+        return Ok(None);
+    }
+    let starts: Vec<usize> = (0..WINDOWS)
+        .map(|w| w * (rows - WINDOW_ROWS) / (WINDOWS - 1))
+        .collect();
+    let mut cells = vec![0u64; WINDOWS * WINDOW_ROWS];
+    for (d, axis) in job.axes.iter().enumerate() {
+        let spec = axis.spec().expect("binned axes");
+        let stride = job.strides[d] as u64;
+        let bins: Vec<u64> = match &job.rows {
+            Rows::Device(device) => {
+                let column = device.columns[d];
+                crate::with_dtype!(column.dtype, |T| {
+                    device_windows::<T>(gpu, stream, column.ptr, column.stride, &starts)?
+                        .into_iter()
+                        .map(|x| rough_bin(spec, x.to_f64()))
+                        .collect()
+                })
+            }
+            Rows::Host(host) => {
+                let column = &host.columns[d];
+                let mut out = Vec::with_capacity(cells.len());
+                for &start in &starts {
+                    host_window(column, start, &mut out, |x| rough_bin(spec, x));
+                }
+                out
+            }
+        };
+        for (cell, bin) in cells.iter_mut().zip(bins) {
+            *cell += bin * stride;
+        }
+    }
+    let breaks: usize = cells
+        .chunks(WINDOW_ROWS)
+        .map(|w| w.windows(2).filter(|p| p[0] != p[1]).count())
+        .sum();
+    Ok(Some(cells.len() as f64 / (breaks + WINDOWS) as f64))
+}
+
+/// The cell of `x` by the equal-width estimate (edges searched for explicit ones); values
+/// outside share one cell past the last.
+fn rough_bin(spec: &BinSpec, x: f64) -> u64 {
+    let n = spec.len() as u64;
+    let (lo, hi) = (spec.edge(0), spec.edge(spec.len()));
+    if !(x >= lo && x <= hi) {
+        return n;
+    }
+    match spec {
+        BinSpec::Edges(e) => e.edges.partition_point(|&v| v <= x).saturating_sub(1) as u64,
+        _ => (((x - lo) / (hi - lo)) * n as f64).min((n - 1) as f64) as u64,
+    }
+}
+
+/// The windows of a device column, copied in one strided copy and waited for.
+fn device_windows<T: Value + Default + Clone>(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    ptr: u64,
+    stride: u64,
+    starts: &[usize],
+) -> HistResult<Vec<T>> {
+    let size = std::mem::size_of::<T>();
+    let width = WINDOW_ROWS * stride as usize * size;
+    // Evenly spaced windows: one 2-D copy, each window a row of the copy.
+    let pitch = if starts.len() > 1 {
+        (starts[1] - starts[0]) * stride as usize * size
+    } else {
+        width
+    };
+    let spaced = starts
+        .windows(2)
+        .all(|w| (w[1] - w[0]) * stride as usize * size == pitch);
+    let mut raw = vec![T::default(); WINDOW_ROWS * stride as usize * starts.len()];
+    gpu.ctx
+        .bind_to_thread()
+        .map_err(driver("binding the context"))?;
+    let copy = |src: u64, rows: usize, pitch: usize, dst: *mut T| {
+        let params = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcHost: std::ptr::null(),
+            srcDevice: src,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: pitch,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            dstHost: dst as *mut std::ffi::c_void,
+            dstDevice: 0,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: width,
+            WidthInBytes: width,
+            Height: rows,
+        };
+        // SAFETY: `rows` windows of `width` bytes, `pitch` apart from `src`, lie in the
+        // caller's array; `dst` holds `rows * width` bytes.
+        unsafe { sys::cuMemcpy2DAsync_v2(&params, stream.cu_stream()) }.result()
+    };
+    let read = driver("reading a sample of the rows");
+    if spaced {
+        copy(
+            ptr + (starts[0] * stride as usize * size) as u64,
+            starts.len(),
+            pitch,
+            raw.as_mut_ptr(),
+        )
+        .map_err(&read)?;
+    } else {
+        for (w, &start) in starts.iter().enumerate() {
+            let dst = raw[w * WINDOW_ROWS * stride as usize..].as_mut_ptr();
+            copy(ptr + (start * stride as usize * size) as u64, 1, width, dst).map_err(&read)?;
+        }
+    }
+    stream.synchronize().map_err(&read)?;
+    Ok(raw.into_iter().step_by(stride as usize).collect())
+}
+
+/// Appends `bin(x)` for the window of rows from `start` of a host column.
+fn host_window(
+    column: &crate::input::HostColumn<'_>,
+    start: usize,
+    out: &mut Vec<u64>,
+    bin: impl Fn(f64) -> u64,
+) {
+    let mut skip = start;
+    let mut left = WINDOW_ROWS;
+    for chunk in &column.chunks {
+        if left == 0 {
+            break;
+        }
+        if skip >= chunk.len() {
+            skip -= chunk.len();
+            continue;
+        }
+        let take = left.min(chunk.len() - skip);
+        crate::with_values!(chunk.values.slice(skip, take), |v: T| {
+            out.extend(v.iter().map(|x| bin(x.to_f64())));
+        });
+        left -= take;
+        skip = 0;
+    }
+    out.extend(std::iter::repeat_n(u64::MAX, left));
+}
