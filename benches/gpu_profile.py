@@ -72,11 +72,8 @@ def profile(label: str, run: Callable[[], Any], reps: int) -> None:
     keys = all_phases[0].keys() if all_phases else []
     med = {k: statistics.median(p.get(k, 0.0) for p in all_phases) for k in keys}
     text = ", ".join(f"{k} {v:.3f}" for k, v in med.items())
-    print(
-        f"{label:44s} wall {statistics.median(walls):8.3f}  native {statistics.median(natives):8.3f}"
-        f"  [{text}]",
-        flush=True,
-    )
+    wall, native = statistics.median(walls), statistics.median(natives)
+    print(f"{label:44s} wall {wall:8.3f}  native {native:8.3f}  [{text}]", flush=True)
 
 
 def main() -> None:
@@ -106,8 +103,13 @@ def main() -> None:
             args.reps,
         )
     xs = cp.sort(x[: 1 << 27])
-    profile("ghnp.histogram sorted 2^27 bins=2^24", lambda: ghnp.histogram(xs, 1 << 24, range=(0, 1)), args.reps)
-    del xs
+    for bins in [1 << 20, 1 << 24]:
+        profile(
+            f"ghnp.histogram sorted 2^27 bins={bins}",
+            lambda b=bins: ghnp.histogram(xs, b, range=(0, 1)),
+            args.reps,
+        )
+    xs = None
     m = 1 << 27
     xy = x[: 2 * m].reshape(m, 2)
     for b in [64, 256, 1024]:
@@ -126,7 +128,7 @@ def main() -> None:
             lambda b=b: cp.histogramdd(xy, bins=b, range=[(0, 1), (0, 1)]),
             3,
         )
-    del xy, x
+    xy = x = None
     cp.get_default_memory_pool().free_all_blocks()
     rng = np.random.default_rng(9)
     k = 1 << 25

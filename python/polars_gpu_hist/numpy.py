@@ -337,7 +337,7 @@ def _device_sample(sample: Any, columns: list[Any], lib: str) -> tuple[list[int]
         iface = _cuda.cuda_array(_device_input(sample), ndim=2)
         strides = iface.get("strides")
         itemsize = int(iface["typestr"][2:])
-        length, dims = iface["shape"]
+        dims = iface["shape"][1]
         if strides is None or tuple(strides) == (dims * itemsize, itemsize):
             base = int(iface["data"][0])
             return [base + j * itemsize for j in builtins.range(dims)], [dims] * dims, iface
