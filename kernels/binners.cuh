@@ -18,6 +18,15 @@
 #define RULE_INDEX 4
 #define RULE_TABLE 5
 
+// Loads a pointer from the launch's parameters here, not later through an address into the
+// parameter space: NVRTC 13.5 compiled such late loads past the parameters' first 256 bytes
+// into reads of null on a 13.0 driver (an H100, seen in the GPU check).
+template <class T>
+__device__ __forceinline__ void pinned(const T*& p)
+{
+    asm volatile("" : "+l"(p));
+}
+
 template <class F, class V>
 __device__ __forceinline__ F value_as(V v)
 {
@@ -76,7 +85,10 @@ struct EdgeBin {
     const double* e;
     unsigned int n;
 
-    __device__ explicit EdgeBin(const Rule& r) : e(static_cast<const double*>(r.edges)), n(r.n) {}
+    __device__ explicit EdgeBin(const Rule& r) : e(static_cast<const double*>(r.edges)), n(r.n)
+    {
+        pinned(e);
+    }
 
     __device__ unsigned char* stage(unsigned char* smem)
     {
@@ -125,7 +137,7 @@ struct TableBin {
     long long lo;
     unsigned int n;
 
-    __device__ explicit TableBin(const Rule& r) : table(r.table), lo(r.lo), n(r.n) {}
+    __device__ explicit TableBin(const Rule& r) : table(r.table), lo(r.lo), n(r.n) { pinned(table); }
     __device__ unsigned char* stage(unsigned char* smem) { return smem; }
     __device__ double first_edge() const { return 0.0; }
     __device__ unsigned int operator()(V v) const

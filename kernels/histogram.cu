@@ -90,7 +90,7 @@ typedef BinnedColumn<typename BinnerOf<AXIS0, STAGE_EDGES>::type> Source;
 #else
 #define COUNT_BOUNDS
 #endif
-extern "C" __global__ void COUNT_BOUNDS count(const __grid_constant__ CountParams p)
+extern "C" __global__ void COUNT_BOUNDS count(const CountParams p)
 {
     const Source src(p);
 #if WEIGHTED

@@ -94,7 +94,7 @@ __host__ __device__ constexpr unsigned int seg_partition_words(unsigned int part
 }
 
 template <class S>
-__device__ __forceinline__ void seg_partition(S src, const Segments& seg, u64* out)
+__device__ __forceinline__ void seg_partition(S src, const Segments seg, u64* out)
 {
     constexpr unsigned int K = S::K;
     constexpr unsigned int UNITS = SEG_TILE_ROWS / K;  // a tile

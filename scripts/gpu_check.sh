@@ -73,6 +73,9 @@ if [[ $what == bench || $what == all ]]; then
   echo "== peers"
   (cd "$OUT" && python3 "$OLDPWD/.gpu/peers.py" gpu > "$OUT/peers.log" 2>&1) || status=1
   tail -3 "$OUT/peers.log"
+  echo "== where whole calls spend their time (benches/gpu_profile.py)"
+  python3 benches/gpu_profile.py > "$OUT/gpu_profile.log" 2>&1 || status=1
+  grep -vE "^(backend|kernel|input|grid|shared|why|copy|kernels) " "$OUT/gpu_profile.log"
   echo "== ours"
   python3 benches/gpu_bench.py ${BENCH_ARGS:-} > "$OUT/gpu_bench.log" 2>&1 || status=1
   tail -5 "$OUT/gpu_bench.log"

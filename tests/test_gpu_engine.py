@@ -269,3 +269,75 @@ def test_the_first_call_in_a_fresh_process_with_an_empty_cache(tmp_path) -> None
     first = float(out.stdout.strip())
     print(f"first call {first:.2f} s (process {time.perf_counter() - t0:.2f} s)")
     assert first < 30  # the target (1.5 s on an H100) is a benchmark, not a test
+
+
+# ---- issue 12: the drop-in queued on the caller's stream, the data's own shape ----
+
+
+def test_the_numpy_module_runs_on_the_current_cupy_stream() -> None:
+    rng = cp.random.default_rng(11)
+    with cp.cuda.Stream(non_blocking=True) as stream:
+        x = rng.random(1 << 22, dtype=cp.float32)
+        got, _ = ghnp.histogram(x, 1000, range=(0.0, 1.0))
+        got2d, _ = ghnp.histogramdd(cp.stack([x, x * 0.5], 1), bins=[16, 1 << 16])
+        stream.synchronize()
+    host = x.get()
+    np.testing.assert_array_equal(got.get(), np.histogram(host, 1000, range=(0.0, 1.0))[0])
+    want2d = np.histogramdd(np.stack([host, host * np.float32(0.5)], 1), bins=[16, 1 << 16])[0]
+    np.testing.assert_array_equal(got2d.get(), want2d)
+
+
+def test_the_numpy_module_runs_on_the_current_torch_stream() -> None:
+    torch = pytest.importorskip("torch")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        x = torch.rand(1 << 22, device="cuda")
+        got, _ = ghnp.histogram(x, 4096, range=(0.0, 1.0))
+    side.synchronize()
+    want = np.histogram(x.cpu().numpy(), 4096, range=(0.0, 1.0))[0]
+    np.testing.assert_array_equal(got.cpu().numpy(), want)
+
+
+@pytest.mark.parametrize("shape", ["sorted", "degenerate", "uniform"])
+@pytest.mark.parametrize("bins", [1 << 20, 1 << 24])
+def test_large_histograms_of_sorted_or_one_valued_data(shape: str, bins: int) -> None:
+    x = cp.random.default_rng(bins).random(1 << 23, dtype=cp.float32)
+    if shape == "sorted":
+        x = cp.sort(x)
+    elif shape == "degenerate":
+        x = cp.full(x.size, 0.3, dtype=cp.float32)
+    got, _ = ghnp.histogram(x, bins, range=(0.0, 1.0))
+    want = np.histogram(x.get(), bins, range=(0.0, 1.0))[0]
+    np.testing.assert_array_equal(got.get(), want)
+    frame = pl.DataFrame({"x": x.get()})
+    host = counts(frame, "gpu", bins=bins, range=(0.0, 1.0))
+    np.testing.assert_array_equal(np.asarray(host), want)
+
+
+def test_histogramdd_of_separate_device_arrays_reads_them_where_they_lie() -> None:
+    rng = cp.random.default_rng(5)
+    x, y, z = (rng.random(1 << 20, dtype=cp.float64) for _ in range(3))
+    got, got_edges = ghnp.histogramdd([x, y, z], bins=[7, [0.0, 0.5, 1.0], 5])
+    want, edges = np.histogramdd([x.get(), y.get(), z.get()], bins=[7, [0.0, 0.5, 1.0], 5])
+    np.testing.assert_array_equal(got.get(), want)
+    for a, b in zip(got_edges, edges):
+        np.testing.assert_array_equal(cp.asnumpy(a), b)
+    # Mixed dtypes are stacked into numpy's common dtype first.
+    xi = (x * 100).astype(cp.int16)
+    got, _ = ghnp.histogramdd([xi, y.astype(cp.float32)], bins=[10, 10])
+    want, _ = np.histogramdd([xi.get(), y.get().astype(np.float32)], bins=[10, 10])
+    np.testing.assert_array_equal(got.get(), want)
+
+
+@pytest.mark.parametrize("bins", [64, 256, 1024])
+def test_histogram2d_of_an_n_by_2_array_in_every_size(bins: int) -> None:
+    xy = cp.random.default_rng(bins).random((1 << 21, 2), dtype=cp.float32)
+    got, xe, ye = ghnp.histogram2d(xy[:, 0], xy[:, 1], bins=bins, range=[(0, 1), (0, 1)])
+    want, xe_np, ye_np = np.histogram2d(*xy.get().T, bins=bins, range=[(0, 1), (0, 1)])
+    np.testing.assert_array_equal(got.get(), want)
+    np.testing.assert_array_equal(xe.get(), xe_np)
+    np.testing.assert_array_equal(ye.get(), ye_np)
+    got_dd, _ = ghnp.histogramdd(xy, bins=bins, range=[(0, 1), (0, 1)])
+    np.testing.assert_array_equal(got_dd.get(), want)
+    frame = gh.histogramdd(xy, bins=bins, range=[(0, 1), (0, 1)])
+    np.testing.assert_array_equal(frame["count"].to_numpy().reshape(bins, bins), want)

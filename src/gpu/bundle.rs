@@ -1,11 +1,13 @@
 //! Kernels compiled ahead of time: a bundle of CUBINs, built when a wheel is built (NVRTC runs
 //! without a GPU) for the architectures a wheel serves, and shipped beside the native module,
 //! so that the first call on those GPUs compiles nothing. A bundle holds the kernels of one
-//! kernel source (its hash): a bundle of other sources is ignored, never loaded.
+//! kernel source (its hash): a bundle of other sources is ignored, never loaded; so is a bundle
+//! built by an NVRTC newer than the driver (its CUBINs may rely on what that driver lacks).
 //!
-//! Format: `PGHBNDL1`, the kernels' hash (16 hex bytes), the entry count (u32), then per entry
-//! the name's length (u16), the name (`<kernel>-sm<arch>`), the payload's length (u32) and
-//! FNV-1a checksum (u64), and the payload.
+//! Format: `PGHBNDL2`, the kernels' hash (16 hex bytes), the CUDA version of the NVRTC that
+//! built it (u32, 1000 major + 10 minor, as the driver reports its own), the entry count (u32),
+//! then per entry the name's length (u16), the name (`<kernel>-sm<arch>`), the payload's length
+//! (u32) and FNV-1a checksum (u64), and the payload.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -16,10 +18,13 @@ use crate::error::{HistError, HistResult};
 use crate::gpu::compile::{self, checksum, KERNELS_HASH};
 use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, KernelId, RuleKind, RuleVariant};
 
-const MAGIC: &[u8; 8] = b"PGHBNDL1";
+const MAGIC: &[u8; 8] = b"PGHBNDL2";
 
-/// Compiled images by entry name (`<kernel>-sm<arch>`).
-type Images = HashMap<String, Vec<u8>>;
+/// Compiled images by entry name (`<kernel>-sm<arch>`), and the CUDA version that built them.
+struct Images {
+    built_by: u32,
+    by_name: HashMap<String, Vec<u8>>,
+}
 
 /// The bundle in use, once one is set.
 static BUNDLE: OnceLock<Mutex<Option<Images>>> = OnceLock::new();
@@ -43,7 +48,7 @@ pub fn load(path: &Path) -> HistResult<usize> {
             path.display()
         ))
     })?;
-    let count = entries.len();
+    let count = entries.by_name.len();
     *bundle().lock().unwrap_or_else(|p| p.into_inner()) = Some(entries);
     Ok(count)
 }
@@ -59,10 +64,14 @@ fn parse(bytes: &[u8]) -> Option<Images> {
         return None;
     }
     if take(16)? != KERNELS_HASH.as_bytes() {
-        return Some(HashMap::new());
+        return Some(Images {
+            built_by: 0,
+            by_name: HashMap::new(),
+        });
     }
+    let built_by = u32::from_le_bytes(take(4)?.try_into().ok()?);
     let count = u32::from_le_bytes(take(4)?.try_into().ok()?);
-    let mut entries = HashMap::new();
+    let mut by_name = HashMap::new();
     for _ in 0..count {
         let name_len = u16::from_le_bytes(take(2)?.try_into().ok()?) as usize;
         let name = String::from_utf8(take(name_len)?.to_vec()).ok()?;
@@ -72,15 +81,17 @@ fn parse(bytes: &[u8]) -> Option<Images> {
         if checksum(payload) != sum {
             return None;
         }
-        entries.insert(name, payload.to_vec());
+        by_name.insert(name, payload.to_vec());
     }
-    Some(entries)
+    Some(Images { built_by, by_name })
 }
 
-/// The prebuilt CUBIN of `id` for `sm_{arch}`, if the bundle has it.
-pub fn find(id: &KernelId, arch: u32) -> Option<Vec<u8>> {
+/// The prebuilt CUBIN of `id` for `sm_{arch}`, if the bundle has it and was built by an NVRTC
+/// no newer than the driver (`driver`: its CUDA version, 1000 major + 10 minor).
+pub fn find(id: &KernelId, arch: u32, driver: u32) -> Option<Vec<u8>> {
     let guard = bundle().lock().unwrap_or_else(|p| p.into_inner());
-    guard.as_ref()?.get(&entry_name(id, arch)).cloned()
+    let images = guard.as_ref().filter(|b| b.built_by <= driver)?;
+    images.by_name.get(&entry_name(id, arch)).cloned()
 }
 
 /// The kernels a bundle holds: what plans choose for every column type with numpy's and
@@ -264,9 +275,11 @@ pub fn build(
     }
     let mut entries = results.into_inner().unwrap_or_else(|p| p.into_inner());
     entries.sort();
+    let (major, minor) = compile::nvrtc_version()?;
     let mut out = Vec::new();
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(KERNELS_HASH.as_bytes());
+    out.extend_from_slice(&((major * 1000 + minor * 10) as u32).to_le_bytes());
     out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
     for (name, payload) in &entries {
         out.extend_from_slice(&(name.len() as u16).to_le_bytes());
@@ -292,6 +305,7 @@ mod tests {
         // Built by hand: the build path needs NVRTC, which the compile test covers.
         let mut bytes = MAGIC.to_vec();
         bytes.extend_from_slice(KERNELS_HASH.as_bytes());
+        bytes.extend_from_slice(&13050u32.to_le_bytes());
         bytes.extend_from_slice(&1u32.to_le_bytes());
         let name = entry_name(&KernelId::SegScan, 90);
         bytes.extend_from_slice(&(name.len() as u16).to_le_bytes());
@@ -300,14 +314,22 @@ mod tests {
         bytes.extend_from_slice(&checksum(b"abc").to_le_bytes());
         bytes.extend_from_slice(b"abc");
         let parsed = parse(&bytes).unwrap();
-        assert_eq!(parsed[&name], b"abc");
+        assert_eq!(parsed.by_name[&name], b"abc");
+        assert_eq!(parsed.built_by, 13050);
         let mut foreign = bytes.clone();
         foreign[8] ^= 1;
-        assert!(parse(&foreign).unwrap().is_empty());
+        assert!(parse(&foreign).unwrap().by_name.is_empty());
         let mut torn = bytes.clone();
         torn.pop();
         assert!(parse(&torn).is_none());
         std::fs::write(&path, &bytes).unwrap();
+        load(&path).unwrap();
+        // Built by NVRTC 13.5: used under a 13.5 driver, not under a 13.0 one.
+        assert_eq!(
+            find(&KernelId::SegScan, 90, 13050).as_deref(),
+            Some(&b"abc"[..])
+        );
+        assert_eq!(find(&KernelId::SegScan, 90, 13000), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -163,6 +163,44 @@ fn every_kind_of_kernel_compiles_for_ampere_and_hopper() {
     assert!(String::from_utf8_lossy(&ptx).contains(".entry count("));
 }
 
+/// No counting kernel reads its parameters through an address held in a register, nor copies
+/// them to local memory: NVRTC 13.5 compiled such a late load (of an edge array's address past
+/// the parameters' first 256 bytes) into a read of null on an H100 with a 13.0 driver.
+#[test]
+fn counting_kernels_read_their_parameters_at_fixed_offsets() {
+    if !nvrtc_present() {
+        return;
+    }
+    // Every shipped kernel (the bundle's) and every kind above.
+    let jobs: Vec<KernelId> = kernels()
+        .into_iter()
+        .chain(crate::gpu::bundle::common_kernels())
+        .filter(|k| !k.axes().is_empty())
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while let Some(id) =
+                    jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    let ptx = String::from_utf8(compile(id, 90, true).unwrap()).unwrap();
+                    let through_register = ptx
+                        .lines()
+                        .filter(|l| l.contains("ld.param") && l.contains("[%r"))
+                        .collect::<Vec<_>>();
+                    assert!(through_register.is_empty(), "{id}: {through_register:?}");
+                    assert!(
+                        !ptx.contains(".local"),
+                        "{id} copies its parameters to local memory"
+                    );
+                }
+            });
+        }
+    });
+}
+
 #[test]
 fn entries_round_trip_and_damaged_ones_are_refused() {
     let dir = std::env::temp_dir().join(format!("pgh-cache-test-{}", std::process::id()));

@@ -21,6 +21,8 @@ pub struct Gpu {
     pub props: DeviceProps,
     /// Compute capability as `major * 10 + minor` (the `sm_XX` kernels are built for).
     pub arch: u32,
+    /// The driver's CUDA version, 1000 major + 10 minor (13000 for 13.0).
+    pub driver_version: u32,
     kernels: Mutex<HashMap<KernelId, Loaded>>,
 }
 
@@ -116,9 +118,15 @@ impl Gpu {
                 .map_err(driver("device query"))?
                 .1 as u64,
         };
+        let mut driver_version = 0;
+        // SAFETY: one valid out-pointer; the driver is loaded (the context exists).
+        unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) }
+            .result()
+            .map_err(driver("device query"))?;
         Ok(Gpu {
             ctx,
             arch: major as u32 * 10 + minor as u32,
+            driver_version: driver_version as u32,
             props,
             kernels: Mutex::new(HashMap::new()),
         })
@@ -238,7 +246,7 @@ impl Gpu {
     ) -> HistResult<T> {
         let mut kernels = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
         if !kernels.contains_key(&id) {
-            let cubin = match bundle::find(&id, self.arch) {
+            let cubin = match bundle::find(&id, self.arch, self.driver_version) {
                 Some(prebuilt) => prebuilt,
                 None => compile::cubin(&id, self.arch)?,
             };
