@@ -41,10 +41,15 @@ bench: develop
 # The common kernels prebuilt for Hopper (sm_90) by NVRTC from the venv, carried by the wheel
 # (other architectures compile on first use).
 BUNDLE := python/polars_gpu_hist/kernels.bundle
+# NVRTC 13.0, the first of CUDA 13: a bundle is used only under drivers at least as new as the
+# NVRTC that built it (a newer ptxas's CUBIN misread its parameters under a 13.0 driver).
+BUNDLE_NVRTC := .nvrtc-13.0
+$(BUNDLE_NVRTC)/.installed:
+	$(PY) -m pip install -q --no-deps --target $(BUNDLE_NVRTC) "nvidia-cuda-nvrtc==13.0.*"
+	touch $@
 bundle: $(BUNDLE)
-$(BUNDLE): $(wildcard kernels/*) src/gpu/kernel.rs src/gpu/bundle.rs | develop
-	LD_LIBRARY_PATH=$(NVRTC_LIB):$$LD_LIBRARY_PATH $(PY) -c "import polars_gpu_hist._internal as i; \
-	  print(i.build_kernel_bundle('$(BUNDLE)', [90], 2), 'kernels')"
+$(BUNDLE): $(wildcard kernels/*) src/gpu/kernel.rs src/gpu/bundle.rs | develop $(BUNDLE_NVRTC)/.installed
+	LD_LIBRARY_PATH=$(abspath $(BUNDLE_NVRTC))/nvidia/cu13/lib $(PY) scripts/build_bundle.py $(BUNDLE) 90
 
 # Everything the GPU host needs, in the ignored .gpu/: our stripped abi3 wheel, the Polars wheels,
 # hypothesis, peers.py. Then: device run `bash scripts/gpu_check.sh all` carrying .gpu.

@@ -30,7 +30,10 @@ from polars_gpu_hist._internal import __version__  # noqa: E402
 # Kernels compiled when the wheel was built (the first GPU call then compiles nothing).
 _BUNDLE = Path(__file__).parent / "kernels.bundle"
 if _BUNDLE.exists():
-    _internal.set_kernel_bundle(_BUNDLE)
+    try:
+        _internal.set_kernel_bundle(_BUNDLE)
+    except (OSError, RuntimeError):
+        pass  # an unreadable or foreign bundle only means kernels compile on first use
 
 __all__ = [
     "BinsArg",
