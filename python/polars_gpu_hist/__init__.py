@@ -30,6 +30,7 @@ from polars_gpu_hist._args import (  # noqa: E402
     DdBinsArg,
     DdRangeArg,
     Device,
+    HistBins,
     Kernel,
     RangeArg,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "Device",
     "GpuHistNamespace",
     "GpuHistSeriesNamespace",
+    "HistBins",
     "Histogram",
     "Kernel",
     "RangeArg",
@@ -210,7 +212,7 @@ class GpuHistNamespace:
 
     def hist(
         self,
-        bins: Any = None,
+        bins: HistBins = None,
         *,
         bin_count: int | None = None,
         include_category: bool = True,
@@ -272,7 +274,7 @@ class GpuHistSeriesNamespace:
 
     def hist(
         self,
-        bins: Any = None,
+        bins: HistBins = None,
         *,
         bin_count: int | None = None,
         include_category: bool = True,

@@ -28,6 +28,9 @@ RangeArg = Union[tuple[Edge, Edge], Iterable[Edge], None]
 # is not one: it would read as one entry per dimension).
 DdBinsArg = Union[SupportsIndex, BinRule, Sequence[BinsArg]]
 DdRangeArg = Union[Sequence[RangeArg], None]
+# Polars' `Expr.hist` edges: numbers (a list, Series or array) or an expression. Not a column
+# name: `bins="ten"` must not type-check.
+HistBins = Union[pl.Expr, Iterable[SupportsFloat], None]
 Closed = Literal["left", "right"]
 Device = Literal["auto", "cpu", "gpu"]
 Kernel = Literal["auto", "shared", "packed", "segmented", "global"]
