@@ -47,7 +47,7 @@ use sealed::{Class, Num};
 mod numeric;
 mod sample;
 
-use sample::Sample;
+use sample::{rice_width, sqrt_width, sturges_width, Sample};
 
 /// One of numpy's bin-count estimators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -124,8 +124,7 @@ impl FromStr for Estimator {
             .find(|e| e.name() == s)
             .ok_or_else(|| {
                 HistError::InvalidArgument(format!(
-                    "bins={s:?} is not a bin estimator: `bins` takes a positive integer, \
-                     increasing edges, or one of {}",
+                    "{s:?} is not a bin estimator: numpy's are {}",
                     Estimator::names()
                 ))
             })
@@ -136,12 +135,15 @@ impl FromStr for Estimator {
 pub const NUMPY_WEIGHTED_MESSAGE: &str =
     "Automated estimation of the number of bins is not supported for weighted data";
 
-/// The error for `bins=<estimator>` with weights, which numpy refuses.
+/// The error for an estimator with weights, which numpy refuses.
 pub fn weighted_error(estimator: Estimator) -> HistError {
-    HistError::InvalidArgument(format!(
-        "bins=\"{estimator}\" cannot be combined with `weights`: numpy estimates bin counts from \
-         unweighted data only ({NUMPY_WEIGHTED_MESSAGE}); pass a number of bins or explicit edges"
-    ))
+    HistError::argument(|s| {
+        format!(
+            "{} cannot be combined with `weights`: numpy estimates bin counts from unweighted \
+             data only ({NUMPY_WEIGHTED_MESSAGE}); pass a number of bins or explicit edges",
+            s.rule(estimator.name())
+        )
+    })
 }
 
 /// What an estimator decided.
@@ -393,19 +395,7 @@ pub fn equal_bin_count<'a, T: SampleValue>(
             let Some((min, max)) = sample.extremes else {
                 return Ok(one_bin());
             };
-            if !(min.is_finite() && max.is_finite()) {
-                return Err(HistError::InvalidArgument(format!(
-                    "the range taken from the data, [{}, {}], is not finite: pass \
-                     `range=(min, max)` to estimate bins for data with infinite values",
-                    min.to_f64(),
-                    max.to_f64()
-                )));
-            }
-            let delta = if min == max {
-                T::widened_span(min)
-            } else {
-                T::ptp(min, max)
-            };
+            let delta = data_span(min, max)?;
             (sample, delta)
         }
     };
@@ -434,6 +424,64 @@ pub fn equal_bin_count<'a, T: SampleValue>(
         bins,
         width: width.f64(),
         warning,
+    })
+}
+
+/// [`equal_bin_count`] for the estimators that need only the sample's size and extremes
+/// ("sturges", "rice" and "sqrt"), which a streaming pass over data larger than memory finds:
+/// `n` values whose `(min, max)` are `extremes` (`None` when `n` is 0), counted as
+/// [`equal_bin_count`] counts its sample (NaN left out; with a `range`, only the values in it,
+/// compared as numpy compares them). `None` for the estimators that need every value.
+pub fn equal_bin_count_from_extremes<T: SampleValue>(
+    estimator: Estimator,
+    n: usize,
+    extremes: Option<(T, T)>,
+    range: Option<(f64, f64)>,
+) -> HistResult<Option<Estimate>> {
+    let width_of = match estimator {
+        Estimator::Sqrt => sqrt_width,
+        Estimator::Sturges => sturges_width,
+        Estimator::Rice => rice_width,
+        _ => return Ok(None),
+    };
+    let delta = match (range, extremes) {
+        (Some(range), _) => {
+            let (lo, hi) = outer_edges(range)?;
+            Num::F64(hi - lo)
+        }
+        (None, Some((min, max))) => data_span(min, max)?,
+        (None, None) => return Ok(Some(one_bin())),
+    };
+    let Some((min, max)) = extremes.filter(|_| n > 0) else {
+        return Ok(Some(one_bin()));
+    };
+    let width = width_of(n, T::ptp(min, max));
+    let bins = count_from_width(estimator, width, delta, T::CLASS == Class::Integer)?;
+    Ok(Some(Estimate {
+        bins,
+        width: width.f64(),
+        warning: None,
+    }))
+}
+
+/// numpy's span of equal bins over the data's extremes: `max - min` in the data's type, or a
+/// width of 1 around a single value; refused when not finite.
+fn data_span<T: SampleValue>(min: T, max: T) -> HistResult<Num> {
+    if !(min.is_finite() && max.is_finite()) {
+        return Err(HistError::argument(|s| {
+            format!(
+                "the range taken from the data, [{}, {}], is not finite: pass {} to estimate \
+                 bins for data with infinite values",
+                min.to_f64(),
+                max.to_f64(),
+                s.range()
+            )
+        }));
+    }
+    Ok(if min == max {
+        T::widened_span(min)
+    } else {
+        T::ptp(min, max)
     })
 }
 
@@ -555,22 +603,28 @@ fn count_from_width(
         Num::F64(r) => r.ceil(),
     };
     if !count.is_finite() || count < 1.0 {
-        return Err(HistError::InvalidArgument(format!(
-            "bins=\"{estimator}\" finds no bin count for this data: a bin width of {} over a span \
-             of {} gives {} bins in {} (numpy fails here too); pass a number of bins or a \
-             narrower `range`",
-            show(width.f64()),
-            show(delta.f64()),
-            show(count),
-            ratio.precision()
-        )));
+        return Err(HistError::argument(|s| {
+            format!(
+                "{} finds no bin count for this data: a bin width of {} over a span of {} gives \
+                 {} bins in {} (numpy fails here too); pass a number of bins or a narrower \
+                 `range`",
+                s.rule(estimator.name()),
+                show(width.f64()),
+                show(delta.f64()),
+                show(count),
+                ratio.precision()
+            )
+        }));
     }
     if count > MAX_BINS as f64 {
-        return Err(HistError::InvalidArgument(format!(
-            "bins=\"{estimator}\" estimates {} bins for this data, more than the {MAX_BINS} a \
-             histogram can hold; pass a number of bins or a narrower `range`",
-            show(count)
-        )));
+        return Err(HistError::argument(|s| {
+            format!(
+                "{} estimates {} bins for this data, more than the {MAX_BINS} a histogram can \
+                 hold; pass a number of bins or a narrower `range`",
+                s.rule(estimator.name()),
+                show(count)
+            )
+        }));
     }
     Ok(count as usize)
 }

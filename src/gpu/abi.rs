@@ -219,11 +219,14 @@ impl DeviceRule {
 
 /// Why a Float16 column is not counted on the GPU.
 pub fn float16_on_cpu() -> crate::error::HistError {
-    crate::error::HistError::InvalidArgument(
-        "Float16 columns are binned on the CPU (numpy's float16 arithmetic): use \
-         device=\"cpu\" or \"auto\", or cast the column to Float32"
-            .into(),
-    )
+    crate::error::HistError::argument(|s| {
+        format!(
+            "Float16 columns are binned on the CPU (numpy's float16 arithmetic): use {} or {}, or \
+             cast the column to Float32",
+            s.device("cpu"),
+            s.device("auto")
+        )
+    })
 }
 
 /// Equal bins' numbers; `cheap`: the kernel runs the cheap rule, which reads the proved margin.
