@@ -120,7 +120,7 @@ fn errors_are_one_type_worded_for_rust() {
     let options = AccumulatorOptions::default();
     let err = polars_gpu_hist::Histogram::new(vec![Axis::regular(2, 0.0, 1.0)], options)
         .unwrap()
-        .fill(&[x.clone()], Some(&x))
+        .fill(std::slice::from_ref(&x), Some(&x))
         .unwrap_err()
         .to_string();
     assert!(err.contains("make it with `Storage::Weight`"), "{err}");
