@@ -149,6 +149,7 @@ def _builtin_base(error: BaseException) -> type:
         lambda m, x: m.histogramdd(np.column_stack([x, x]), bins=["auto", 3]),
         lambda m, x: m.histogramdd(np.column_stack([x, x, x]), bins=[3, 4, "integer"]),
         lambda m, x: m.histogramdd([x, x], bins=["auto", 3, 4]),
+        lambda m, x: m.histogramdd([x, x], bins=np.array(["auto", "fd"])),
         lambda m, x: m.histogram2d(x, x, bins="auto"),
         lambda m, x: m.histogram2d(x, x, bins=["sqrt", 3]),
     ],

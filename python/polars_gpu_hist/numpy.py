@@ -105,7 +105,7 @@ def _check_dd_bins(bins: Any, dims: int) -> None:
         if len(bins) != dims:
             raise ValueError(_DD_BINS_DIMENSION)
         raise TypeError(_DD_BINS_STRING)
-    if isinstance(bins, (list, tuple)) and any(isinstance(b, str) for b in bins):
+    if isinstance(bins, (list, tuple, np.ndarray)) and any(isinstance(b, str) for b in bins):
         if len(bins) != dims:
             raise ValueError(_DD_BINS_DIMENSION)
         raise TypeError(_DD_BINS_STRING)
