@@ -253,15 +253,16 @@ pub fn reading(dtype: &DataType) -> HistResult<Reading> {
 fn refused(dtype: &DataType) -> HistError {
     use DataType as D;
     let hint = match dtype {
-        D::Boolean => "cast it to an integer first (`.cast(pl.UInt8)`): numpy refuses booleans too",
+        D::Boolean => "cast it to an integer first (UInt8): numpy refuses booleans too",
+        // Words both APIs share: their method names differ (`to_physical` in Python,
+        // `to_physical_repr` in Rust).
         D::Categorical(..) | D::Enum(..) => {
-            "count its categories with `value_counts()`, or histogram its physical codes \
-             (`.to_physical()`)"
+            "count its categories (value counts), or histogram its physical codes"
         }
-        D::String | D::Binary | D::BinaryOffset => "count its values with `value_counts()`",
-        D::List(_) | D::Array(..) => "flatten it first (`.explode()` or `.arr.explode()`)",
-        D::Struct(_) => "histogram one of its fields (`.struct.field(name)`)",
-        D::Time => "histogram its physical nanoseconds (`.to_physical()`)",
+        D::String | D::Binary | D::BinaryOffset => "count its distinct values (value counts)",
+        D::List(_) | D::Array(..) => "flatten (explode) it first",
+        D::Struct(_) => "histogram one of its fields",
+        D::Time => "histogram its physical nanoseconds",
         D::Null => "the column holds only nulls: give it a numeric dtype",
         _ => "use a numeric, Date, Datetime or Duration column",
     };

@@ -128,7 +128,7 @@ pub fn choose(shape: Shape, placement: Placement) -> HistResult<(Backend, String
         Device::Gpu => match gpu::get() {
             Ok(_) => Ok((Backend::Gpu, "device=\"gpu\" was asked for".into())),
             Err(HistError::Gpu(why)) => Err(HistError::Gpu(format!(
-                "device=\"gpu\" was asked for, but no GPU can be used: {why}"
+                "the GPU was asked for, but no GPU can be used: {why}"
             ))),
             Err(e) => Err(e),
         },
@@ -212,10 +212,12 @@ pub fn count(job: &Job<'_>, placement: Placement) -> HistResult<(Counts, Report)
     }
     match &job.rows {
         Rows::Host(rows) => Ok((crate::cpu::count(job, rows)?, report)),
-        Rows::Device(_) => Err(HistError::InvalidArgument(
-            "the rows are in GPU memory: device=\"cpu\" would copy them to the host; copy them \
-             yourself (e.g. `.get()`, `.cpu()`) to histogram them there"
-                .into(),
-        )),
+        Rows::Device(_) => Err(HistError::argument(|s| {
+            format!(
+                "the rows are in GPU memory: {} would copy them to the host; copy them yourself \
+                 to histogram them there",
+                s.device("cpu")
+            )
+        })),
     }
 }

@@ -43,5 +43,5 @@ pub use api::histdd::{histogramdd, histogramdd_dtype, MAX_DIMS};
 pub use api::lazy;
 pub use bins::{BinSpec, Closed};
 pub use dtype::DType;
-pub use error::{HistError, HistResult};
-pub use options::{Bins, Device, HistogramDdOptions, HistogramOptions, Scalar};
+pub use error::{HistError, HistResult, Spelling};
+pub use options::{BinRule, Bins, Device, HistogramDdOptions, HistogramOptions, Scalar};

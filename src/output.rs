@@ -253,7 +253,7 @@ fn density_of(
 
 /// Edges named `field`, in the dtype the edges of a column of `input` dtype have; infinite
 /// edges (flow bins) become null where the dtype has no infinity.
-pub fn edge_series(field: &str, values: Vec<f64>, input: &DataType) -> PolarsResult<Series> {
+pub fn edge_series(field: &str, values: Vec<f64>, input: &DataType) -> HistResult<Series> {
     // Temporal edges are truncated to whole physical units, as a cast would.
     let physical = || -> Int64Chunked {
         values

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3_polars::derive::polars_expr;
 use pyo3_polars::{PolarsAllocator, PyDataType, PySeries};
 
-use crate::error::{guarded, HistError, HistResult};
+use crate::error::{guarded, HistError, HistResult, Spelling};
 use crate::options::{HistogramDdOptions, HistogramOptions};
 
 mod histogram;
@@ -17,29 +17,47 @@ mod histogram;
 #[global_allocator]
 static ALLOC: PolarsAllocator = PolarsAllocator::new();
 
+/// A Polars error worded for Python: the plugin's errors reach Python users.
+fn for_python<T>(result: HistResult<T>) -> PolarsResult<T> {
+    result.map_err(|e| e.into_polars(Spelling::Python))
+}
+
 fn histogram_field(inputs: &[Field], options: HistogramOptions) -> PolarsResult<Field> {
     let x = &inputs[0];
-    let dtype = crate::histogram_dtype(x.dtype(), inputs.len() > 1, options.density)?;
+    let dtype = for_python(crate::histogram_dtype(
+        x.dtype(),
+        inputs.len() > 1,
+        options.density,
+    ))?;
     Ok(Field::new(x.name().clone(), dtype))
 }
 
 /// `inputs`: the column, then optionally its weights.
 #[polars_expr(output_type_func_with_kwargs=histogram_field)]
 fn histogram(inputs: &[Series], kwargs: HistogramOptions) -> PolarsResult<Series> {
-    crate::histogram(&inputs[0], inputs.get(1), &kwargs)
+    for_python(crate::histogram(&inputs[0], inputs.get(1), &kwargs))
 }
 
 fn histogram_by_field(inputs: &[Field], options: HistogramOptions) -> PolarsResult<Field> {
     let x = &inputs[0];
-    let dtype =
-        crate::histogram_by_dtype(x.dtype(), &inputs[1], inputs.len() > 2, options.density)?;
+    let dtype = for_python(crate::histogram_by_dtype(
+        x.dtype(),
+        &inputs[1],
+        inputs.len() > 2,
+        options.density,
+    ))?;
     Ok(Field::new(x.name().clone(), dtype))
 }
 
 /// `inputs`: the column, the group key, then optionally the weights.
 #[polars_expr(output_type_func_with_kwargs=histogram_by_field)]
 fn histogram_by(inputs: &[Series], kwargs: HistogramOptions) -> PolarsResult<Series> {
-    crate::histogram_by(&inputs[0], &inputs[1], inputs.get(2), &kwargs)
+    for_python(crate::histogram_by(
+        &inputs[0],
+        &inputs[1],
+        inputs.get(2),
+        &kwargs,
+    ))
 }
 
 /// `histogramdd`'s kwargs: the options, and whether the last input is the weights.
@@ -60,7 +78,11 @@ impl DdKwargs {
 
 fn histogramdd_field(inputs: &[Field], kwargs: DdKwargs) -> PolarsResult<Field> {
     let (dims, weights) = kwargs.dims(inputs);
-    let dtype = crate::histogramdd_dtype(dims, weights.is_some(), kwargs.options.density)?;
+    let dtype = for_python(crate::histogramdd_dtype(
+        dims,
+        weights.is_some(),
+        kwargs.options.density,
+    ))?;
     Ok(Field::new(inputs[0].name().clone(), dtype))
 }
 
@@ -68,7 +90,7 @@ fn histogramdd_field(inputs: &[Field], kwargs: DdKwargs) -> PolarsResult<Field> 
 #[polars_expr(output_type_func_with_kwargs=histogramdd_field)]
 fn histogramdd(inputs: &[Series], kwargs: DdKwargs) -> PolarsResult<Series> {
     let (dims, weights) = kwargs.dims(inputs);
-    crate::histogramdd(dims, weights, &kwargs.options)
+    for_python(crate::histogramdd(dims, weights, &kwargs.options))
 }
 
 /// Options pickled by the Python wrapper, as Polars pickles a plugin's kwargs: floats stay exact.
@@ -77,16 +99,17 @@ fn unpickle<T: serde::de::DeserializeOwned>(pickled: &[u8]) -> PyResult<T> {
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// The Python exception for an error of ours.
+/// The Python exception for an error of ours, in Python's words.
 pub(crate) fn to_py(e: HistError) -> PyErr {
+    let message = e.message(Spelling::Python);
     match e {
-        HistError::InvalidArgument(_) | HistError::TooManyBins { .. } => {
-            PyValueError::new_err(e.to_string())
-        }
-        HistError::UnsupportedDtype(_) => PyTypeError::new_err(e.to_string()),
-        HistError::Overflow => PyOverflowError::new_err(e.to_string()),
-        HistError::OutOfMemory(_) => PyMemoryError::new_err(e.to_string()),
-        _ => PyRuntimeError::new_err(e.to_string()),
+        HistError::InvalidArgument(_)
+        | HistError::Argument { .. }
+        | HistError::TooManyBins { .. } => PyValueError::new_err(message),
+        HistError::UnsupportedDtype(_) => PyTypeError::new_err(message),
+        HistError::Overflow => PyOverflowError::new_err(message),
+        HistError::OutOfMemory(_) => PyMemoryError::new_err(message),
+        _ => PyRuntimeError::new_err(message),
     }
 }
 
@@ -438,6 +461,24 @@ fn build_kernel_bundle(
     })
 }
 
+/// numpy's bin count for estimator `rule` ("sturges", "rice", "sqrt") from a streaming pass over a
+/// column: `n` values counted, `extremes` their min and max (two values of the column's
+/// physical dtype, none for no values); `None` for the rules that need every value.
+#[pyfunction]
+#[pyo3(signature = (rule, n, extremes, range=None))]
+fn estimate_from_extremes(
+    py: Python<'_>,
+    rule: &str,
+    n: usize,
+    extremes: PySeries,
+    range: Option<(f64, f64)>,
+) -> PyResult<Option<usize>> {
+    let estimator: crate::estimators::Estimator = rule.parse().map_err(to_py)?;
+    call(py, "estimate_from_extremes", || {
+        crate::api::axes::estimate_from_extremes(estimator, n, &extremes.0, range)
+    })
+}
+
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -455,6 +496,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pinned, m)?)?;
     m.add_function(wrap_pyfunction!(set_kernel_bundle, m)?)?;
     m.add_function(wrap_pyfunction!(build_kernel_bundle, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_from_extremes, m)?)?;
     m.add_class::<PyDeviceArray>()?;
     m.add_class::<histogram::PyHistogram>()?;
     Ok(())

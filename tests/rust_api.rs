@@ -1,7 +1,10 @@
 //! The public Rust API over Series: chunked columns, nulls, weights, options from JSON.
 
 use polars::prelude::*;
-use polars_gpu_hist::{histogram, histogram_frame, Bins, Closed, HistogramOptions};
+use polars_gpu_hist::{
+    histogram, histogram_frame, histogramdd, AccumulatorOptions, Axis, BinRule, Bins, Closed,
+    HistError, HistogramDdOptions, HistogramOptions, Spelling,
+};
 
 fn counts_u64(df: &DataFrame) -> Vec<u64> {
     df.column("count")
@@ -64,6 +67,69 @@ fn options_deserialize_from_the_python_shape() {
     let out = histogram(&s, None, &opts).unwrap();
     assert_eq!(out.name().as_str(), "v");
     assert_eq!(out.len(), 2);
+}
+
+#[test]
+fn errors_are_one_type_worded_for_rust() {
+    let x = Series::new("x".into(), [0.5, 1.5]);
+    let integer = HistogramOptions {
+        bins: Bins::Rule(BinRule::Integer),
+        ..Default::default()
+    };
+    // Every public function returns HistError; `?` makes it a PolarsError where one is wanted.
+    let err: HistError = histogram(&x, None, &integer).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("`Bins::Rule(BinRule::Integer)` needs an integer"),
+        "{text}"
+    );
+    assert!(!text.contains("bins=") && !text.contains("pl."), "{text}");
+    // The Python module asks for its own words.
+    let python = err.message(Spelling::Python);
+    assert!(
+        python.starts_with("`bins=\"integer\"` needs an integer"),
+        "{python}"
+    );
+    let polars = || -> PolarsResult<DataFrame> { Ok(histogram_frame(&x, None, &integer)?) };
+    assert!(matches!(polars(), Err(PolarsError::InvalidOperation(_))));
+
+    let weighted = HistogramOptions {
+        bins: Bins::Rule(BinRule::Fd),
+        ..Default::default()
+    };
+    let err = histogram(&x, Some(&x), &weighted).unwrap_err().to_string();
+    assert!(
+        err.starts_with("`Bins::Rule(BinRule::Fd)` cannot be combined"),
+        "{err}"
+    );
+
+    let y = Series::new("y".into(), [0.5, 1.5]);
+    let dd = HistogramDdOptions {
+        bins: vec![Bins::Count(2); 2],
+        range: vec![None; 3],
+        ..Default::default()
+    };
+    let err = histogramdd(&[x.clone(), y], None, &dd)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("one `Some((min, max))` or `None` per column"),
+        "{err}"
+    );
+
+    let options = AccumulatorOptions::default();
+    let err = polars_gpu_hist::Histogram::new(vec![Axis::regular(2, 0.0, 1.0)], options)
+        .unwrap()
+        .fill(std::slice::from_ref(&x), Some(&x))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("make it with `Storage::Weight`"), "{err}");
+    let inf = Series::new("x".into(), [0.0, f64::INFINITY]);
+    let err = histogram(&inf, None, &HistogramOptions::default()).unwrap_err();
+    assert!(
+        err.to_string().contains("pass `range: Some((min, max))`"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -312,3 +312,20 @@ def test_repr_and_notebook_view_are_balanced() -> None:
     assert text.count("(") == text.count(")") and "total=3" in text
     html = h._repr_html_()
     assert html.count("<svg") == 1 and html.count("<rect") == 4 and "Float64" in html
+
+
+def test_notebook_view_draws_a_heatmap_in_2d_and_sums_up_more_axes() -> None:
+    h = gh.Histogram([3, 2], range=[(0, 3), (0, 2)]).fill([0.5, 0.5, 2.5], [0.5, 0.5, 1.5])
+    html = h._repr_html_()
+    # One cell per non-empty bin, the fuller one darker; y grows upwards.
+    assert html.count("<svg") == 1 and html.count("<rect") == 2
+    assert "fill-opacity='1.000'" in html and "3 bins on [0, 3] x 2 bins on [0, 2]" in html
+    big = gh.Histogram([1000, 500], range=[(0, 1), (0, 1)]).fill(
+        np.random.default_rng(0).random((20_000, 2))
+    )
+    html = big._repr_html_()
+    # Cells merged to a few pixels each: a small SVG whatever the binning.
+    assert html.count("<rect") <= 50 * 40 and len(html) < 200_000
+    three = gh.Histogram([2, 2, 2], range=[(0, 1)] * 3).fill([0.1], [0.1], [0.9])
+    html = three._repr_html_()
+    assert "<svg" not in html and "8 (1 not empty)" in html

@@ -298,3 +298,54 @@ def test_a_closed_pipe_is_not_a_traceback() -> None:
     )
     assert done.stdout.startswith("demo data")
     assert done.stderr == "", done.stderr
+
+
+@pytest.mark.filterwarnings("ignore:The number of bins estimated may be suboptimal")
+@pytest.mark.parametrize(
+    "rule", ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"]
+)
+def test_numpys_estimators_on_files(tmp_path: Path, rule: str, capsys) -> None:
+    rng = np.random.default_rng(8)
+    x = np.concatenate([rng.gamma(2.0, 3.0, 3000), [np.nan]])
+    path = tmp_path / "d.parquet"
+    pl.DataFrame({"x": x, "f": x.astype(np.float32)}).write_parquet(path)
+    valid = x[~np.isnan(x)]
+    for column, values in (("x", valid), ("f", valid.astype(np.float32))):
+        for extra in ([], ["--range", "1", "9"]):
+            assert main([str(path), "-c", column, "-b", rule, "--device", "cpu", *extra]) == 0
+            out = capsys.readouterr().out
+            range = None if not extra else (1.0, 9.0)
+            expected, edges = np.histogram(values, rule, range=range)
+            assert counts_of(out) == expected.tolist(), (column, extra)
+            rows = bar_rows(out)
+            assert f"{len(expected)} bins" in out
+            assert float(rows[0][1]) == pytest.approx(edges[0], rel=1e-5)
+            assert float(rows[-1][2]) == pytest.approx(edges[-1], rel=1e-5)
+
+
+def test_integer_bins_on_files_and_the_demo(tmp_path: Path, capsys) -> None:
+    n = np.array([1, 1, 2, 5, 2, 1, 0, 3])
+    path = tmp_path / "d.csv"
+    pl.DataFrame({"passengers": n}).write_csv(path)
+    assert main([str(path), "--bins", "integer", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    expected, _ = np.histogram(n, np.arange(n.min(), n.max() + 2))
+    assert counts_of(out) == expected.tolist()
+    assert [row[1] for row in bar_rows(out)] == ["0", "1", "2", "3", "4", "5"]
+    assert main([str(path), "-b", "integer", "-r", "1", "3", "--device", "cpu"]) == 0
+    assert counts_of(capsys.readouterr().out) == [3, 2, 1]
+    assert main(["--rows", "1000", "--bins", "sturges", "--device", "cpu"]) == 0
+    assert "11 bins" in capsys.readouterr().out  # numpy: log2(999) + 1 -> 11 for the demo
+
+
+def test_rules_that_cannot_apply_are_one_error_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.parquet"
+    pl.DataFrame({"x": [0.5, 1.5], "i": [1, 2], "w": [1.0, 2.0]}).write_parquet(path)
+    cases = [
+        (["-c", "x", "-b", "fd", "-w", "w"], ["fd", "weighted data"]),
+        (["-c", "x", "-b", "integer"], ["integer", "Float64"]),
+        (["-c", "i", "-b", "integer", "-r", "0.5", "2"], ["integer", "two integers"]),
+        (["-c", "x", "-b", "Auto"], ["--bins", "'Auto'"]),
+    ]
+    for args, fragments in cases:
+        assert_usage_error(run_cli(str(path), *args, "--device", "cpu"), *fragments)

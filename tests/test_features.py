@@ -4,6 +4,7 @@ flow bins, the Series namespace, each against its reference."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -70,11 +71,27 @@ def test_estimators_in_the_expression_per_dimension_and_per_group() -> None:
     out = df.select(pl.col("x").gpu_hist.histogram("fd")).unnest("x")
     expected, _ = np.histogram(df["x"].to_numpy(), "fd")
     assert out["count"].to_list() == expected.tolist()
-    dd = gh.histogramdd(df["x"], df["y"], bins=["sturges", 4], device="cpu")
-    nx = len(np.histogram_bin_edges(df["x"].to_numpy(), "sturges")) - 1
-    assert dd.height == nx * 4
     by = df.select(pl.col("x").gpu_hist.histogram("sqrt", by="g")).unnest("x")
     assert by.height == 2 * (len(np.histogram_bin_edges(df["x"].to_numpy(), "sqrt")) - 1)
+
+
+@pytest.mark.parametrize("rules", [["sturges", 4], ["fd", "auto"], [[0, 0.5, 1], "doane"]])
+def test_estimators_per_dimension_give_numpys_edges_and_counts(rules: list) -> None:
+    # numpy.histogramdd takes no estimator: each column's numpy.histogram_bin_edges, then
+    # numpy.histogramdd over those edges.
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=2000), rng.gamma(2.0, size=2000)
+    dd = gh.histogramdd(pl.Series("x", x), pl.Series("y", y), bins=rules, device="cpu")
+    edges = [
+        np.histogram_bin_edges(column, rule) if isinstance(rule, (str, int)) else np.array(rule)
+        for column, rule in zip((x, y), rules)
+    ]
+    expected, _ = np.histogramdd(np.column_stack([x, y]), bins=edges)
+    assert dd["count"].to_list() == expected.ravel().tolist()
+    grid = np.meshgrid(edges[0][:-1], edges[1][:-1], indexing="ij")
+    assert dd["x_start"].to_list() == grid[0].ravel().tolist()
+    assert dd["y_start"].to_list() == grid[1].ravel().tolist()
+    assert dd["x_end"].max() == edges[0][-1] and dd["y_end"].max() == edges[1][-1]
 
 
 @settings(max_examples=80, deadline=None)
@@ -144,3 +161,74 @@ def test_the_series_namespace_matches_the_expression() -> None:
     via_expr = s.to_frame().select(pl.col("v").gpu_hist.histogram(8, range=(0, 1), device="cpu"))
     assert via_series.name == "v"
     assert via_series.to_frame().equals(via_expr)
+
+
+@pytest.mark.parametrize("name", ["v", "w", "x", "__weights", ""])
+def test_the_series_namespace_sums_weights_as_numpy(name: str) -> None:
+    # A Series may be named like any temporary column: its values are still what is binned.
+    rng = np.random.default_rng(1)
+    x, w = rng.random(500), rng.integers(-3, 10, 500).astype(np.float64)
+    s = pl.Series(name, x)
+    out = s.gpu_hist.histogram(8, range=(0, 1), weights=pl.Series("w", w), device="cpu")
+    expected, edges = np.histogram(x, 8, range=(0, 1), weights=w)
+    assert out.name == name
+    assert out.struct.field("count").to_list() == expected.tolist()
+    assert out.struct.field("bin_start").to_list() == edges[:-1].tolist()
+    density = s.gpu_hist.histogram(8, range=(0, 1), weights=w, density=True, device="cpu")
+    expected, _ = np.histogram(x, 8, range=(0, 1), weights=w, density=True)
+    np.testing.assert_allclose(density.struct.field("count").to_numpy(), expected, rtol=1e-12)
+
+
+def test_histogramdd_weights_never_replace_a_column_of_their_name() -> None:
+    x, y, w = np.array([0.1, 0.9, 0.9]), np.array([0.2, 0.2, 0.8]), np.array([1.0, 2.0, 4.0])
+    out = gh.histogramdd(
+        pl.Series("__weights", x), pl.Series("y", y), bins=2, range=[(0, 1), (0, 1)], weights=w
+    )
+    expected, _ = np.histogramdd(np.column_stack([x, y]), 2, range=[(0, 1), (0, 1)], weights=w)
+    assert out["count"].to_list() == expected.ravel().tolist()
+
+
+def test_flow_bins_are_boost_histograms_but_at_the_last_edge() -> None:
+    bh = pytest.importorskip("boost_histogram")
+    inside = [0.0, 0.1, 0.25, 0.5, 0.75, 0.999]
+    outside = [-1e300, -np.inf, -5.0, -1e-12, 1.0 + 1e-12, 7.0, np.inf, np.nan]
+    x = np.array(inside + outside)
+    for edges in ([0.0, 0.5, 1.0], [0.0, 0.3, 0.7, 1.0]):
+        boost = bh.Histogram(bh.axis.Variable(edges)).fill(x).view(flow=True)
+        ours = gh.histogram(x, edges, flow=True, device="cpu")
+        assert ours["count"].to_list() == boost.tolist()
+        # A value on the last edge: numpy's last bin is closed, so it stays in the last bin,
+        # where boost-histogram's half-open last bin sends it to the overflow.
+        on_edge = np.append(x, 1.0)
+        boost = bh.Histogram(bh.axis.Variable(edges)).fill(on_edge).view(flow=True)
+        ours = gh.histogram(on_edge, edges, flow=True, device="cpu")["count"].to_numpy()
+        assert ours[-2] == boost[-2] + 1 and ours[-1] == boost[-1] - 1
+        np.testing.assert_array_equal(ours[:-2], boost[:-2])
+    regular = bh.Histogram(bh.axis.Regular(4, 0.0, 1.0)).fill(x).view(flow=True)
+    ours = gh.histogram(x, 4, range=(0, 1), flow=True, device="cpu")
+    assert ours["count"].to_list() == regular.tolist()
+    # The rows name what they hold: [-inf, first edge) and (last edge, +inf].
+    assert ours["bin_start"][0] == -np.inf and ours["bin_end"][-1] == np.inf
+
+
+@pytest.mark.parametrize(
+    ("call", "text"),
+    [
+        (lambda: gh.histogram(pl.Series([0.5]), "integer"), '`bins="integer"` needs an integer'),
+        (
+            lambda: gh.histogram(np.arange(3.0), "fd", weights=np.ones(3)),
+            '`bins="fd"` cannot be combined with `weights`',
+        ),
+        (lambda: gh.histogram(pl.Series([0.0, np.inf]), 3), "pass `range=(min, max)`"),
+        (lambda: gh.histogram(pl.Series([0.0, np.inf]), "sqrt"), "pass `range=(min, max)`"),
+        (lambda: gh.Histogram(3, range=(0, 1)).fill([0.5], weights=[1.0]), "`weights=True`"),
+        (lambda: gh.explain(pl.Float64, "auto"), '`bins="auto"` estimates the bins'),
+    ],
+)
+def test_native_errors_name_python_keywords_not_rust_types(call: Any, text: str) -> None:
+    # The Rust API words the same errors in its own terms (tests/rust_api.rs).
+    with pytest.raises(Exception) as raised:
+        call()
+    message = str(raised.value)
+    assert text in message, message
+    assert "BinRule" not in message and "Storage::" not in message and "Some((" not in message

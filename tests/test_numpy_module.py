@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -126,3 +127,39 @@ def test_range_scalars_set_the_edge_type_as_in_numpy(dtype: type, range: tuple) 
     assert got.dtype == edges.dtype
     np.testing.assert_array_equal(got, edges)
     np.testing.assert_array_equal(counts, expected)
+
+
+def _builtin_base(error: BaseException) -> type:
+    """The builtin exception class an error is (numpy's UFuncTypeError is a TypeError)."""
+    return next(c for c in type(error).__mro__ if c.__module__ == "builtins")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, x: m.histogram(x, "auto", weights=np.ones(len(x))),
+        lambda m, x: m.histogram(x, "fd", range=(0, 1), weights=np.ones(len(x))),
+        lambda m, x: m.histogram(x, "integer"),
+        lambda m, x: m.histogram(x, "integer", weights=np.ones(len(x))),
+        lambda m, x: m.histogram(x, "AUTO"),
+        lambda m, x: m.histogram_bin_edges(x, "integer"),
+        lambda m, x: m.histogram_bin_edges(x, "sturges", weights=np.ones(len(x))),
+        lambda m, x: m.histogramdd(np.column_stack([x, x]), bins="auto"),
+        lambda m, x: m.histogramdd(np.column_stack([x, x]), bins="fd"),  # one letter each
+        lambda m, x: m.histogramdd(np.column_stack([x, x]), bins=["auto", 3]),
+        lambda m, x: m.histogramdd(np.column_stack([x, x, x]), bins=[3, 4, "integer"]),
+        lambda m, x: m.histogramdd([x, x], bins=["auto", 3, 4]),
+        lambda m, x: m.histogramdd([x, x], bins=np.array(["auto", "fd"])),
+        lambda m, x: m.histogram2d(x, x, bins="auto"),
+        lambda m, x: m.histogram2d(x, x, bins=["sqrt", 3]),
+    ],
+)
+def test_refusals_raise_numpys_exception(call: Any) -> None:
+    x = np.linspace(0.0, 1.0, 50)
+    with pytest.raises(Exception) as theirs:
+        call(np, x)
+    with pytest.raises(Exception) as ours:
+        call(ghnp, x)
+    assert _builtin_base(ours.value) is _builtin_base(theirs.value), (ours.value, theirs.value)
+    if "estimat" in str(theirs.value):
+        assert str(ours.value) == str(theirs.value)

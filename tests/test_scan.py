@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import subprocess
@@ -361,3 +362,79 @@ def test_weights_may_be_the_column_itself_and_names_may_look_like_globs(tmp_path
     h = gh.histogram_scan(path, "x", 2, range="auto", weights="x", device="cpu")
     expected, _ = np.histogram([1.0, 2.0, 3.0], bins=2, weights=[1.0, 2.0, 3.0])
     np.testing.assert_array_equal(h.counts, expected)
+
+
+ESTIMATORS = ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"]
+
+
+@pytest.mark.filterwarnings("ignore:The number of bins estimated may be suboptimal")
+@pytest.mark.parametrize("rule", ESTIMATORS)
+@pytest.mark.parametrize("column", ["x", "f", "i"])
+def test_estimators_give_numpys_edges_and_counts(
+    tmp_path: Path, frame: pl.DataFrame, rule: str, column: str, monkeypatch
+) -> None:
+    from polars_gpu_hist import _scan
+
+    path = tmp_path / "d.parquet"
+    frame.write_parquet(path)
+    values = frame[column].to_numpy()
+    values = values[~np.isnan(values)] if values.dtype.kind == "f" else values
+    if rule in _scan.STREAMED_RULES:
+        # Two streaming passes, never the whole column in memory.
+        monkeypatch.setattr(_scan, "_read_column", None)
+    for range in [None, (-0.5, 0.75)]:
+        expected, edges = np.histogram(values, rule, range=range)
+        h = gh.histogram_scan(path, column, rule, range=range, chunk_size=4096, device="cpu")
+        np.testing.assert_array_equal(h.counts, expected, strict=False)
+        np.testing.assert_array_equal(h.edges, edges.astype(np.float64))
+
+
+def test_estimators_over_many_batches_of_a_lazy_frame() -> None:
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.gamma(2.0, size=30_000), [np.nan] * 7]).astype(np.float32)
+    lf = pl.LazyFrame({"x": x}).with_columns(
+        pl.when(pl.int_range(pl.len()) % 11 == 0).then(None).otherwise("x").alias("x")
+    )
+    valid = lf.collect()["x"].drop_nulls().drop_nans().to_numpy()
+    for rule in ["sturges", "fd", "scott"]:
+        expected, edges = np.histogram(valid, rule)
+        h = gh.histogram_scan(lf, "x", rule, chunk_size=1000, device="cpu")
+        np.testing.assert_array_equal(h.counts, expected, strict=False)
+        np.testing.assert_array_equal(h.edges, edges.astype(np.float64))
+    empty = gh.histogram_scan(pl.LazyFrame({"x": pl.Series([], dtype=pl.Float64)}), "x", "rice")
+    np.testing.assert_array_equal(empty.edges, [0.0, 1.0])
+
+
+def test_integer_bins_in_a_scan(tmp_path: Path, frame: pl.DataFrame) -> None:
+    path = tmp_path / "d.parquet"
+    days = pl.date_range(dt.date(2024, 1, 1), dt.date(2024, 3, 1), eager=True)
+    frame.head(days.len()).with_columns(d=days.shuffle(seed=1)).write_parquet(path)
+    i = frame["i"].head(days.len()).to_numpy()
+    h = gh.histogram_scan(path, "i", "integer", chunk_size=7, device="cpu")
+    expected, edges = np.histogram(i, np.arange(i.min(), i.max() + 2))
+    np.testing.assert_array_equal(h.counts, expected, strict=False)
+    np.testing.assert_array_equal(h.edges, edges.astype(np.float64))
+    h = gh.histogram_scan(path, "i", "integer", range=(-5, 5), weights="w", device="cpu")
+    w = frame["w"].head(days.len()).fill_null(0.0).to_numpy()
+    expected, _ = np.histogram(i, np.arange(-5, 7), weights=w)
+    np.testing.assert_array_equal(h.counts, expected)
+    # One bin per day, the edges dates.
+    out = gh.histogram_scan(path, "d", "integer", device="cpu").to_frame()
+    assert out["bin_start"].to_list() == days.to_list() and out["count"].sum() == days.len()
+
+
+def test_rules_in_a_scan_refuse_what_numpy_refuses(tmp_path: Path, frame: pl.DataFrame) -> None:
+    path = tmp_path / "d.parquet"
+    frame.write_parquet(path)
+    with pytest.raises(TypeError, match="not supported for weighted data"):
+        gh.histogram_scan(path, "x", "fd", weights="w")
+    with pytest.raises(TypeError, match="not supported for weighted data"):
+        gh.histogram_scan(path, "x", "sturges", weights="w")
+    with pytest.raises(ValueError, match='`bins="integer"` needs an integer'):
+        gh.histogram_scan(path, "x", "integer")
+    with pytest.raises(ValueError, match="two integers"):
+        gh.histogram_scan(path, "i", "integer", range=(0.5, 3))
+    with pytest.raises(ValueError, match="range='auto'"):
+        gh.histogram_scan(path, "x", "fd", range="auto")
+    with pytest.raises(ValueError, match="names no rule"):
+        gh.histogram_scan(path, "x", "fast")

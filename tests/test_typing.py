@@ -1,8 +1,10 @@
-"""The typed path: mypy accepts correct calls of the module-level functions and reports wrong
-arguments, while the registered ``gpu_hist`` namespace stays invisible to it."""
+"""The typed path: mypy and pyright (basedpyright, in pyright's "standard" mode) accept correct
+calls of the module-level functions and report wrong arguments, while the registered
+``gpu_hist`` namespace stays invisible to them."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -29,6 +31,12 @@ WRONG_CALLS = {
     'gh.histogram_scan("a.parquet", "x", 4, range="full")': ("arg-type", 'Argument "range"'),
     "e: int = gh.histogram_expr('x')": ("assignment", "Incompatible types in assignment"),
     'plot.bars(pl.DataFrame(), closed="both")': ("arg-type", 'Argument "closed"'),
+    'gh.hist_expr("x", bins="ten")': ("arg-type", 'Argument "bins"'),
+    'gh.hist_expr("x", bins=[0, 1], bin_count="4")': ("arg-type", 'Argument "bin_count"'),
+    'gh.histogramdd("x", "y", bins="ten")': ("arg-type", 'Argument "bins"'),
+    'gh.histogramdd("x", "y", bins=[4, "ten"])': ("list-item", "List item 1"),
+    'gh.histogramdd("x", "y", range=(0, 1))': ("arg-type", 'Argument "range"'),
+    'gh.histogram2d("x", "y", bins=["fd", "ten"])': ("list-item", "List item 1"),
     # Why the typed path exists: the namespace is registered at run time only.
     'pl.col("x").gpu_hist.histogram(10)': ("attr-defined", 'has no attribute "gpu_hist"'),
 }
@@ -50,20 +58,33 @@ d: gh.Histogram = gh.Histogram(np.linspace(0, 1, 5))
 MYPY_LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+): error: (?P<text>.*)\[(?P<code>[a-z-]+)\]$")
 
 
+# The package the tests import (the work tree, or the installed one), for the checkers to find.
+PACKAGE_ROOT = str(Path(polars_gpu_hist.__file__).parent.parent)
+# What the example files' errors look like to a test: `{file name: {line: ["text [code]"]}}`.
+Errors = dict[str, dict[int, list[str]]]
+
+
 @pytest.fixture(scope="module")
-def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[int, list[str]]]:
-    """mypy's errors (``text [code]`` by file name and line) for the example and the wrong
-    calls, from one run on both files (the first analysis of Polars takes most of the time)."""
-    pytest.importorskip("mypy")
-    work = tmp_path_factory.mktemp("mypy")
+def checked_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
+    """A work directory and the files both checkers read: the example, the wrong calls (one a
+    line from line 7) and the calls with arrays."""
+    work = tmp_path_factory.mktemp("typing")
     wrong = work / "wrong_calls.py"
     header = "import numpy as np\nimport polars as pl\n\nimport polars_gpu_hist as gh\n"
     header += "from polars_gpu_hist import plot\n\n"
     wrong.write_text(header + "\n".join(WRONG_CALLS) + "\n")
     arrays = work / "array_calls.py"
     arrays.write_text(ARRAY_CALLS)
-    # mypy finds the package the tests import (the work tree, or the installed one).
-    package_root = str(Path(polars_gpu_hist.__file__).parent.parent)
+    return work, [EXAMPLE, wrong, arrays]
+
+
+@pytest.fixture(scope="module")
+def mypy_errors(checked_files: tuple[Path, list[Path]]) -> Errors:
+    """mypy's errors (``text [code]`` by file name and line) for the example and the wrong
+    calls, from one run on all files (the first analysis of Polars takes most of the time)."""
+    pytest.importorskip("mypy")
+    work, files = checked_files
+    package_root = PACKAGE_ROOT
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     env.pop("MYPYPATH", None)
@@ -82,9 +103,7 @@ def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[int,
             str(work / "cache"),
             "--config-file",
             os.devnull,
-            str(EXAMPLE),
-            str(wrong),
-            str(arrays),
+            *map(str, files),
         ],
         capture_output=True,
         text=True,
@@ -104,10 +123,58 @@ def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[int,
     return errors
 
 
-def test_correct_calls_of_the_typed_functions_pass_mypy(
-    mypy_errors: dict[str, dict[int, list[str]]],
-) -> None:
-    assert mypy_errors.get(EXAMPLE.name, {}) == {}
+@pytest.fixture(scope="module")
+def pyright_errors(checked_files: tuple[Path, list[Path]]) -> Errors:
+    """pyright's errors (``text [rule]`` by file name and line), from basedpyright in pyright's
+    "standard" mode: the checks of pyright itself, run by its own Node.js from PyPI."""
+    pytest.importorskip("basedpyright")
+    work, files = checked_files
+    config = work / "pyrightconfig.json"
+    config.write_text(
+        json.dumps(
+            {
+                "typeCheckingMode": "standard",
+                "extraPaths": [PACKAGE_ROOT],
+                "pythonVersion": f"{sys.version_info.major}.{sys.version_info.minor}",
+            }
+        )
+    )
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "basedpyright",
+            "--outputjson",
+            "--pythonpath",
+            sys.executable,
+            "--project",
+            str(config),
+            *map(str, files),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=work,
+        timeout=300,
+    )
+    if run.returncode not in (0, 1):  # 1: errors found; others: pyright itself failed
+        pytest.fail(f"basedpyright did not run: {run.stdout[-2000:]}{run.stderr}")
+    errors: Errors = {}
+    for d in json.loads(run.stdout)["generalDiagnostics"]:
+        if d["severity"] == "error":
+            lines = errors.setdefault(Path(d["file"]).name, {})
+            line = d["range"]["start"]["line"] + 1
+            lines.setdefault(line, []).append(f"{d['message']} [{d.get('rule', '')}]")
+    return errors
+
+
+@pytest.fixture(params=["mypy", "pyright"])
+def checker_errors(request: pytest.FixtureRequest) -> Errors:
+    """Either checker's errors (the tests that hold for both)."""
+    return request.getfixturevalue(f"{request.param}_errors")
+
+
+def test_correct_calls_of_the_typed_functions_pass_both_checkers(checker_errors: Errors) -> None:
+    assert checker_errors.get(EXAMPLE.name, {}) == {}
 
 
 @pytest.mark.parametrize("call", list(WRONG_CALLS))
@@ -120,14 +187,22 @@ def test_mypy_reports_a_wrong_argument(
     assert any(fragment in e and e.endswith(f"[{code}]") for e in reported), (call, reported)
 
 
-def test_every_wrong_call_is_reported_on_its_own_line(
-    mypy_errors: dict[str, dict[int, list[str]]],
-) -> None:
-    assert sorted(mypy_errors.get("wrong_calls.py", {})) == list(range(7, 7 + len(WRONG_CALLS)))
+def test_every_wrong_call_is_reported_on_its_own_line(checker_errors: Errors) -> None:
+    lines = sorted(checker_errors.get("wrong_calls.py", {}))
+    assert lines == list(range(7, 7 + len(WRONG_CALLS))), checker_errors
 
 
-def test_edges_as_arrays_pass_mypy(mypy_errors: dict[str, dict[int, list[str]]]) -> None:
-    assert mypy_errors.get("array_calls.py", {}) == {}
+def test_pyright_names_the_wrong_argument(pyright_errors: Errors) -> None:
+    reported = pyright_errors.get("wrong_calls.py", {})
+    for line, call in enumerate(WRONG_CALLS, start=7):
+        errors = " ".join(reported.get(line, []))
+        if "Argument" in WRONG_CALLS[call][1]:
+            name = WRONG_CALLS[call][1].split('"')[1]
+            assert f'parameter "{name}"' in errors, (call, errors)
+
+
+def test_edges_as_arrays_pass_both_checkers(checker_errors: Errors) -> None:
+    assert checker_errors.get("array_calls.py", {}) == {}
 
 
 def test_the_typed_example_runs() -> None:

@@ -26,7 +26,15 @@ def run() -> pl.DataFrame:
     per_group: pl.DataFrame = df.group_by("g", maintain_order=True).agg(
         gh.histogram_expr("x", bins=4, range=(0, 1), device="cpu")
     )
+    polars_hist: pl.Expr = gh.hist_expr("x", bins=[0.0, 0.5, 1.0], device="cpu")
+    polars_counted: pl.Expr = gh.hist_expr(pl.col("x"), bin_count=4, include_category=False)
+    array_edges: pl.Expr = gh.hist_expr("x", bins=np.linspace(0.0, 1.0, 5))
+    dd = gh.histogramdd("x", "w", bins=[4, "sturges"], range=[(0, 1), None], device="cpu")
+    dd_edges = gh.histogramdd("x", "w", bins=[[0.0, 0.5, 1.0], 3], device="cpu")
+    dd_rule = gh.histogram2d(df["x"], df["w"], bins="sqrt", device="cpu")
     results = [df.select(e) for e in (one, edges, weighted, by_group)]
+    extra = [df.select(e) for e in (polars_hist, polars_counted, array_edges, dd, dd_edges)]
+    assert [r.height for r in extra] == [2, 4, 4, 4, 6] and dd_rule.height == 11
 
     frame: pl.DataFrame = gh.histogram(df["x"], 5, device="cpu")
     acc: gh.Histogram = gh.Histogram(4, range=(0.0, 1.0), device="cpu").fill(df["x"])

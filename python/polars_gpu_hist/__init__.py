@@ -24,7 +24,16 @@ from polars_gpu_hist._nvrtc import preload_nvrtc
 preload_nvrtc()
 
 from polars_gpu_hist import _args, _cuda, _internal  # noqa: E402
-from polars_gpu_hist._args import BinsArg, Closed, Device, Kernel, RangeArg  # noqa: E402
+from polars_gpu_hist._args import (  # noqa: E402
+    BinsArg,
+    Closed,
+    DdBinsArg,
+    DdRangeArg,
+    Device,
+    HistBins,
+    Kernel,
+    RangeArg,
+)
 from polars_gpu_hist._internal import __version__  # noqa: E402
 
 # Kernels compiled when the wheel was built (the first GPU call then compiles nothing).
@@ -38,9 +47,12 @@ if _BUNDLE.exists():
 __all__ = [
     "BinsArg",
     "Closed",
+    "DdBinsArg",
+    "DdRangeArg",
     "Device",
     "GpuHistNamespace",
     "GpuHistSeriesNamespace",
+    "HistBins",
     "Histogram",
     "Kernel",
     "RangeArg",
@@ -126,9 +138,11 @@ def histogram_expr(
         ``(a, b]`` with the first bin closed, as Polars' ``Expr.hist``.
     flow
         Add an underflow row ``[-inf, first edge)`` first and an overflow row
-        ``[last edge, +inf]`` last (null edges for temporal columns), as boost-histogram's flow
-        bins: they count the values outside the edges, NaN in the overflow. Nulls are counted
-        nowhere (``null_count()`` has them).
+        ``(last edge, +inf]`` last (null edges for temporal columns), as boost-histogram's
+        flow bins: they count the values outside the edges, NaN in the overflow. A value equal
+        to the last edge stays in the last bin, which is closed (numpy's rule; Polars' with
+        ``closed="right"``), where boost-histogram would put it in the overflow. Nulls are
+        counted nowhere (``null_count()`` has them).
     device
         ``"auto"`` (the fastest available: see :func:`explain`), ``"cpu"`` or ``"gpu"``.
     kernel
@@ -201,7 +215,7 @@ class GpuHistNamespace:
 
     def hist(
         self,
-        bins: Any = None,
+        bins: HistBins = None,
         *,
         bin_count: int | None = None,
         include_category: bool = True,
@@ -234,36 +248,36 @@ class GpuHistSeriesNamespace:
         bins: BinsArg = 10,
         *,
         range: RangeArg = None,
-        weights: pl.Series | None = None,
+        weights: Any = None,
         density: bool = False,
         closed: Closed = "left",
         flow: bool = False,
         device: Device = "auto",
         kernel: Kernel = "auto",
     ) -> pl.Series:
-        """The histogram as a Struct Series named like this one (:func:`histogram_expr`)."""
+        """The histogram as a Struct Series named like this one (:func:`histogram_expr`);
+        ``weights`` is a Series (or array) of the same length."""
         s = self._series
-        frame = s.to_frame()
-        w = None
+        # Fixed names in a frame of their own: the Series' name may be anything, "w" included.
+        frame = pl.DataFrame({"x": s})
         if weights is not None:
-            frame = frame.with_columns(pl.Series("__weights", weights))
-            w = pl.col("__weights")
+            frame = frame.with_columns(_host_series(weights, "w").alias("w"))
         expr = histogram_expr(
-            pl.col(s.name),
+            pl.col("x"),
             bins,
             range=range,
-            weights=w,
+            weights=None if weights is None else pl.col("w"),
             density=density,
             closed=closed,
             flow=flow,
             device=device,
             kernel=kernel,
         )
-        return frame.select(expr).to_series()
+        return frame.select(expr).to_series().alias(s.name)
 
     def hist(
         self,
-        bins: Any = None,
+        bins: HistBins = None,
         *,
         bin_count: int | None = None,
         include_category: bool = True,
@@ -357,8 +371,8 @@ def _host_series(data: Any, name: str) -> pl.Series:
 
 def histogramdd(
     *columns: Any,
-    bins: Any = 10,
-    range: Any = None,
+    bins: DdBinsArg = 10,
+    range: DdRangeArg = None,
     weights: Any = None,
     density: bool = False,
     closed: Closed = "left",
@@ -435,13 +449,15 @@ def histogramdd(
     ]
     frame = pl.DataFrame(series)
     names = frame.columns
+    # The weights' column must not replace a column of the same name.
+    weights_name = "__weights" + "_" * max((len(n) for n in names), default=0)
     if weights is not None:
-        frame = frame.with_columns(_host_series(weights, "__weights").alias("__weights"))
+        frame = frame.with_columns(_host_series(weights, weights_name).alias(weights_name))
     expr = histogramdd(
         *names,
         bins=bins,
         range=range,
-        weights=None if weights is None else "__weights",
+        weights=None if weights is None else weights_name,
         density=density,
         closed=closed,
         flow=flow,
@@ -455,8 +471,8 @@ def histogram2d(
     x: Any,
     y: Any,
     *,
-    bins: Any = 10,
-    range: Any = None,
+    bins: DdBinsArg = 10,
+    range: DdRangeArg = None,
     weights: Any = None,
     density: bool = False,
     closed: Closed = "left",

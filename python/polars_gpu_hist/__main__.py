@@ -2,11 +2,14 @@
 
 python -m polars_gpu_hist data.parquet --column x --bins 40 --plot hist.png
 python -m polars_gpu_hist data.csv -b -50,0,50  # explicit edges
+python -m polars_gpu_hist data.csv -b fd        # numpy's estimators; `integer`: one bin per integer
 python -m polars_gpu_hist                      # a generated demo data set
 
 Files are read in bounded batches (``histogram_scan``), so they may be larger than memory;
 without ``--range`` equal bins span the column's [min, max], found in a first pass (the file
-is then read twice).
+is then read twice), and so do ``integer``, ``sturges``, ``rice`` and ``sqrt``. numpy's
+``auto``, ``fd``, ``doane``, ``scott`` and ``stone`` need every value: the column is read into
+memory (it must fit there).
 
 A bad argument, a file that cannot be read or a column that cannot be histogrammed prints one
 ``error: ...`` line on stderr and exits with status 2 (arguments are checked before the data is
@@ -27,6 +30,7 @@ from typing import Any
 import polars as pl
 
 from polars_gpu_hist import histogram_scan, plot
+from polars_gpu_hist._args import BIN_RULES
 from polars_gpu_hist._scan import SUPPORTED_DTYPES, scan_source, supported_dtype
 
 PLOT_SUFFIXES = (".html", ".json", ".png", ".svg")
@@ -51,15 +55,18 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see --help)")
 
 
-def bins_arg(text: str) -> int | list[float]:
-    """``--bins``: a number of equal bins, or comma-separated edges."""
+def bins_arg(text: str) -> int | str | list[float]:
+    """``--bins``: a number of equal bins, comma-separated edges, or a rule (numpy's
+    estimators, or ``integer``)."""
+    if text in BIN_RULES:
+        return text
     if "," not in text:
         try:
             count = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"{text!r} is neither a number of bins nor comma-separated edges "
-                "(e.g. 20 or -50,0,50)"
+                f"{text!r} is neither a number of bins, comma-separated edges nor a rule "
+                f"(e.g. 20, -50,0,50 or one of {', '.join(BIN_RULES)})"
             ) from None
         if count < 1:
             raise argparse.ArgumentTypeError(f"the number of bins must be at least 1, got {count}")
@@ -123,7 +130,7 @@ def scan(path: Path) -> pl.LazyFrame:
 
 
 def demo_histogram(
-    lf: pl.LazyFrame, column: str, bins: int | list[float], args: argparse.Namespace
+    lf: pl.LazyFrame, column: str, bins: int | str | list[float], args: argparse.Namespace
 ) -> pl.DataFrame:
     """The demo data lives in memory: one expression over it."""
     expr = pl.col(column).gpu_hist.histogram(
@@ -154,7 +161,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--bins",
         default=20,
         type=bins_arg,
-        help="number of equal bins, or comma-separated edges such as -50,0,50 (default 20)",
+        help="number of equal bins, comma-separated edges such as -50,0,50, or a rule: "
+        "numpy's estimators auto, fd, doane, scott, stone, rice, sturges, sqrt, or integer "
+        "(one bin per integer); auto, fd, doane, scott and stone read the column into memory "
+        "(default 20)",
     )
     p.add_argument("-r", "--range", nargs=2, type=float, metavar=("MIN", "MAX"))
     p.add_argument("-w", "--weights", help="column of weights")

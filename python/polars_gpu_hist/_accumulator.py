@@ -17,7 +17,7 @@ import polars as pl
 
 from polars_gpu_hist import _args, _cuda, _internal
 from polars_gpu_hist._args import BinsArg, Closed, Device, RangeArg
-from polars_gpu_hist._uhi import Axis, CountsArray, Kind, svg_bars
+from polars_gpu_hist._uhi import Axis, CountsArray, Kind, svg_bars, svg_heatmap
 
 _AXIS_NAMES = ("x", "y", "z")
 
@@ -279,7 +279,9 @@ class Histogram:
         return repr(self._native)
 
     def _repr_html_(self) -> str:
-        """A notebook's view: the bars (one axis) beside the binning and the totals."""
+        """A notebook's view: the bars (one axis) or a heatmap (two) beside the binning and the
+        totals; for more axes, the table alone (with the number of non-empty cells)."""
+        values = self.values()
         rows = [
             (
                 "axes",
@@ -291,13 +293,17 @@ class Histogram:
             ("closed", self._native.closed),
             ("dtype", " x ".join(d or "(not filled yet)" for d in self._native.dtypes)),
             ("storage", "weights (sums and squares)" if self.weighted else "counts (exact)"),
-            ("total", f"{self.values().sum():.6g}"),
+            ("total", f"{values.sum():.6g}"),
         ]
+        if len(self.shape) > 2:
+            rows.append(("cells", f"{values.size} ({np.count_nonzero(values)} not empty)"))
         table = "".join(
             f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td></tr>"
             for k, v in rows
         )
-        picture = svg_bars(self.values()) if len(self.shape) == 1 else ""
+        pictures = {1: svg_bars, 2: svg_heatmap}
+        draw = pictures.get(len(self.shape))
+        picture = "" if draw is None else draw(values)
         return (
             "<div style='display:flex;gap:1.5em;align-items:center'>"
             f"{picture}<table><caption><b>Histogram</b></caption>{table}</table></div>"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal, SupportsFloat, SupportsIndex, Union
 
 import polars as pl
@@ -24,6 +24,13 @@ BinRule = Literal["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "s
 Edge = Union[SupportsFloat, dt.date, dt.timedelta]
 BinsArg = Union[SupportsIndex, BinRule, Iterable[Edge]]
 RangeArg = Union[tuple[Edge, Edge], Iterable[Edge], None]
+# n-D: one count or rule for every dimension, or one entry per dimension (a flat list of numbers
+# is not one: it would read as one entry per dimension).
+DdBinsArg = Union[SupportsIndex, BinRule, Sequence[BinsArg]]
+DdRangeArg = Union[Sequence[RangeArg], None]
+# Polars' `Expr.hist` edges: numbers (a list, Series or array) or an expression. Not a column
+# name: `bins="ten"` must not type-check.
+HistBins = Union[pl.Expr, Iterable[SupportsFloat], None]
 Closed = Literal["left", "right"]
 Device = Literal["auto", "cpu", "gpu"]
 Kernel = Literal["auto", "shared", "packed", "segmented", "global"]

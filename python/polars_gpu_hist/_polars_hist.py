@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import polars as pl
 
 if TYPE_CHECKING:
-    from polars_gpu_hist import Device
+    from polars_gpu_hist import Device, HistBins
 
 __all__ = ["hist_expr"]
 
@@ -30,7 +30,7 @@ _NAN = float("nan")
 
 def hist_expr(
     expr: pl.Expr | str,
-    bins: Any = None,
+    bins: HistBins = None,
     *,
     bin_count: int | None = None,
     include_category: bool = True,

@@ -8,14 +8,14 @@ import operator
 import os
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, NamedTuple, TextIO, Union
 
 import polars as pl
 
-from polars_gpu_hist import BinsArg, Closed, Device, RangeArg
-from polars_gpu_hist._accumulator import Histogram
+from polars_gpu_hist import BinsArg, Closed, Device, RangeArg, _args, _internal
+from polars_gpu_hist._accumulator import Histogram, _number_range
 
 Source = Union[pl.LazyFrame, str, Path, Sequence[Union[str, Path]]]
 
@@ -32,6 +32,13 @@ SCANNERS = {
 _COUNTED = {".parquet", ".pq", ".ipc", ".arrow", ".feather"}
 
 DEFAULT_CHUNK_SIZE = 1 << 20
+
+# Rules a streaming pass serves: one bin per integer needs the extremes; "sturges", "rice" and
+# "sqrt" the number of values and their extremes.
+STREAMED_RULES = ("integer", "sturges", "rice", "sqrt")
+# numpy's estimators that need every value (percentiles, moments, histograms of many bin
+# counts): the column is read into memory, in batches, and must fit there.
+IN_MEMORY_RULES = ("auto", "fd", "doane", "scott", "stone")
 
 
 def scan_source(source: Source) -> pl.LazyFrame:
@@ -111,7 +118,13 @@ def histogram_scan(
     column
         The column to histogram (numeric, Date, Datetime or Duration).
     bins
-        The number of equal bins, or strictly increasing edges.
+        The number of equal bins, strictly increasing edges, or a rule: ``"integer"`` (one bin
+        per integer, integer and temporal columns) or one of numpy's estimators. ``"integer"``,
+        ``"sturges"``, ``"rice"`` and ``"sqrt"`` need only the number of values and their
+        extremes, found in a first streaming pass (the data is read twice, memory stays
+        bounded). ``"auto"``, ``"fd"``, ``"doane"``, ``"scott"`` and ``"stone"`` need every
+        value (percentiles, moments): the column is read once, into memory, **so it must fit
+        there**. Estimators refuse ``weights`` (``TypeError``), as numpy does.
     range
         ``(min, max)`` of the equal bins, or ``"auto"`` for the [min, max] of the column's
         valid values as numpy takes it (NaN, nulls and rows with null weights left out; float32
@@ -120,6 +133,7 @@ def histogram_scan(
         [min, max]; data that changed in between (a file rewritten or appended to, a new file
         matching a glob) raises ``RuntimeError`` rather than giving bins that are not numpy's
         or dropping values. Not allowed with explicit edges; required with an int ``bins``.
+        With a rule, ``None`` (the data's extremes) or ``(min, max)`` as numpy takes it.
     weights
         A column of weights: counts become sums of weights (Float64).
     closed, device
@@ -150,6 +164,30 @@ def histogram_scan(
             raise pl.exceptions.ColumnNotFoundError(
                 f"no column {name!r} to histogram; columns: {', '.join(schema.names())}"
             )
+
+    def new_bar() -> _Progress | None:
+        """The progress bar of the pass that reads the batches (after any first pass)."""
+        if not progress:
+            return None
+        stream = progress if hasattr(progress, "write") else sys.stderr
+        return _Progress(stream, _total_rows(source, lf), _label(source))
+
+    def batches() -> Iterable[pl.DataFrame]:
+        # Order does not matter to a histogram: let the engine hand batches as they come.
+        selected = lf.select(column if weights in (None, column) else [column, weights])
+        return selected.collect_batches(chunk_size=chunk_size, maintain_order=False)
+
+    if isinstance(bins, str):
+        rule = _check_rule(bins, range, weights, schema, column)
+        if rule in IN_MEMORY_RULES:
+            values = _read_column(batches, column, new_bar())
+            return _in_memory(values, rule, range, closed, device)
+        hist, check = _streamed_rule(
+            lf, source, rule, range, schema, column, weights, closed, device
+        )
+        if check is not None and not isinstance(source, (pl.LazyFrame, pl.DataFrame)):
+            lf = scan_source(source)  # a fresh scan, as for range="auto"
+        return _fill_batches(hist, check, batches, column, weights, new_bar())
     auto = isinstance(range, str)
     if auto:
         if range != "auto":
@@ -184,14 +222,21 @@ def histogram_scan(
             lf = scan_source(source)
             _check_same_dtypes(lf.collect_schema(), schema, column, weights, source)
         check = _SameExtremes(first, column, schema[column], _label(source))
-    bar = None
-    if progress:
-        stream = progress if hasattr(progress, "write") else sys.stderr
-        bar = _Progress(stream, _total_rows(source, lf), _label(source))
-    selected = lf.select(column if weights in (None, column) else [column, weights])
+    return _fill_batches(hist, check, batches, column, weights, new_bar())
+
+
+def _fill_batches(
+    hist: Histogram,
+    check: _SameExtremes | None,
+    batches: Callable[[], Iterable[pl.DataFrame]],
+    column: str,
+    weights: str | None,
+    bar: _Progress | None,
+) -> Histogram:
+    """The streaming pass that fills ``hist``, batch by batch (and checks that the data spans
+    what a first pass found)."""
     try:
-        # Order does not matter to a histogram: let the engine hand batches as they come.
-        for batch in selected.collect_batches(chunk_size=chunk_size, maintain_order=False):
+        for batch in batches():
             values = batch.get_column(column)
             weight_values = None if weights is None else batch.get_column(weights)
             if check is not None:
@@ -205,6 +250,169 @@ def histogram_scan(
         if bar is not None:
             bar.close()  # an error message then starts on a line of its own
     return hist
+
+
+def _check_rule(
+    bins: str, range: object, weights: str | None, schema: pl.Schema, column: str
+) -> str:
+    """A rule's name, checked against the other arguments and the column's dtype before any
+    data is read."""
+    rule = _args.bins(bins)
+    assert isinstance(rule, str)
+    if isinstance(range, str):
+        raise ValueError(
+            f"range={range!r} is for a number of bins: bins={rule!r} takes the range from the data "
+            "itself (range=None) or from range=(min, max)"
+        )
+    if weights is not None and rule in _args.ESTIMATORS:
+        raise TypeError(
+            f"bins={rule!r} cannot be combined with `weights`: numpy estimates bin counts from "
+            "unweighted data only (Automated estimation of the number of bins is not supported "
+            "for weighted data); pass a number of bins or explicit edges"
+        )
+    dtype = schema[column]
+    if not supported_dtype(dtype):
+        raise TypeError(
+            f"column {column!r} has dtype {dtype}, which cannot be histogrammed: use "
+            f"{SUPPORTED_DTYPES} column"
+        )
+    if rule == "integer" and dtype.is_float():
+        raise ValueError(
+            f'`bins="integer"` needs an integer, Date, Datetime or Duration column, got {dtype}: '
+            "give a number of bins or edges"
+        )
+    return rule
+
+
+def _streamed_rule(
+    lf: pl.LazyFrame,
+    source: Source,
+    rule: str,
+    range: RangeArg,
+    schema: pl.Schema,
+    column: str,
+    weights: str | None,
+    closed: Closed,
+    device: Device,
+) -> tuple[Histogram, _SameExtremes | None]:
+    """The histogram of a rule that a first streaming pass resolves (its size and extremes),
+    before the pass that fills it, and the check that pass makes where the bins came from the
+    data's extremes."""
+    dtype = schema[column]
+    pair = _number_range(range)
+    weighted = weights is not None
+    if rule == "integer":
+        if pair is None:
+            first = _first_pass(lf, column, dtype, weights)
+            lo, hi = (0, 0) if first.lo is None else (int(first.lo), int(first.hi))
+            check = _SameExtremes(first, column, dtype, _label(source))
+        else:
+            lo_f, hi_f = pair
+            if not (lo_f.is_integer() and hi_f.is_integer() and lo_f <= hi_f):
+                raise ValueError(
+                    f'`bins="integer"` needs a `range` of two integers lo <= hi, got {range!r}'
+                )
+            lo, hi, check = int(lo_f), int(hi_f), None
+        bins = hi - lo + 1
+        if bins > _args.MAX_BINS:
+            raise ValueError(
+                f'`bins="integer"` would make {bins} bins (one per integer from {lo} to {hi}), '
+                f"more than the {_args.MAX_BINS} a histogram holds: give a number of bins or a "
+                "narrower `range`"
+            )
+        # numpy's edges np.arange(lo, hi + 2), which linspace makes exactly.
+        hist = Histogram(bins, range=(lo, hi + 1), closed=closed, weights=weighted, device=device)
+        _fill_empty(hist, schema, column, weights)
+        return hist, check
+    n, first = _summary(lf, column, dtype, pair)
+    extremes = pl.Series([] if first.lo is None else [first.lo, first.hi], dtype=_physical(dtype))
+    bins = _internal.estimate_from_extremes(rule, n, extremes, pair)
+    if pair is not None:
+        hist = Histogram(bins, range=pair, closed=closed, weights=weighted, device=device)
+        _fill_empty(hist, schema, column, weights)
+        return hist, None
+    hist = Histogram._from_data_range(
+        bins, first.text(), closed=closed, weights=weighted, device=device
+    )
+    _fill_empty(hist, schema, column, weights)
+    return hist, _SameExtremes(first, column, dtype, _label(source))
+
+
+def _summary(
+    lf: pl.LazyFrame, column: str, dtype: pl.DataType, range: tuple[float, float] | None
+) -> tuple[int, _Extremes]:
+    """The number and extremes of the values an estimator sees, in one streaming pass: the
+    valid values that are not NaN and, with a range, those numpy keeps (``range[0] <= x <=
+    range[1]``, compared as numpy compares: float32 columns in float32, integers as float64)."""
+    x = pl.col(column)
+    if dtype.is_temporal():
+        x = x.to_physical()
+    keep = x.is_not_null()
+    if dtype.is_float():
+        keep = keep & x.is_not_nan()
+    if range is not None:
+        lo, hi = range
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5  # numpy's _get_outer_edges
+        if dtype == pl.Float32:
+            compared, first, last = x, pl.lit(lo, pl.Float32), pl.lit(hi, pl.Float32)
+        else:
+            compared, first, last = x.cast(pl.Float64), pl.lit(lo), pl.lit(hi)
+        keep = keep & (compared >= first) & (compared <= last)
+    kept = x.filter(keep)
+    n, lo_v, hi_v = (
+        lf.select(kept.count().alias("n"), kept.min().alias("lo"), kept.max().alias("hi"))
+        .collect(engine="streaming")
+        .row(0)
+    )
+    kind = "float32" if dtype == pl.Float32 else "float64" if dtype == pl.Float64 else "integer"
+    return int(n), _Extremes(kind, lo_v, hi_v)
+
+
+def _physical(dtype: pl.DataType) -> pl.DataType:
+    """The dtype of a column's physical values (Int32 for Date, Int64 for the others)."""
+    if dtype == pl.Date:
+        return pl.Int32
+    if dtype.is_temporal():
+        return pl.Int64
+    return dtype
+
+
+def _read_column(
+    batches: Callable[[], Iterable[pl.DataFrame]], column: str, bar: _Progress | None
+) -> pl.Series:
+    """The whole column in memory, read batch by batch (for the estimators that need every
+    value)."""
+    parts = []
+    try:
+        for batch in batches():
+            parts.append(batch.get_column(column))
+            if bar is not None:
+                bar.update(batch.height)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not parts:
+        return pl.Series(column, [])
+    return pl.concat(parts, rechunk=False)
+
+
+def _in_memory(
+    values: pl.Series, rule: str, range: RangeArg, closed: Closed, device: Device
+) -> Histogram:
+    """The histogram of an estimator that needs every value, over the column in memory: the
+    bin count the expression finds (numpy's), then one fill."""
+    from polars_gpu_hist import histogram
+
+    pair = _number_range(range)
+    bins = histogram(values, rule, range=pair, device=device).height
+    if pair is not None:
+        return Histogram(bins, range=pair, closed=closed, device=device).fill(values)
+    first = _first_pass(values.to_frame().lazy(), values.name, values.dtype, None)
+    hist = Histogram._from_data_range(
+        bins, first.text(), closed=closed, weights=False, device=device
+    )
+    return hist.fill(values)
 
 
 # The dtypes the native histogram takes (`value_kind` in src/input.rs). Checked here, before a

@@ -91,3 +91,35 @@ def svg_bars(values: np.ndarray, width: int = 240, height: int = 90) -> str:
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
         f"style='fill:#4c78a8;background:#f7f7f7'>{bars}</svg>"
     )
+
+
+def svg_heatmap(values: np.ndarray, width: int = 200, height: int = 160) -> str:
+    """The cells of a 2-D histogram as a small inline SVG heatmap: x to the right, y upwards,
+    darker for larger values (negative sums of weights in red); cells smaller than a few
+    pixels merged so that the SVG stays small."""
+    values = np.asarray(values, dtype=np.float64)
+    nx, ny = values.shape
+    # At most one cell per 4 pixels each way: merging sums neighbouring cells.
+    for axis, (n, pixels) in enumerate(((nx, width), (ny, height))):
+        if n > pixels // 4:
+            cut = np.linspace(0, n, pixels // 4 + 1).astype(int)
+            values = np.add.reduceat(values, cut[:-1], axis=axis)
+    nx, ny = values.shape
+    top = float(np.max(np.abs(values))) if values.size else 0.0
+    w, h = width / max(nx, 1), height / max(ny, 1)
+    cells = []
+    for i in range(nx):
+        for j in range(ny):
+            v = values[i, j]
+            if v == 0 or top == 0:
+                continue
+            colour = "#4c78a8" if v > 0 else "#e45756"
+            opacity = 0.08 + 0.92 * abs(v) / top
+            cells.append(
+                f"<rect x='{i * w:.2f}' y='{height - (j + 1) * h:.2f}' width='{w:.2f}' "
+                f"height='{h:.2f}' fill='{colour}' fill-opacity='{opacity:.3f}'/>"
+            )
+    return (
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+        f"style='background:#f7f7f7'>{''.join(cells)}</svg>"
+    )

@@ -78,6 +78,39 @@ def _density(counts: Any, widths: list[Any], lib: Any) -> Any:
     return out / total
 
 
+# numpy's own messages, for the errors it raises where this module must raise them too.
+_NOT_AN_ESTIMATOR = "{!r} is not a valid estimator for `bins`"
+_WEIGHTED_ESTIMATOR = (
+    "Automated estimation of the number of bins is not supported for weighted data"
+)
+_DD_BINS_DIMENSION = "The dimension of bins must be equal to the dimension of the sample x."
+_DD_BINS_STRING = "'<' not supported between instances of 'str' and 'int'"
+
+
+def _check_estimator(bins: Any, weights: Any) -> None:
+    """numpy's checks of a string `bins`: only its estimators (``"integer"`` is this
+    package's, not numpy's), and never with weights."""
+    if isinstance(bins, str):
+        if bins not in _args.ESTIMATORS:
+            raise ValueError(_NOT_AN_ESTIMATOR.format(bins))
+        if weights is not None:
+            raise TypeError(_WEIGHTED_ESTIMATOR)
+
+
+def _check_dd_bins(bins: Any, dims: int) -> None:
+    """numpy.histogramdd takes no estimator: a string is a sequence of one-letter entries
+    (``ValueError`` unless it has one per dimension, then ``TypeError``), and an entry that is
+    a string fails numpy's ``bins[i] < 1`` (``TypeError``)."""
+    if isinstance(bins, str):
+        if len(bins) != dims:
+            raise ValueError(_DD_BINS_DIMENSION)
+        raise TypeError(_DD_BINS_STRING)
+    if isinstance(bins, (list, tuple, np.ndarray)) and any(isinstance(b, str) for b in bins):
+        if len(bins) != dims:
+            raise ValueError(_DD_BINS_DIMENSION)
+        raise TypeError(_DD_BINS_STRING)
+
+
 def histogram(
     a: Any,
     bins: Any = 10,
@@ -85,7 +118,11 @@ def histogram(
     density: bool | None = None,
     weights: Any = None,
 ) -> tuple[Any, Any]:
-    """numpy.histogram: ``(hist, bin_edges)`` with numpy's bins and counts."""
+    """numpy.histogram: ``(hist, bin_edges)`` with numpy's bins and counts.
+
+    ``bins`` takes numpy's estimators (``"auto"``, ``"fd"``, ...) but not ``"integer"``, which
+    is :func:`polars_gpu_hist.histogram`'s (numpy raises ``ValueError`` for it here too)."""
+    _check_estimator(bins, weights)
     if _explicit(bins):
         range = None  # numpy ignores `range` beside explicit edges
     if _library(a) != "numpy":
@@ -114,10 +151,7 @@ def _widened_for(a: Any, range: Any) -> Any:
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> Any:
     """numpy.histogram_bin_edges: the edges ``histogram`` would use."""
-    if isinstance(bins, str) and weights is not None:
-        raise TypeError(
-            "Automated estimation of the number of bins is not supported for weighted data"
-        )
+    _check_estimator(bins, weights)
     return histogram(a, bins, range, None, None)[1]
 
 
@@ -245,8 +279,10 @@ def histogramdd(
     weights: Any = None,
 ) -> tuple[Any, list[Any]]:
     """numpy.histogramdd: ``(H, edges)``, H of shape ``(nx, ny, ...)``. ``sample`` is an
-    ``(N, D)`` array or a sequence of D arrays (host or device)."""
+    ``(N, D)`` array or a sequence of D arrays (host or device). As numpy, ``bins`` takes no
+    estimator (:func:`polars_gpu_hist.histogramdd` does, per dimension)."""
     columns = _columns(sample)
+    _check_dd_bins(bins, len(columns))
     lib = _library(columns[0])
     if lib != "numpy":
         return _device_histogramdd(sample, columns, bins, range, density, weights, lib)
@@ -277,6 +313,9 @@ def histogram2d(
     weights: Any = None,
 ) -> tuple[Any, Any, Any]:
     """numpy.histogram2d: ``(H, xedges, yedges)``."""
+    if isinstance(bins, str) and len(bins) not in (1, 2):
+        # numpy takes the string for one array of edges of both axes, which it cannot compare.
+        raise TypeError(f"`bins` {bins!r} is neither a number of bins nor an array of edges")
     if not isinstance(bins, (str, int, np.integer)):
         try:
             n = len(bins)

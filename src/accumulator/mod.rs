@@ -118,13 +118,15 @@ impl Histogram {
         let resolved = axes
             .iter()
             .map(|axis| {
-                if let (Binning::Count(n), Span::None) = (&axis.bins, &axis.span) {
-                    return Err(HistError::InvalidArgument(format!(
-                        "a mergeable histogram of bins={n} needs `range=(min, max)` \
-                         (`Axis::regular`) or explicit edges: a range taken from each batch's data would bin every batch \
-                         differently (histogram_scan(range=\"auto\") finds the range of all the \
-                         data first)"
-                    )));
+                if let (&Binning::Count(n), Span::None) = (&axis.bins, &axis.span) {
+                    return Err(HistError::argument(|s| {
+                        format!(
+                            "a mergeable histogram of {} needs {}: a range taken from each \
+                             batch's data would bin every batch differently",
+                            s.count(n),
+                            s.accumulator_range()
+                        )
+                    }));
                 }
                 let kind = match &axis.span {
                     Span::Data(e) => e.kind().unwrap_or(ValueKind::Float64),
@@ -341,16 +343,18 @@ impl Histogram {
             )));
         }
         match (self.is_weighted(), weights) {
-            (true, false) => Err(HistError::InvalidArgument(
-                "this histogram sums weights (weights=True, Storage::Weight): every fill needs \
-                 `weights`"
-                    .into(),
-            )),
-            (false, true) => Err(HistError::InvalidArgument(
-                "this histogram counts rows: make it with weights=True (Storage::Weight) to sum \
-                 weights"
-                    .into(),
-            )),
+            (true, false) => Err(HistError::argument(|s| {
+                format!(
+                    "this histogram sums weights ({}): every fill needs `weights`",
+                    s.weight_storage()
+                )
+            })),
+            (false, true) => Err(HistError::argument(|s| {
+                format!(
+                    "this histogram counts rows: make it with {} to sum weights",
+                    s.weight_storage()
+                )
+            })),
             _ => Ok(()),
         }
     }

@@ -63,7 +63,18 @@ fn batches_equal_one_call() {
 #[test]
 fn an_int_bin_count_needs_a_range() {
     let e = hist1(Binning::Count(3), None, Closed::Left, false).unwrap_err();
-    assert!(e.to_string().contains("needs `range=(min, max)`"), "{e}");
+    // Rust words for Rust callers; the Python module gets its keywords.
+    assert!(
+        e.to_string()
+            .contains("of `Bins::Count(3)` needs `Axis::regular(n, min, max)`"),
+        "{e}"
+    );
+    let python = e.message(crate::error::Spelling::Python);
+    assert!(
+        python.contains("of `bins=3` needs `range=(min, max)`"),
+        "{python}"
+    );
+    assert!(!e.to_string().contains("histogram_scan") && python.contains("histogram_scan"));
 }
 
 #[test]

@@ -45,11 +45,10 @@ pub(crate) fn resolve_axis(
         }
         &Bins::Rule(rule) => {
             if weighted {
-                return Err(HistError::InvalidArgument(format!(
-                    "bins=\"{}\" estimates the number of bins from the data, which numpy does \
-                     not support for weighted data: give a number of bins or edges",
-                    rule.name()
-                )));
+                let estimator = rule
+                    .estimator()
+                    .ok_or_else(|| HistError::Internal(format!("{rule:?} is no estimator")))?;
+                return Err(crate::estimators::weighted_error(estimator));
             }
             Binning::Count(data.estimate(rule, range.map(|r| (r.lo, r.hi)))?)
         }
@@ -76,18 +75,24 @@ fn integer_edges(
     data: &dyn AxisData,
 ) -> HistResult<Binning> {
     if kind != ValueKind::Integer {
-        return Err(HistError::InvalidArgument(format!(
-            "bins=\"integer\" needs an integer, Date, Datetime or Duration column, got {}: \
-             give a number of bins or edges",
-            dtype::name(dtype)
-        )));
+        return Err(HistError::argument(|s| {
+            format!(
+                "{} needs an integer, Date, Datetime or Duration column, got {}: give a number \
+                 of bins or edges",
+                s.rule("integer"),
+                dtype::name(dtype)
+            )
+        }));
     }
     let (lo, hi) = match range {
         Some((lo, hi)) => {
             if lo.fract() != 0.0 || hi.fract() != 0.0 || lo > hi {
-                return Err(HistError::InvalidArgument(format!(
-                    "bins=\"integer\" needs a `range` of two integers lo <= hi, got ({lo}, {hi})"
-                )));
+                return Err(HistError::argument(|s| {
+                    format!(
+                        "{} needs a `range` of two integers lo <= hi, got ({lo}, {hi})",
+                        s.rule("integer")
+                    )
+                }));
             }
             (lo as i128, hi as i128)
         }
@@ -103,10 +108,13 @@ fn integer_edges(
     };
     let bins = hi - lo + 1;
     if bins as u128 > MAX_BINS as u128 {
-        return Err(HistError::InvalidArgument(format!(
-            "bins=\"integer\" would make {bins} bins (one per integer from {lo} to {hi}), more \
-             than the {MAX_BINS} a histogram holds: give a number of bins or a narrower `range`"
-        )));
+        return Err(HistError::argument(|s| {
+            format!(
+                "{} would make {bins} bins (one per integer from {lo} to {hi}), more than the \
+                 {MAX_BINS} a histogram holds: give a number of bins or a narrower `range`",
+                s.rule("integer")
+            )
+        }));
     }
     Ok(Binning::Edges((lo..=hi + 1).map(|v| v as f64).collect()))
 }
@@ -200,4 +208,36 @@ impl AxisData for HostAxis<'_, '_> {
             )
         })
     }
+}
+
+/// numpy's number of equal bins for `estimator` from a streaming pass's summary of a column,
+/// for the estimators that need nothing else ("sturges", "rice", "sqrt"): `n` values counted
+/// (with a `range`, those in it), `extremes` their min and max (two values of the column's
+/// dtype, none when `n` is 0). `None` for the estimators that need every value.
+pub fn estimate_from_extremes(
+    estimator: crate::estimators::Estimator,
+    n: usize,
+    extremes: &Series,
+    range: Option<(f64, f64)>,
+) -> HistResult<Option<usize>> {
+    let (physical, _) = readable(extremes)?;
+    let column = crate::input::HostColumn::new(&physical)?;
+    let columns = [&column];
+    let pieces = crate::input::pieces(&columns);
+    crate::with_dtype!(column.dtype, |T| {
+        let values: Vec<T> = crate::input::counted_values(&columns, &pieces, 0);
+        let pair = match values[..] {
+            [lo, hi] => Some((lo, hi)),
+            [] => None,
+            _ => {
+                return Err(HistError::InvalidArgument(format!(
+                    "the extremes of a sample are its (min, max), or nothing for no values; got \
+                     {} values",
+                    values.len()
+                )))
+            }
+        };
+        let estimate = crate::estimators::equal_bin_count_from_extremes(estimator, n, pair, range)?;
+        Ok(estimate.map(|e| e.bins))
+    })
 }

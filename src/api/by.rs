@@ -23,7 +23,7 @@ pub fn histogram_by(
     keys: &Series,
     weights: Option<&Series>,
     options: &HistogramOptions,
-) -> PolarsResult<Series> {
+) -> HistResult<Series> {
     Ok(guarded("histogram_by", || {
         histogram_by_with_report(values, keys, weights, options)
     })?
@@ -48,7 +48,7 @@ fn check_key(dtype: &DataType) -> HistResult<()> {
     if dtype.is_float() {
         return Err(HistError::InvalidArgument(format!(
             "`by` groups rows by exact key values, and a {} key would make a group of every \
-             distinct float: round or cast it first (e.g. `pl.col(k).cast(pl.Int64)`)",
+             distinct float: round or cast it to an integer first",
             crate::dtype::name(dtype)
         )));
     }

@@ -89,11 +89,13 @@ fn read_column(stream: &Arc<CudaStream>, column: DeviceColumn, len: u64) -> Hist
 
 fn refuse_cpu(device: Device) -> HistResult<()> {
     match device {
-        Device::Cpu => Err(HistError::InvalidArgument(
-            "the data is in GPU memory: device=\"cpu\" would copy it to the host; copy it \
-             yourself (e.g. `.get()`, `.cpu()`) to histogram it there"
-                .into(),
-        )),
+        Device::Cpu => Err(HistError::argument(|s| {
+            format!(
+                "the data is in GPU memory: {} would copy it to the host; copy it yourself \
+                 (e.g. `.get()`, `.cpu()`) to histogram it there",
+                s.device("cpu")
+            )
+        })),
         _ => Ok(()),
     }
 }

@@ -25,11 +25,13 @@ impl AxisData for NoData {
     }
 
     fn estimate(&self, rule: BinRule, _: Option<(f64, f64)>) -> HistResult<usize> {
-        Err(HistError::InvalidArgument(format!(
-            "bins=\"{}\" estimates the bins from the data, which `explain` does not read: \
-             give a number of bins to see the plan",
-            rule.name()
-        )))
+        Err(HistError::argument(|s| {
+            format!(
+                "{} estimates the bins from the data, which `explain` does not read: give a \
+                 number of bins to see the plan",
+                s.rule(&rule.name())
+            )
+        }))
     }
 }
 
@@ -81,9 +83,12 @@ pub fn explain(
     };
     let (backend, why) = match (on_device, options.device) {
         (true, crate::options::Device::Cpu) => {
-            return Err(HistError::InvalidArgument(
-                "the data is in GPU memory: device=\"cpu\" would copy it to the host".into(),
-            ))
+            return Err(HistError::argument(|s| {
+                format!(
+                    "the data is in GPU memory: {} would copy it to the host",
+                    s.device("cpu")
+                )
+            }))
         }
         (true, _) => {
             gpu::get()?;

@@ -17,7 +17,7 @@ pub fn histogram(
     values: &Series,
     weights: Option<&Series>,
     options: &HistogramOptions,
-) -> PolarsResult<Series> {
+) -> HistResult<Series> {
     Ok(guarded("histogram", || {
         histogram_with_report(values, weights, options)
     })?
@@ -29,10 +29,12 @@ pub fn histogram_frame(
     values: &Series,
     weights: Option<&Series>,
     options: &HistogramOptions,
-) -> PolarsResult<DataFrame> {
+) -> HistResult<DataFrame> {
     let hist = histogram(values, weights, options)?;
     let fields = hist.struct_()?.fields_as_series();
-    DataFrame::new_infer_height(fields.into_iter().map(Column::from).collect())
+    Ok(DataFrame::new_infer_height(
+        fields.into_iter().map(Column::from).collect(),
+    )?)
 }
 
 /// The dtype [`histogram`] returns for a column of `input` dtype.

@@ -23,7 +23,7 @@ pub fn histogramdd(
     columns: &[Series],
     weights: Option<&Series>,
     options: &HistogramDdOptions,
-) -> PolarsResult<Series> {
+) -> HistResult<Series> {
     Ok(guarded("histogramdd", || {
         histogramdd_with_report(columns, weights, options)
     })?
@@ -59,10 +59,13 @@ pub(crate) fn check_dims(d: usize, options: &HistogramDdOptions) -> HistResult<(
         )));
     }
     if !(options.range.is_empty() || options.range.len() == d) {
-        return Err(HistError::InvalidArgument(format!(
-            "`range` has {} entries for {d} columns: give one (or None) per column",
-            options.range.len()
-        )));
+        return Err(HistError::argument(|s| {
+            format!(
+                "`range` has {} entries for {d} columns: give {}",
+                options.range.len(),
+                s.dd_ranges()
+            )
+        }));
     }
     Ok(())
 }

@@ -33,7 +33,7 @@ pub fn histogram(values: Expr, weights: Option<Expr>, options: HistogramOptions)
     let inputs: Vec<Expr> = std::iter::once(values).chain(weights).collect();
     per_group(
         inputs,
-        move |columns| crate::histogram(&columns[0], columns.get(1), &options),
+        move |columns| Ok(crate::histogram(&columns[0], columns.get(1), &options)?),
         move |fields| {
             let x = &fields[0];
             let dtype = crate::histogram_dtype(x.dtype(), weighted, density)?;
@@ -55,7 +55,14 @@ pub fn histogram_by(
     let inputs: Vec<Expr> = [values, keys].into_iter().chain(weights).collect();
     per_group(
         inputs,
-        move |columns| crate::histogram_by(&columns[0], &columns[1], columns.get(2), &options),
+        move |columns| {
+            Ok(crate::histogram_by(
+                &columns[0],
+                &columns[1],
+                columns.get(2),
+                &options,
+            )?)
+        },
         move |fields| {
             let x = &fields[0];
             let dtype = crate::histogram_by_dtype(x.dtype(), &fields[1], weighted, density)?;
@@ -74,7 +81,13 @@ pub fn histogramdd(columns: Vec<Expr>, weights: Option<Expr>, options: Histogram
     let inputs: Vec<Expr> = columns.into_iter().chain(weights).collect();
     per_group(
         inputs,
-        move |columns| crate::histogramdd(&columns[..dims], columns.get(dims), &options),
+        move |columns| {
+            Ok(crate::histogramdd(
+                &columns[..dims],
+                columns.get(dims),
+                &options,
+            )?)
+        },
         move |fields| {
             // Checked when the query is planned, not only when it runs.
             crate::api::histdd::check_dims(dims, &planned)?;

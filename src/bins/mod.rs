@@ -424,10 +424,13 @@ fn check_finite(extremes: Extremes) -> HistResult<()> {
     if lo.is_finite() && hi.is_finite() {
         Ok(())
     } else {
-        Err(HistError::InvalidArgument(format!(
-            "the range taken from the data, [{lo}, {hi}], is not finite: \
-             pass `range=(min, max)` to bin data with infinite values"
-        )))
+        Err(HistError::argument(|s| {
+            format!(
+                "the range taken from the data, [{lo}, {hi}], is not finite: pass {} to bin \
+                 data with infinite values",
+                s.range()
+            )
+        }))
     }
 }
 

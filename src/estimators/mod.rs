@@ -29,7 +29,6 @@
 //! candidates tie to the last bit).
 
 use std::borrow::Cow;
-use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 
@@ -47,7 +46,7 @@ use sealed::{Class, Num};
 mod numeric;
 mod sample;
 
-use sample::Sample;
+use sample::{rice_width, sqrt_width, sturges_width, Sample};
 
 /// One of numpy's bin-count estimators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -124,8 +123,7 @@ impl FromStr for Estimator {
             .find(|e| e.name() == s)
             .ok_or_else(|| {
                 HistError::InvalidArgument(format!(
-                    "bins={s:?} is not a bin estimator: `bins` takes a positive integer, \
-                     increasing edges, or one of {}",
+                    "{s:?} is not a bin estimator: numpy's are {}",
                     Estimator::names()
                 ))
             })
@@ -136,12 +134,15 @@ impl FromStr for Estimator {
 pub const NUMPY_WEIGHTED_MESSAGE: &str =
     "Automated estimation of the number of bins is not supported for weighted data";
 
-/// The error for `bins=<estimator>` with weights, which numpy refuses.
+/// The error for an estimator with weights, which numpy refuses.
 pub fn weighted_error(estimator: Estimator) -> HistError {
-    HistError::InvalidArgument(format!(
-        "bins=\"{estimator}\" cannot be combined with `weights`: numpy estimates bin counts from \
-         unweighted data only ({NUMPY_WEIGHTED_MESSAGE}); pass a number of bins or explicit edges"
-    ))
+    HistError::argument(|s| {
+        format!(
+            "{} cannot be combined with `weights`: numpy estimates bin counts from unweighted \
+             data only ({NUMPY_WEIGHTED_MESSAGE}); pass a number of bins or explicit edges",
+            s.rule(estimator.name())
+        )
+    })
 }
 
 /// What an estimator decided.
@@ -199,161 +200,6 @@ impl Num {
 
 mod sealed;
 
-macro_rules! integer_sample {
-    ($($t:ty => $u:ty, $flip:expr),*) => {$(
-        impl sealed::Sample for $t {
-            const CLASS: Class = Class::Integer;
-            const KEY_BITS: u32 = <$t>::BITS;
-            #[inline(always)]
-            fn key(self) -> u64 {
-                // Signed values flip their sign bit to sort as unsigned.
-                ((self as $u ^ $flip) as u64) << (64 - <$t>::BITS)
-            }
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            #[inline(always)]
-            fn to_f32(self) -> f32 {
-                self as f32
-            }
-            #[inline(always)]
-            fn is_nan(self) -> bool {
-                false
-            }
-            #[inline(always)]
-            fn order(&self, other: &Self) -> Ordering {
-                self.cmp(other)
-            }
-            fn ptp(min: Self, max: Self) -> Num {
-                // The same width, unsigned: exact for every pair of values.
-                Num::F64((max as $u).wrapping_sub(min as $u) as f64)
-            }
-            fn lerp_diff(a: Self, b: Self) -> f64 {
-                // Integer arrays subtract in their own width and wrap (numpy 2.4 does not widen).
-                b.wrapping_sub(a) as f64
-            }
-            fn window(lo: f64, hi: f64) -> (Self, Self) {
-                // numpy compares integers as float64, a monotone cast: the kept ones are an
-                // interval, whose ends a search finds once instead of a cast per value.
-                let (min, max) = (<$t>::MIN as i128, <$t>::MAX as i128);
-                let first = first_where(min, max, |x| (x as $t) as f64 >= lo);
-                let past = first_where(min, max, |x| (x as $t) as f64 > hi);
-                match (first, past.unwrap_or(max + 1) - 1) {
-                    (Some(a), b) if a <= b => (a as $t, b as $t),
-                    _ => (<$t>::MAX, <$t>::MIN),
-                }
-            }
-            fn widened_span(v: Self) -> Num {
-                // An integer scalar minus a Python float is float64.
-                let v = v as f64;
-                Num::F64((v + 0.5) - (v - 0.5))
-            }
-            fn is_finite(self) -> bool {
-                true
-            }
-        }
-    )*};
-}
-integer_sample!(
-    i8 => u8, 1 << 7, i16 => u16, 1 << 15, i32 => u32, 1 << 31, i64 => u64, 1 << 63,
-    u8 => u8, 0, u16 => u16, 0, u32 => u32, 0, u64 => u64, 0
-);
-
-impl sealed::Sample for f32 {
-    const CLASS: Class = Class::Float32;
-    const KEY_BITS: u32 = 32;
-    #[inline(always)]
-    fn key(self) -> u64 {
-        let bits = self.to_bits();
-        let key = if bits >> 31 == 1 {
-            !bits
-        } else {
-            bits | 1 << 31
-        };
-        (key as u64) << 32
-    }
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    #[inline(always)]
-    fn to_f32(self) -> f32 {
-        self
-    }
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        self.is_nan()
-    }
-    #[inline(always)]
-    fn order(&self, other: &Self) -> Ordering {
-        self.partial_cmp(other)
-            .unwrap_or_else(|| self.total_cmp(other))
-    }
-    fn ptp(min: Self, max: Self) -> Num {
-        Num::F32(max - min)
-    }
-    fn lerp_diff(a: Self, b: Self) -> f64 {
-        (b - a) as f64
-    }
-    fn window(lo: f64, hi: f64) -> (Self, Self) {
-        // A Python float meets a float32 array as float32 (NEP 50).
-        (lo as f32, hi as f32)
-    }
-    fn widened_span(v: Self) -> Num {
-        Num::F32((v + 0.5) - (v - 0.5))
-    }
-    fn is_finite(self) -> bool {
-        self.is_finite()
-    }
-}
-
-impl sealed::Sample for f64 {
-    const CLASS: Class = Class::Float64;
-    const KEY_BITS: u32 = 64;
-    #[inline(always)]
-    fn key(self) -> u64 {
-        let bits = self.to_bits();
-        if bits >> 63 == 1 {
-            !bits
-        } else {
-            bits | 1 << 63
-        }
-    }
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self
-    }
-    #[inline(always)]
-    fn to_f32(self) -> f32 {
-        self as f32
-    }
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        self.is_nan()
-    }
-    #[inline(always)]
-    fn order(&self, other: &Self) -> Ordering {
-        self.partial_cmp(other)
-            .unwrap_or_else(|| self.total_cmp(other))
-    }
-    fn ptp(min: Self, max: Self) -> Num {
-        Num::F64(max - min)
-    }
-    fn lerp_diff(a: Self, b: Self) -> f64 {
-        b - a
-    }
-    fn window(lo: f64, hi: f64) -> (Self, Self) {
-        (lo, hi)
-    }
-    fn widened_span(v: Self) -> Num {
-        Num::F64((v + 0.5) - (v - 0.5))
-    }
-    fn is_finite(self) -> bool {
-        self.is_finite()
-    }
-}
-
 /// The number of equal bins `numpy.histogram(values, bins=estimator.name(), range=range)` uses.
 ///
 /// `values` are the column's valid values in its own type (NaN, if any, are skipped as the
@@ -393,19 +239,7 @@ pub fn equal_bin_count<'a, T: SampleValue>(
             let Some((min, max)) = sample.extremes else {
                 return Ok(one_bin());
             };
-            if !(min.is_finite() && max.is_finite()) {
-                return Err(HistError::InvalidArgument(format!(
-                    "the range taken from the data, [{}, {}], is not finite: pass \
-                     `range=(min, max)` to estimate bins for data with infinite values",
-                    min.to_f64(),
-                    max.to_f64()
-                )));
-            }
-            let delta = if min == max {
-                T::widened_span(min)
-            } else {
-                T::ptp(min, max)
-            };
+            let delta = data_span(min, max)?;
             (sample, delta)
         }
     };
@@ -434,6 +268,64 @@ pub fn equal_bin_count<'a, T: SampleValue>(
         bins,
         width: width.f64(),
         warning,
+    })
+}
+
+/// [`equal_bin_count`] for the estimators that need only the sample's size and extremes
+/// ("sturges", "rice" and "sqrt"), which a streaming pass over data larger than memory finds:
+/// `n` values whose `(min, max)` are `extremes` (`None` when `n` is 0), counted as
+/// [`equal_bin_count`] counts its sample (NaN left out; with a `range`, only the values in it,
+/// compared as numpy compares them). `None` for the estimators that need every value.
+pub fn equal_bin_count_from_extremes<T: SampleValue>(
+    estimator: Estimator,
+    n: usize,
+    extremes: Option<(T, T)>,
+    range: Option<(f64, f64)>,
+) -> HistResult<Option<Estimate>> {
+    let width_of = match estimator {
+        Estimator::Sqrt => sqrt_width,
+        Estimator::Sturges => sturges_width,
+        Estimator::Rice => rice_width,
+        _ => return Ok(None),
+    };
+    let delta = match (range, extremes) {
+        (Some(range), _) => {
+            let (lo, hi) = outer_edges(range)?;
+            Num::F64(hi - lo)
+        }
+        (None, Some((min, max))) => data_span(min, max)?,
+        (None, None) => return Ok(Some(one_bin())),
+    };
+    let Some((min, max)) = extremes.filter(|_| n > 0) else {
+        return Ok(Some(one_bin()));
+    };
+    let width = width_of(n, T::ptp(min, max));
+    let bins = count_from_width(estimator, width, delta, T::CLASS == Class::Integer)?;
+    Ok(Some(Estimate {
+        bins,
+        width: width.f64(),
+        warning: None,
+    }))
+}
+
+/// numpy's span of equal bins over the data's extremes: `max - min` in the data's type, or a
+/// width of 1 around a single value; refused when not finite.
+fn data_span<T: SampleValue>(min: T, max: T) -> HistResult<Num> {
+    if !(min.is_finite() && max.is_finite()) {
+        return Err(HistError::argument(|s| {
+            format!(
+                "the range taken from the data, [{}, {}], is not finite: pass {} to estimate \
+                 bins for data with infinite values",
+                min.to_f64(),
+                max.to_f64(),
+                s.range()
+            )
+        }));
+    }
+    Ok(if min == max {
+        T::widened_span(min)
+    } else {
+        T::ptp(min, max)
     })
 }
 
@@ -555,22 +447,28 @@ fn count_from_width(
         Num::F64(r) => r.ceil(),
     };
     if !count.is_finite() || count < 1.0 {
-        return Err(HistError::InvalidArgument(format!(
-            "bins=\"{estimator}\" finds no bin count for this data: a bin width of {} over a span \
-             of {} gives {} bins in {} (numpy fails here too); pass a number of bins or a \
-             narrower `range`",
-            show(width.f64()),
-            show(delta.f64()),
-            show(count),
-            ratio.precision()
-        )));
+        return Err(HistError::argument(|s| {
+            format!(
+                "{} finds no bin count for this data: a bin width of {} over a span of {} gives \
+                 {} bins in {} (numpy fails here too); pass a number of bins or a narrower \
+                 `range`",
+                s.rule(estimator.name()),
+                show(width.f64()),
+                show(delta.f64()),
+                show(count),
+                ratio.precision()
+            )
+        }));
     }
     if count > MAX_BINS as f64 {
-        return Err(HistError::InvalidArgument(format!(
-            "bins=\"{estimator}\" estimates {} bins for this data, more than the {MAX_BINS} a \
-             histogram can hold; pass a number of bins or a narrower `range`",
-            show(count)
-        )));
+        return Err(HistError::argument(|s| {
+            format!(
+                "{} estimates {} bins for this data, more than the {MAX_BINS} a histogram can \
+                 hold; pass a number of bins or a narrower `range`",
+                s.rule(estimator.name()),
+                show(count)
+            )
+        }));
     }
     Ok(count as usize)
 }

@@ -3,6 +3,26 @@
 
 use super::*;
 
+// "sqrt", "sturges" and "rice" need only the sample's size and span (`ptp`): a streaming pass
+// over data larger than memory finds both (`equal_bin_count_from_extremes`).
+
+pub(super) fn sqrt_width(n: usize, ptp: Num) -> Num {
+    Num::F64(ptp.f64() / (n as f64).sqrt())
+}
+
+pub(super) fn sturges_width(n: usize, ptp: Num) -> Num {
+    Num::F64(ptp.f64() / ((n as f64).log2() + 1.0))
+}
+
+pub(super) fn rice_width(n: usize, ptp: Num) -> Num {
+    // `2.0 * x.size ** (1.0 / 3)` is a Python float: float32 data divides in float32.
+    let by = 2.0 * python_pow(n as f64, 1.0 / 3.0);
+    match ptp {
+        Num::F32(p) => Num::F32(p / by as f32),
+        Num::F64(p) => Num::F64(p / by),
+    }
+}
+
 /// The sample an estimator sees (numpy's `a`, cut to the range) and its extremes.
 pub(super) struct Sample<'a, T: SampleValue> {
     pub(super) values: Cow<'a, [T]>,
@@ -37,20 +57,15 @@ impl<'a, T: SampleValue> Sample<'a, T> {
     }
 
     pub(super) fn sqrt(&self) -> Num {
-        Num::F64(self.ptp().f64() / (self.n() as f64).sqrt())
+        sqrt_width(self.n(), self.ptp())
     }
 
     pub(super) fn sturges(&self) -> Num {
-        Num::F64(self.ptp().f64() / ((self.n() as f64).log2() + 1.0))
+        sturges_width(self.n(), self.ptp())
     }
 
     pub(super) fn rice(&self) -> Num {
-        // `2.0 * x.size ** (1.0 / 3)` is a Python float: float32 data divides in float32.
-        let by = 2.0 * python_pow(self.n() as f64, 1.0 / 3.0);
-        match self.ptp() {
-            Num::F32(p) => Num::F32(p / by as f32),
-            Num::F64(p) => Num::F64(p / by),
-        }
+        rice_width(self.n(), self.ptp())
     }
 
     pub(super) fn scott(&self) -> Num {
@@ -117,25 +132,34 @@ impl<'a, T: SampleValue> Sample<'a, T> {
         }
         if ptp.f64().is_infinite() {
             // numpy's histograms then index with NaN and fail.
-            return Err(HistError::InvalidArgument(format!(
-                "bins=\"stone\" cannot estimate a bin count for this data: its span, max - min, \
-                 overflows {} (numpy fails here too); pass a number of bins",
-                ptp.precision()
-            )));
+            return Err(HistError::argument(|s| {
+                format!(
+                    "{} cannot estimate a bin count for this data: its span, max - min, \
+                     overflows {} (numpy fails here too); pass a number of bins",
+                    s.rule("stone"),
+                    ptp.precision()
+                )
+            }));
         }
         let upper = 100.max((n as f64).sqrt() as usize);
         let mut jhat = |bins: usize| -> HistResult<f64> {
             let hh = ptp.div_count(bins).f64();
             let counts = histogram(bins).map_err(|e| match e {
-                HistError::InvalidArgument(why) => HistError::InvalidArgument(format!(
-                    "bins=\"stone\" compares histograms of 1 to {upper} bins, and the one of \
-                     {bins} bins fails: {why}"
-                )),
+                HistError::InvalidArgument(_) | HistError::Argument { .. } => {
+                    HistError::argument(|s| {
+                        format!(
+                            "{} compares histograms of 1 to {upper} bins, and the one of {bins} \
+                             bins fails: {}",
+                            s.rule("stone"),
+                            e.message(s)
+                        )
+                    })
+                }
                 other => other,
             })?;
             if counts.len() != bins {
-                return Err(HistError::InvalidArgument(format!(
-                    "bins=\"stone\": the histogram for {bins} bins has {} counts",
+                return Err(HistError::Internal(format!(
+                    "the \"stone\" estimator: the histogram for {bins} bins has {} counts",
                     counts.len()
                 )));
             }

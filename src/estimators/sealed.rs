@@ -2,6 +2,8 @@
 
 use std::cmp::Ordering;
 
+use super::first_where;
+
 /// How a column's type computes, as far as numpy's statistics care.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
@@ -41,4 +43,161 @@ pub trait Sample: Copy + PartialOrd + Send + Sync + 'static {
     fn widened_span(v: Self) -> Num;
     /// Whether the value is finite (numpy refuses an infinite range taken from the data).
     fn is_finite(self) -> bool;
+}
+
+// The implementations: integers of every width, float32 and float64.
+
+macro_rules! integer_sample {
+    ($($t:ty => $u:ty, $flip:expr),*) => {$(
+        impl Sample for $t {
+            const CLASS: Class = Class::Integer;
+            const KEY_BITS: u32 = <$t>::BITS;
+            #[inline(always)]
+            fn key(self) -> u64 {
+                // Signed values flip their sign bit to sort as unsigned.
+                ((self as $u ^ $flip) as u64) << (64 - <$t>::BITS)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn to_f32(self) -> f32 {
+                self as f32
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                false
+            }
+            #[inline(always)]
+            fn order(&self, other: &Self) -> Ordering {
+                self.cmp(other)
+            }
+            fn ptp(min: Self, max: Self) -> Num {
+                // The same width, unsigned: exact for every pair of values.
+                Num::F64((max as $u).wrapping_sub(min as $u) as f64)
+            }
+            fn lerp_diff(a: Self, b: Self) -> f64 {
+                // Integer arrays subtract in their own width and wrap (numpy 2.4 does not widen).
+                b.wrapping_sub(a) as f64
+            }
+            fn window(lo: f64, hi: f64) -> (Self, Self) {
+                // numpy compares integers as float64, a monotone cast: the kept ones are an
+                // interval, whose ends a search finds once instead of a cast per value.
+                let (min, max) = (<$t>::MIN as i128, <$t>::MAX as i128);
+                let first = first_where(min, max, |x| (x as $t) as f64 >= lo);
+                let past = first_where(min, max, |x| (x as $t) as f64 > hi);
+                match (first, past.unwrap_or(max + 1) - 1) {
+                    (Some(a), b) if a <= b => (a as $t, b as $t),
+                    _ => (<$t>::MAX, <$t>::MIN),
+                }
+            }
+            fn widened_span(v: Self) -> Num {
+                // An integer scalar minus a Python float is float64.
+                let v = v as f64;
+                Num::F64((v + 0.5) - (v - 0.5))
+            }
+            fn is_finite(self) -> bool {
+                true
+            }
+        }
+    )*};
+}
+integer_sample!(
+    i8 => u8, 1 << 7, i16 => u16, 1 << 15, i32 => u32, 1 << 31, i64 => u64, 1 << 63,
+    u8 => u8, 0, u16 => u16, 0, u32 => u32, 0, u64 => u64, 0
+);
+
+impl Sample for f32 {
+    const CLASS: Class = Class::Float32;
+    const KEY_BITS: u32 = 32;
+    #[inline(always)]
+    fn key(self) -> u64 {
+        let bits = self.to_bits();
+        let key = if bits >> 31 == 1 {
+            !bits
+        } else {
+            bits | 1 << 31
+        };
+        (key as u64) << 32
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        self.is_nan()
+    }
+    #[inline(always)]
+    fn order(&self, other: &Self) -> Ordering {
+        self.partial_cmp(other)
+            .unwrap_or_else(|| self.total_cmp(other))
+    }
+    fn ptp(min: Self, max: Self) -> Num {
+        Num::F32(max - min)
+    }
+    fn lerp_diff(a: Self, b: Self) -> f64 {
+        (b - a) as f64
+    }
+    fn window(lo: f64, hi: f64) -> (Self, Self) {
+        // A Python float meets a float32 array as float32 (NEP 50).
+        (lo as f32, hi as f32)
+    }
+    fn widened_span(v: Self) -> Num {
+        Num::F32((v + 0.5) - (v - 0.5))
+    }
+    fn is_finite(self) -> bool {
+        self.is_finite()
+    }
+}
+
+impl Sample for f64 {
+    const CLASS: Class = Class::Float64;
+    const KEY_BITS: u32 = 64;
+    #[inline(always)]
+    fn key(self) -> u64 {
+        let bits = self.to_bits();
+        if bits >> 63 == 1 {
+            !bits
+        } else {
+            bits | 1 << 63
+        }
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        self.is_nan()
+    }
+    #[inline(always)]
+    fn order(&self, other: &Self) -> Ordering {
+        self.partial_cmp(other)
+            .unwrap_or_else(|| self.total_cmp(other))
+    }
+    fn ptp(min: Self, max: Self) -> Num {
+        Num::F64(max - min)
+    }
+    fn lerp_diff(a: Self, b: Self) -> f64 {
+        b - a
+    }
+    fn window(lo: f64, hi: f64) -> (Self, Self) {
+        (lo, hi)
+    }
+    fn widened_span(v: Self) -> Num {
+        Num::F64((v + 0.5) - (v - 0.5))
+    }
+    fn is_finite(self) -> bool {
+        self.is_finite()
+    }
 }

@@ -246,10 +246,16 @@ fn names_parse_print_and_serialize_as_numpy_spells_them() {
 
 #[test]
 fn weights_are_refused_with_numpy_reason() {
-    let msg = weighted_error(Estimator::Fd).to_string();
+    let err = weighted_error(Estimator::Fd);
+    let msg = err.to_string();
     assert!(
-        msg.contains("bins=\"fd\"") && msg.contains(NUMPY_WEIGHTED_MESSAGE),
+        msg.contains("`Bins::Rule(BinRule::Fd)`") && msg.contains(NUMPY_WEIGHTED_MESSAGE),
         "{msg}"
+    );
+    let python = err.message(crate::error::Spelling::Python);
+    assert!(
+        python.contains("`bins=\"fd\"`") && !python.contains("BinRule"),
+        "{python}"
     );
 }
 
@@ -307,7 +313,10 @@ fn a_span_that_overflows_is_an_error_not_a_count() {
         Estimator::Doane,
     ] {
         let err = estimate(e, &x, None).unwrap_err().to_string();
-        assert!(err.contains(&format!("bins=\"{e}\"")), "{err}");
+        assert!(
+            err.contains(&format!("`Bins::Rule(BinRule::{e:?})`")),
+            "{err}"
+        );
     }
     // A width far below the span asks for more bins than a histogram holds (numpy: "Maximum
     // allowed size exceeded").
@@ -505,4 +514,42 @@ fn integer_windows_keep_what_numpy_keeps() {
         )*};
     }
     each!(i8, i16, i32, i64, u8, u16, u32, u64);
+}
+
+#[test]
+fn extremes_alone_give_the_counts_of_the_whole_sample() {
+    // What a streaming pass finds (size, min, max of the values counted) is all "sturges",
+    // "rice" and "sqrt" need: the same count as from every value, per type and range.
+    fn check<T: SampleValue + Copy>(values: &[T], range: Option<(f64, f64)>, kept: &[T]) {
+        let extremes = kept.iter().fold(None, |acc: Option<(T, T)>, &x| match acc {
+            None => Some((x, x)),
+            Some((lo, hi)) => Some((
+                if x.order(&lo).is_lt() { x } else { lo },
+                if x.order(&hi).is_gt() { x } else { hi },
+            )),
+        });
+        for e in [Estimator::Sturges, Estimator::Rice, Estimator::Sqrt] {
+            let whole = equal_bin_count(e, values, range, &mut no_histogram).unwrap();
+            let summary = equal_bin_count_from_extremes(e, kept.len(), extremes, range)
+                .unwrap()
+                .unwrap();
+            assert_eq!(summary, whole, "{e} over {range:?}");
+        }
+        let fd = equal_bin_count_from_extremes(Estimator::Fd, kept.len(), extremes, range);
+        assert!(fd.unwrap().is_none());
+    }
+    let f32s: Vec<f32> = (0..1000).map(|i| (i as f32 * 0.37).sin() * 1e3).collect();
+    check(&f32s, None, &f32s);
+    let window: Vec<f32> = f32s
+        .iter()
+        .copied()
+        .filter(|&x| (-10.0..=500.0).contains(&x))
+        .collect();
+    check(&f32s, Some((-10.0, 500.0)), &window);
+    let i8s: Vec<i8> = (0..300).map(|i| (i % 251) as i8).collect();
+    check(&i8s, None, &i8s);
+    let u64s = [u64::MAX, 0, 17];
+    check(&u64s, None, &u64s);
+    check::<f64>(&[], None, &[]);
+    check(&[2.5f64; 7], None, &[2.5f64; 7]);
 }

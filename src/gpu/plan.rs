@@ -13,11 +13,14 @@ use crate::job::Axis;
 
 /// Why a Float16 column is not counted on the GPU.
 pub fn float16_on_cpu() -> HistError {
-    HistError::InvalidArgument(
-        "Float16 columns are binned on the CPU (numpy's float16 arithmetic): use \
-         device=\"cpu\" or \"auto\", or cast the column to Float32"
-            .into(),
-    )
+    HistError::argument(|s| {
+        format!(
+            "Float16 columns are binned on the CPU (numpy's float16 arithmetic): use {} or {}, or \
+             cast the column to Float32",
+            s.device("cpu"),
+            s.device("auto")
+        )
+    })
 }
 
 /// What the plan needs to know of a device.
