@@ -6,7 +6,7 @@ use polars::prelude::*;
 use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_polars::derive::polars_expr;
-use pyo3_polars::{PolarsAllocator, PyDataType, PySeries};
+use pyo3_polars::{PolarsAllocator, PySeries};
 
 use crate::error::{guarded, HistError, HistResult};
 use crate::options::{HistogramDdOptions, HistogramOptions};
@@ -29,17 +29,33 @@ fn histogram(inputs: &[Series], kwargs: HistogramOptions) -> PolarsResult<Series
     crate::histogram(&inputs[0], inputs.get(1), &kwargs)
 }
 
-fn histogram_by_field(inputs: &[Field], options: HistogramOptions) -> PolarsResult<Field> {
+/// `histogram_by`'s kwargs: the options, and the key's name as the query names it (inside
+/// `group_by().agg()` and `over()` Polars hands the plugin the key without its name).
+#[derive(serde::Deserialize)]
+struct ByKwargs {
+    options: HistogramOptions,
+    key: Option<String>,
+}
+
+fn histogram_by_field(inputs: &[Field], kwargs: ByKwargs) -> PolarsResult<Field> {
     let x = &inputs[0];
+    let key = match kwargs.key {
+        Some(name) => Field::new(name.into(), inputs[1].dtype().clone()),
+        None => inputs[1].clone(),
+    };
     let dtype =
-        crate::histogram_by_dtype(x.dtype(), &inputs[1], inputs.len() > 2, options.density)?;
+        crate::histogram_by_dtype(x.dtype(), &key, inputs.len() > 2, kwargs.options.density)?;
     Ok(Field::new(x.name().clone(), dtype))
 }
 
 /// `inputs`: the column, the group key, then optionally the weights.
 #[polars_expr(output_type_func_with_kwargs=histogram_by_field)]
-fn histogram_by(inputs: &[Series], kwargs: HistogramOptions) -> PolarsResult<Series> {
-    crate::histogram_by(&inputs[0], &inputs[1], inputs.get(2), &kwargs)
+fn histogram_by(inputs: &[Series], kwargs: ByKwargs) -> PolarsResult<Series> {
+    let mut keys = inputs[1].clone();
+    if let Some(name) = kwargs.key {
+        keys.rename(name.into());
+    }
+    crate::histogram_by(&inputs[0], &keys, inputs.get(2), &kwargs.options)
 }
 
 /// `histogramdd`'s kwargs: the options, and whether the last input is the weights.
@@ -114,12 +130,13 @@ fn gpu_info() -> String {
     }
 }
 
-/// Which backend and kernel would run, and why (see `polars_gpu_hist.explain`).
+/// Which backend and kernel would run, and why (see `polars_gpu_hist.explain`). The dtype comes
+/// as an empty Series of it: every dtype crosses as a Series, not every one as a dtype.
 #[pyfunction]
 #[pyo3(signature = (dtype, rows, pickled_options, weighted, location))]
 fn explain(
     py: Python<'_>,
-    dtype: PyDataType,
+    dtype: PySeries,
     rows: u64,
     pickled_options: &[u8],
     weighted: bool,
@@ -133,7 +150,7 @@ fn explain(
         other => return Err(PyValueError::new_err(format!("unknown location {other:?}"))),
     };
     call(py, "explain", || {
-        crate::explain(&dtype.0, rows, &opts, weighted, location)
+        crate::explain(dtype.0.dtype(), rows, &opts, weighted, location)
     })
 }
 
@@ -309,7 +326,8 @@ fn histogram_cuda_counts(
                 None,
             ),
             None => {
-                let host = Float64Chunked::from_vec("edges".into(), spec.edges_f64());
+                let edges = call(py, "edges", || spec.edges_f64())?;
+                let host = Float64Chunked::from_vec("edges".into(), edges);
                 (None, Some(PySeries(host.into_series())))
             }
         });

@@ -138,7 +138,7 @@ pub(crate) fn weights_f64(len: usize, weights: &Series) -> HistResult<Series> {
     if temporal || dtype::reading(weights.dtype()).is_err() {
         return Err(HistError::InvalidArgument(format!(
             "`weights` must be numeric, got dtype {}: cast them to a number",
-            weights.dtype()
+            dtype::name(weights.dtype())
         )));
     }
     Ok(weights.cast(&DataType::Float64)?)

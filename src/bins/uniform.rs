@@ -4,6 +4,7 @@
 use std::sync::OnceLock;
 
 use crate::bins::Closed;
+use crate::error::HistResult;
 
 /// The float type a bin rule computes in.
 pub trait BinFloat:
@@ -147,24 +148,31 @@ impl Linspace {
 pub(crate) const PARALLEL_LEN: usize = 1 << 16;
 
 /// `[f(0), ..., f(len - 1)]`, on every core when `len` is large: each value is computed on
-/// its own, so the result does not depend on the split.
-pub(crate) fn table<T: Send>(len: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+/// its own, so the result does not depend on the split. An out-of-memory error, not an abort,
+/// when `len` values do not fit.
+pub(crate) fn table<T: Send>(
+    len: usize,
+    f: impl Fn(usize) -> T + Sync + Send,
+) -> HistResult<Vec<T>> {
     use rayon::prelude::*;
+    let mut out = crate::alloc::with_capacity(len)?;
     if len < PARALLEL_LEN {
-        (0..len).map(f).collect()
+        out.extend((0..len).map(f));
     } else {
-        (0..len)
-            .into_par_iter()
-            .with_min_len(1 << 14)
-            .map(f)
-            .collect()
+        // An indexed parallel iterator writes into the reserved room: no other allocation.
+        out.par_extend((0..len).into_par_iter().with_min_len(1 << 14).map(f));
     }
+    Ok(out)
 }
 
 /// numpy's `linspace(start, stop, n + 1)` computed in `P`: `i * ((stop - start) / n) + start`,
 /// with the last edge set to `stop`; and that formula, unless the step underflows to 0 or the
 /// span overflows.
-pub fn linspace<P: BinFloat>(start: P, stop: P, n: usize) -> (Vec<P>, Option<Linspace>) {
+pub fn linspace<P: BinFloat>(
+    start: P,
+    stop: P,
+    n: usize,
+) -> HistResult<(Vec<P>, Option<Linspace>)> {
     linspace_as(start, stop, n)
 }
 
@@ -174,7 +182,7 @@ pub fn linspace_as<P: BinFloat, F: BinFloat>(
     start: P,
     stop: P,
     n: usize,
-) -> (Vec<F>, Option<Linspace>) {
+) -> HistResult<(Vec<F>, Option<Linspace>)> {
     let delta = stop - start;
     let div = P::from_usize(n);
     let step = delta / div;
@@ -185,13 +193,13 @@ pub fn linspace_as<P: BinFloat, F: BinFloat>(
         let edges = table(n + 1, |i| {
             let t = P::from_usize(i) / div;
             to_f(start - start * t + stop * t)
-        });
+        })?;
         (edges, None)
     } else if step.to_f64() == 0.0 {
-        let edges = table(n + 1, |i| to_f(P::from_usize(i) / div * delta + start));
+        let edges = table(n + 1, |i| to_f(P::from_usize(i) / div * delta + start))?;
         (edges, None)
     } else {
-        let edges = table(n + 1, |i| to_f(P::from_usize(i) * step + start));
+        let edges = table(n + 1, |i| to_f(P::from_usize(i) * step + start))?;
         let formula = Linspace {
             start: start.to_f64(),
             step: step.to_f64(),
@@ -200,10 +208,23 @@ pub fn linspace_as<P: BinFloat, F: BinFloat>(
         (edges, Some(formula))
     };
     edges[n] = to_f(stop);
-    (edges, formula)
+    Ok((edges, formula))
 }
 
 impl<F: BinFloat> UniformBins<F> {
+    /// A copy, or an out-of-memory error.
+    pub fn try_clone(&self) -> HistResult<Self> {
+        Ok(UniformBins {
+            edges: crate::alloc::copied(&self.edges)?,
+            closed: self.closed,
+            estimate: self.estimate,
+            scale: self.scale,
+            origin: self.origin,
+            linspace: self.linspace,
+            proof: self.proof.clone(),
+        })
+    }
+
     /// numpy's bins (`numpy.histogram`).
     pub fn numpy(edges: Vec<F>, estimate: Estimate, linspace: Option<Linspace>) -> Self {
         UniformBins {
