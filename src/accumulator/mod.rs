@@ -440,8 +440,20 @@ impl Histogram {
 /// a state that asks for more memory than there is is an out-of-memory error.
 #[cfg(feature = "python")]
 pub(crate) fn from_pickle(bytes: &[u8]) -> HistResult<Histogram> {
-    let state: state::State = serde_pickle::from_slice(bytes, Default::default())
-        .map_err(|e| HistError::InvalidArgument(format!("not a serialized Histogram: {e}")))?;
+    let state: state::State = serde_pickle::from_slice(bytes, Default::default()).map_err(|e| {
+        // Out of memory while serde_pickle reads the bytes, or while the counts are made
+        // (`alloc` says so in its message).
+        let oom = match &e {
+            serde_pickle::Error::Io(io) => io.kind() == std::io::ErrorKind::OutOfMemory,
+            other => other
+                .to_string()
+                .contains("out of memory: could not allocate"),
+        };
+        match oom {
+            true => HistError::OutOfMemory(bytes.len()),
+            false => HistError::InvalidArgument(format!("not a serialized Histogram: {e}")),
+        }
+    })?;
     Histogram::try_from(state)
 }
 

@@ -77,11 +77,11 @@ impl<'de> Deserialize<'de> for ExactCounts {
                 if !b.len().is_multiple_of(8) {
                     return Err(E::custom("counts bytes are not a whole number of u64s"));
                 }
+                let counts = b
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
                 Ok(ExactCounts {
-                    counts: b
-                        .chunks_exact(8)
-                        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-                        .collect(),
+                    counts: crate::alloc::collected(counts).map_err(E::custom)?,
                     listed: false,
                 })
             }
