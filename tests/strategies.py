@@ -161,6 +161,12 @@ def with_edge_values(values: np.ndarray, edges: np.ndarray, rng: np.random.Gener
     return np.concatenate([values, picks])
 
 
+def two_edges(e0: float) -> list[float]:
+    """Two finite, increasing edges from one (below it at the top of float64)."""
+    e1 = e0 + max(1.0, abs(e0) * 2.0**-50)
+    return [e0, e1] if np.isfinite(e1) else [e0 - abs(e0) * 2.0**-50, e0]
+
+
 def to_series(
     values: np.ndarray, pl_dtype: Any, null_mask: np.ndarray, n_chunks: int, name: str = "x"
 ) -> pl.Series:
@@ -202,8 +208,7 @@ def cases(
         )
         edges = sorted(set(draw(st.lists(anchors, min_size=2, max_size=40))))
         if len(edges) < 2:
-            e0 = edges[0] if edges else 0.0
-            edges = [e0, e0 + max(1.0, abs(e0) * 2.0**-50)]
+            edges = two_edges(edges[0] if edges else 0.0)
         bins: int | list[float] = edges
         rng_arg = None
         numpy_edges = np.array(edges)
@@ -305,6 +310,14 @@ class NdCase:
     def names(self) -> list[str]:
         return [c for c in self.frame.columns if c != "w"]
 
+    @property
+    def exact_weights(self) -> bool:
+        """Whether every weighted sum is exact in any order (integer weights)."""
+        if not self.weighted or self.frame["w"].dtype.is_integer():
+            return True
+        w = self.frame["w"].drop_nulls().to_numpy()
+        return bool(np.isfinite(w).all() and (w == np.round(w)).all())
+
     def numpy(self, density: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
         """numpy.histogramdd over the rows with no null. numpy refuses NaN where a range comes
         from the data; the package takes that range from the column's other values (a NaN
@@ -352,13 +365,15 @@ def nd_cases(draw: st.DrawFn, weighted: bool = False, max_size: int = 200) -> Nd
             cuts = draw(st.lists(st.floats(lo - 1, hi + 1), min_size=2, max_size=12))
             edges = sorted({*cuts, *(float(v) for v in finite[:3])})
             if len(edges) < 2:
-                edges = [edges[0], edges[0] + max(1.0, abs(edges[0]) * 2.0**-50)]
+                edges = two_edges(edges[0])
             bins.append(edges)
             ranges.append(None)
             values = with_edge_values(values, np.array(edges), rng)[:size]
         else:
             bins.append(draw(st.sampled_from([1, 2, 3, 7, 16, 50])))
-            if kind == "range":
+            if kind == "range" and draw(st.integers(0, 3)) == 0:
+                ranges.append(draw(limit_ranges()))
+            elif kind == "range":
                 a, b = sorted(draw(st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=2)))
                 ranges.append((a, b))
             else:
@@ -369,8 +384,8 @@ def nd_cases(draw: st.DrawFn, weighted: bool = False, max_size: int = 200) -> Nd
         )
     frame = pl.DataFrame(columns)
     if weighted:
-        w = rng.integers(-3, 10, size=size).astype(np.float64)
-        frame = frame.with_columns(w=to_series(w, pl.Float64, rng.random(size) < 0.1, 2, "w"))
+        w, w_dtype = draw(weight_values(size, rng))
+        frame = frame.with_columns(w=to_series(w, w_dtype, rng.random(size) < 0.1, 2, "w"))
     use_range = ranges if any(r is not None for r in ranges) else None
     return NdCase(frame, bins, use_range, weighted)
 
@@ -400,6 +415,9 @@ def by_cases(draw: st.DrawFn) -> tuple[pl.DataFrame, dict[str, Any]]:
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
     if draw(st.booleans()):
         kwargs: dict[str, Any] = {"bins": sorted({lo - 1, (lo + hi) / 2, hi + 1})}
+    elif draw(st.integers(0, 4)) == 0:
+        # Ranges near the float limits: a Float32 column with a float64-only range included.
+        kwargs = {"bins": draw(st.sampled_from([1, 4, 10])), "range": draw(limit_ranges())}
     else:
         kwargs = {"bins": draw(st.sampled_from([1, 4, 10])), "range": (lo, hi)}
     kwargs["closed"] = draw(st.sampled_from(["left", "right"]))

@@ -425,6 +425,10 @@ impl<F: BinFloat> UniformBins<F> {
     ///   to `n - 1 <= b + 1`), which is `n <= v < n + 1`.
     ///
     /// `tests::the_float_proof_is_the_estimates_own` holds it to the estimate bin by bin.
+    ///
+    /// An infinite estimate is `x - lo` overflowing float32 (a span wider than float32 holds):
+    /// numpy's index is then garbage and it fails (IndexError), so no answer of numpy's is at
+    /// stake there and the edge bin stands (README: values placed by the edges alone).
     #[inline(always)]
     pub(super) fn estimate_is_near(&self, b: usize) -> bool {
         let n = self.len();
@@ -432,7 +436,8 @@ impl<F: BinFloat> UniformBins<F> {
         let last = self.numpy_estimate_unrounded(self.last_of(b));
         let first_ok = (b <= 1) | (first >= b.saturating_sub(1) as f64);
         let clamped = (b + 2 >= n) & (last >= n as f64) & (last < (n + 1) as f64);
-        let last_ok = (last < (b + 2) as f64) | last.is_nan() | clamped;
+        let overflows = last == f64::INFINITY;
+        let last_ok = (last < (b + 2) as f64) | last.is_nan() | clamped | overflows;
         first_ok & last_ok
     }
 
