@@ -119,6 +119,22 @@ def test_float32_column_with_a_range_wider_than_float32() -> None:
     assert h.counts.tolist() == expected.tolist()
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_float32_span_wider_than_float32_places_values_by_the_edges() -> None:
+    m = float(np.finfo(np.float32).max)
+    edges = np.histogram_bin_edges(np.zeros(1, np.float32), 5, range=(-m, m))
+    # Just below, on and above numpy's float32 edges, near both ends of float32.
+    x = np.concatenate([edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf)])
+    x = x.astype(np.float32)
+    with pytest.raises(IndexError):  # numpy's float32 `x - min` overflows
+        np.histogram(x, 5, range=(-m, m))
+    got = gh.histogram(x, 5, range=(-m, m), device="cpu")
+    inside = x[(x >= edges[0]) & (x <= edges[-1])]
+    index = np.minimum(np.searchsorted(edges, inside, side="right") - 1, 4)
+    assert got["count"].to_list() == np.bincount(index, minlength=5).tolist()
+    assert got["bin_start"].to_list() == edges[:-1].astype(np.float64).tolist()
+
+
 def test_a_range_wider_than_float64_keeps_finite_edges_and_counts_everything() -> None:
     out = gh.histogram(pl.Series([-1e308, 0.0, 1e308]), 1, range=(-1e308, 1.5e308), device="cpu")
     assert out["count"].to_list() == [3]
