@@ -118,16 +118,16 @@ pub(crate) fn call<T: Send>(
 /// Whether a GPU can be used (a driver, a device and a context).
 #[pyfunction]
 fn gpu_available() -> bool {
-    crate::gpu::available()
+    guarded("gpu_available", || Ok(crate::gpu::available())).unwrap_or(false)
 }
 
 /// The GPU's properties as the plan sees them, or why there is no GPU.
 #[pyfunction]
 fn gpu_info() -> String {
-    match crate::gpu::get() {
-        Ok(gpu) => format!("{:?}", gpu.props),
-        Err(e) => e.to_string(),
-    }
+    guarded("gpu_info", || {
+        crate::gpu::get().map(|gpu| format!("{:?}", gpu.props))
+    })
+    .unwrap_or_else(|e| e.to_string())
 }
 
 /// Which backend and kernel would run, and why (see `polars_gpu_hist.explain`). The dtype comes
@@ -367,21 +367,24 @@ fn is_pinned(py: Python<'_>, series: PySeries) -> PyResult<bool> {
 
 /// Drops every pin.
 #[pyfunction]
-fn unpin_all() {
-    crate::gpu::pin::clear()
+fn unpin_all(py: Python<'_>) -> PyResult<()> {
+    call(py, "unpin", || {
+        crate::gpu::pin::clear();
+        Ok(())
+    })
 }
 
 /// (pinned columns, their device bytes).
 #[pyfunction]
-fn pinned() -> (usize, usize) {
-    crate::gpu::pin::usage()
+fn pinned(py: Python<'_>) -> PyResult<(usize, usize)> {
+    call(py, "pinned", || Ok(crate::gpu::pin::usage()))
 }
 
 /// Uses the prebuilt kernels at `path` (a bundle shipped in the wheel); the number it holds
 /// for these kernel sources.
 #[pyfunction]
 fn set_kernel_bundle(path: std::path::PathBuf) -> PyResult<usize> {
-    crate::gpu::bundle::load(&path).map_err(to_py)
+    guarded("set_kernel_bundle", || crate::gpu::bundle::load(&path)).map_err(to_py)
 }
 
 /// Compiles the common kernels for `archs` (e.g. [80, 90]) into a bundle at `path` (NVRTC, no
