@@ -47,13 +47,23 @@ impl Counts {
         }
     }
 
-    /// Adds `other` bin by bin; exact counts past 2^64 - 1 are an error, never a wrap.
+    /// A copy, or an out-of-memory error.
+    pub fn try_clone(&self) -> HistResult<Counts> {
+        Ok(match self {
+            Counts::Exact(c) => Counts::Exact(crate::alloc::copied(c)?),
+            Counts::Weighted(s) => Counts::Weighted(crate::alloc::copied(s)?),
+        })
+    }
+
+    /// Adds `other` bin by bin; exact counts past 2^64 - 1 are an error, never a wrap, and
+    /// leave `self` as it was (checked before anything is added).
     pub fn add(&mut self, other: &Counts) -> HistResult<()> {
         match (self, other) {
             (Counts::Exact(a), Counts::Exact(b)) if a.len() == b.len() => {
-                for (x, &y) in a.iter_mut().zip(b) {
-                    *x = x.checked_add(y).ok_or(HistError::Overflow)?;
+                if a.iter().zip(b).any(|(x, &y)| x.checked_add(y).is_none()) {
+                    return Err(HistError::Overflow);
                 }
+                a.iter_mut().zip(b).for_each(|(x, &y)| *x += y);
                 Ok(())
             }
             (Counts::Weighted(a), Counts::Weighted(b)) if a.len() == b.len() => {
@@ -67,14 +77,7 @@ impl Counts {
     }
 }
 
-/// A zeroed vector of `n` values, or an out-of-memory error.
-pub fn zeroed<T: Default + Clone>(n: usize) -> HistResult<Vec<T>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| HistError::OutOfMemory(n.saturating_mul(std::mem::size_of::<T>())))?;
-    v.resize(n, T::default());
-    Ok(v)
-}
+pub use crate::alloc::zeroed;
 
 #[cfg(test)]
 mod tests {
@@ -85,16 +88,18 @@ mod tests {
         let mut a = Counts::Exact(vec![u64::MAX - 1, 0]);
         assert!(a.add(&Counts::Exact(vec![1, 1])).is_ok());
         assert!(matches!(
-            a.add(&Counts::Exact(vec![1, 0])),
+            a.add(&Counts::Exact(vec![0, 1]).try_clone().unwrap()),
+            Ok(())
+        ));
+        assert!(matches!(
+            a.add(&Counts::Exact(vec![0, 1]).try_clone().unwrap()),
+            Ok(())
+        ));
+        // The first bin overflows: the second is left as it was.
+        assert!(matches!(
+            a.add(&Counts::Exact(vec![1, 5])),
             Err(HistError::Overflow)
         ));
-    }
-
-    #[test]
-    fn impossible_sizes_are_errors_not_aborts() {
-        assert!(matches!(
-            zeroed::<u64>(usize::MAX / 4),
-            Err(HistError::OutOfMemory(_))
-        ));
+        assert_eq!(a, Counts::Exact(vec![u64::MAX, 3]));
     }
 }

@@ -163,6 +163,31 @@ pub fn promote(dtypes: impl IntoIterator<Item = DType>) -> DType {
         .unwrap_or(DType::F64)
 }
 
+/// numpy's sample of columns read as `readings`, as `histogramdd` stacks them: the physical type
+/// each column is cast to and the kind its bins are made for. A Float16 column stays float16
+/// beside float16 and 8-bit integer columns (read widened to float32, which holds them exactly)
+/// and promotes as float32 beside anything wider, pairwise from the left as numpy stacks.
+pub fn sample(readings: impl IntoIterator<Item = Reading>) -> (DType, ValueKind) {
+    let half = |d: DType| matches!(d, DType::I8 | DType::U8);
+    let mut out: Option<Reading> = None;
+    for r in readings {
+        out = Some(match (out, r) {
+            (None, r) => r,
+            (Some(Reading::Float16), Reading::Float16) => Reading::Float16,
+            (Some(Reading::Float16), other) | (Some(other), Reading::Float16) => {
+                if half(other.dtype()) {
+                    Reading::Float16
+                } else {
+                    Reading::Physical(promote_pair(DType::F32, other.dtype()))
+                }
+            }
+            (Some(a), b) => Reading::Physical(promote_pair(a.dtype(), b.dtype())),
+        });
+    }
+    let sample = out.unwrap_or(Reading::Physical(DType::F64));
+    (sample.dtype(), sample.kind())
+}
+
 fn promote_pair(a: DType, b: DType) -> DType {
     use DType::*;
     let signed = |d: DType| matches!(d, I8 | I16 | I32 | I64);
@@ -259,25 +284,47 @@ fn refused(dtype: &DataType) -> HistError {
         D::Categorical(..) | D::Enum(..) => {
             "count its categories (value counts), or histogram its physical codes"
         }
-        D::String | D::Binary | D::BinaryOffset => "count its distinct values (value counts)",
-        D::List(_) | D::Array(..) => "flatten (explode) it first",
-        D::Struct(_) => "histogram one of its fields",
-        D::Time => "histogram its physical nanoseconds",
+        D::String => "count its values with `value_counts()`",
+        // pyo3-polars hands an Object column to the plugin as Binary (its pointers).
+        D::Binary | D::BinaryOffset => {
+            "count its values with `value_counts()` (an Object column reaches the plugin as \
+             Binary: neither can be binned)"
+        }
+        D::List(_) | D::Array(..) => "flatten it first (`.explode()` or `.arr.explode()`)",
+        D::Struct(_) => "histogram one of its fields (`.struct.field(name)`)",
+        D::Time => {
+            "numpy has no time of day: histogram its hour (`.dt.hour()`, bins=\"integer\") or \
+             its nanoseconds since midnight (`.to_physical()`)"
+        }
         D::Null => "the column holds only nulls: give it a numeric dtype",
         _ => "use a numeric, Date, Datetime or Duration column",
     };
     HistError::UnsupportedDtype(format!("{}: {hint}", name(dtype)))
 }
 
-/// A dtype's name as Polars' Python API spells it (`String`, `Categorical`, `Datetime(us)`).
+/// A dtype's name as Polars' Python API spells it (`String`, `Categorical`,
+/// `Datetime(time_unit='us', time_zone=None)`), never Rust's (`str`, `cat`).
 pub fn name(dtype: &DataType) -> String {
+    use polars::prelude::TimeUnit;
     use DataType as D;
+    let unit = |u: &TimeUnit| match u {
+        TimeUnit::Nanoseconds => "ns",
+        TimeUnit::Microseconds => "us",
+        TimeUnit::Milliseconds => "ms",
+    };
     match dtype {
         D::Categorical(..) => "Categorical".into(),
         D::Enum(..) => "Enum".into(),
         D::List(inner) => format!("List({})", name(inner)),
-        D::Array(inner, width) => format!("Array({}, {width})", name(inner)),
+        D::Array(inner, width) => format!("Array({}, shape=({width},))", name(inner)),
         D::Struct(_) => "Struct".into(),
+        D::BinaryOffset => "Binary".into(),
+        D::Datetime(u, None) => format!("Datetime(time_unit='{}', time_zone=None)", unit(u)),
+        D::Datetime(u, Some(tz)) => {
+            format!("Datetime(time_unit='{}', time_zone='{tz}')", unit(u))
+        }
+        D::Duration(u) => format!("Duration(time_unit='{}')", unit(u)),
+        D::Decimal(precision, scale) => format!("Decimal(precision={precision}, scale={scale})"),
         other => format!("{other:?}"),
     }
 }
@@ -373,6 +420,43 @@ mod tests {
         ];
         for (dtypes, expected) in cases {
             assert_eq!(promote(dtypes.clone()), expected, "{dtypes:?}");
+        }
+    }
+
+    #[test]
+    fn float16_samples_are_numpys() {
+        use Reading::*;
+        let f16 = Float16;
+        let cases = [
+            (vec![f16, f16], (DType::F32, ValueKind::Float16)),
+            (
+                vec![f16, Physical(DType::I8)],
+                (DType::F32, ValueKind::Float16),
+            ),
+            (
+                vec![Physical(DType::U8), f16],
+                (DType::F32, ValueKind::Float16),
+            ),
+            (
+                vec![f16, Physical(DType::I16)],
+                (DType::F32, ValueKind::Float32),
+            ),
+            (
+                vec![f16, Physical(DType::I32)],
+                (DType::F64, ValueKind::Float64),
+            ),
+            (
+                vec![f16, Physical(DType::F32)],
+                (DType::F32, ValueKind::Float32),
+            ),
+            (vec![f16, Float64], (DType::F64, ValueKind::Float64)),
+            (
+                vec![Physical(DType::I64), Float64],
+                (DType::F64, ValueKind::Float64),
+            ),
+        ];
+        for (readings, expected) in cases {
+            assert_eq!(sample(readings.clone()), expected, "{readings:?}");
         }
     }
 

@@ -17,6 +17,7 @@
 //! counts it on the [`cpu`] or the [`gpu`] and reports what ran; [`output`] builds the result.
 
 pub mod accumulator;
+pub mod alloc;
 pub mod api;
 pub mod bins;
 pub mod counts;

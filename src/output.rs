@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use polars::prelude::*;
 use rayon::prelude::*;
 
+use crate::alloc;
 use crate::bins::BinSpec;
 use crate::counts::Counts;
 use crate::error::{HistError, HistResult};
@@ -82,26 +83,26 @@ impl AxisOut<'_> {
 
     /// The extended edges `[-inf, e0, ..., en, +inf]` with flow, `e` without (borrowed where
     /// the bins hold float64 edges).
-    fn edges(spec: &BinSpec, flow: bool) -> Cow<'_, [f64]> {
-        match (flow, spec) {
-            (false, BinSpec::Uniform64(u)) => Cow::Borrowed(u.edges()),
+    fn edges(spec: &BinSpec, flow: bool) -> HistResult<Cow<'_, [f64]>> {
+        Ok(match (flow, spec) {
+            (false, BinSpec::Uniform64(u)) => Cow::Borrowed(u.try_edges()?),
             (false, BinSpec::Edges(e)) => Cow::Borrowed(&e.edges),
-            (false, _) => Cow::Owned(spec.edges_f64()),
+            (false, _) => Cow::Owned(spec.edges_f64()?),
             (true, _) => {
-                let mut out = Vec::with_capacity(spec.len() + 3);
+                let mut out = alloc::with_capacity(spec.len() + 3)?;
                 out.push(f64::NEG_INFINITY);
-                out.extend_from_slice(&Self::edges(spec, false));
+                out.extend_from_slice(&Self::edges(spec, false)?);
                 out.push(f64::INFINITY);
                 Cow::Owned(out)
             }
-        }
+        })
     }
 }
 
 /// `cells` values, value `c` being `values[c / stride % values.len()]`: each value repeated
 /// `stride` times, the whole repeated to the end. Filled block by block on every core, each
 /// block walking its runs instead of dividing per cell.
-fn repeated(values: &[f64], stride: usize, cells: usize) -> Vec<f64> {
+fn repeated(values: &[f64], stride: usize, cells: usize) -> HistResult<Vec<f64>> {
     const BLOCK: usize = 1 << 14;
     let fill = |(k, block): (usize, &mut [f64])| {
         let first = k * BLOCK;
@@ -116,13 +117,13 @@ fn repeated(values: &[f64], stride: usize, cells: usize) -> Vec<f64> {
             }
         }
     };
-    let mut out = vec![0.0; cells];
+    let mut out = alloc::zeroed(cells)?;
     if cells < PARALLEL_CELLS {
         out.chunks_mut(BLOCK).enumerate().for_each(fill);
     } else {
         out.par_chunks_mut(BLOCK).enumerate().for_each(fill);
     }
-    out
+    Ok(out)
 }
 
 /// The Struct dtype of a result with fields of `axes` (as [`AxisOut::fields`] would give).
@@ -160,7 +161,7 @@ pub fn to_struct(
                 spec,
                 flow,
             } => {
-                let edges = AxisOut::edges(spec, *flow);
+                let edges = AxisOut::edges(spec, *flow)?;
                 let bins = edges.len() - 1;
                 if bins == cells {
                     // One axis: starts and ends are two views of one array of edges.
@@ -170,15 +171,17 @@ pub fn to_struct(
                     fields.push(all.slice(0, bins));
                     fields.push(ends);
                 } else {
-                    let starts = repeated(&edges[..bins], strides[d], cells);
+                    let starts = repeated(&edges[..bins], strides[d], cells)?;
                     fields.push(edge_series(start, starts, dtype)?);
-                    let ends = repeated(&edges[1..], strides[d], cells);
+                    let ends = repeated(&edges[1..], strides[d], cells)?;
                     fields.push(edge_series(end, ends, dtype)?);
                 }
             }
             AxisOut::Group { key } => {
-                let rows: Vec<IdxSize> = (0..cells).map(|c| bin_of(d, c) as IdxSize).collect();
+                let rows = alloc::collected((0..cells).map(|c| bin_of(d, c) as IdxSize))?;
                 let rows = IdxCa::from_vec("rows".into(), rows);
+                // Polars allocates the repeated keys itself (infallibly): check the room first.
+                alloc::ensure_available(cells.saturating_mul(key_bytes(key.dtype())))?;
                 fields.push(key.take(&rows)?);
             }
         }
@@ -194,7 +197,7 @@ pub fn to_struct(
     }
     // `from_vec` takes the buffers over; `Series::new` would copy them.
     let count = if density {
-        let density = density_of(axes, &lengths, &strides, &counts);
+        let density = density_of(axes, &lengths, &strides, &counts)?;
         Float64Chunked::from_vec(COUNT.into(), density).into_series()
     } else {
         match counts {
@@ -213,7 +216,7 @@ fn density_of(
     lengths: &[usize],
     strides: &[usize],
     counts: &Counts,
-) -> Vec<f64> {
+) -> HistResult<Vec<f64>> {
     let cells = counts.len();
     let grouped: Vec<usize> = (0..axes.len())
         .filter(|&d| matches!(axes[d], AxisOut::Group { .. }))
@@ -224,17 +227,19 @@ fn density_of(
             .fold(0, |g, &d| g * lengths[d] + c / strides[d] % lengths[d])
     };
     let groups: usize = grouped.iter().map(|&d| lengths[d]).product();
-    let mut totals = vec![0f64; groups];
+    let mut totals: Vec<f64> = alloc::zeroed(groups)?;
     for c in 0..cells {
         totals[group(c)] += counts.get_f64(c);
     }
     let widths: Vec<Option<Vec<f64>>> = axes
         .iter()
         .map(|a| match a {
-            AxisOut::Binned { spec, .. } => Some((0..spec.len()).map(|i| spec.width(i)).collect()),
-            AxisOut::Group { .. } => None,
+            AxisOut::Binned { spec, .. } => {
+                alloc::collected((0..spec.len()).map(|i| spec.width(i))).map(Some)
+            }
+            AxisOut::Group { .. } => Ok(None),
         })
-        .collect();
+        .collect::<HistResult<_>>()?;
     let value = |c: usize| {
         let mut x = counts.get_f64(c);
         for (d, w) in widths.iter().enumerate() {
@@ -244,30 +249,37 @@ fn density_of(
         }
         x / totals[group(c)]
     };
+    let mut out = alloc::with_capacity(cells)?;
     if cells < PARALLEL_CELLS {
-        (0..cells).map(value).collect()
+        out.extend((0..cells).map(value));
     } else {
-        (0..cells).into_par_iter().map(value).collect()
+        out.par_extend((0..cells).into_par_iter().map(value));
     }
+    Ok(out)
+}
+
+/// Bytes a value of a key column takes, about (views and offsets for strings).
+fn key_bytes(dtype: &DataType) -> usize {
+    crate::dtype::DType::of_primitive(&dtype.to_physical()).map_or(16, |d| d.size())
 }
 
 /// Edges named `field`, in the dtype the edges of a column of `input` dtype have; infinite
 /// edges (flow bins) become null where the dtype has no infinity.
 pub fn edge_series(field: &str, values: Vec<f64>, input: &DataType) -> HistResult<Series> {
-    // Temporal edges are truncated to whole physical units, as a cast would.
-    let physical = || -> Int64Chunked {
-        values
-            .iter()
-            .map(|&e| e.is_finite().then_some(e as i64))
-            .collect::<Int64Chunked>()
-            .with_name(field.into())
+    // Temporal edges are truncated to whole physical units, as a cast would; infinite ones
+    // (flow bins) are null.
+    let physical = || -> HistResult<Int64Chunked> {
+        let ints = alloc::collected(values.iter().map(|&e| e as i64))?;
+        let valid: polars_arrow::bitmap::Bitmap = values.iter().map(|e| e.is_finite()).collect();
+        let valid = (valid.unset_bits() > 0).then_some(valid);
+        Ok(Int64Chunked::from_vec_validity(field.into(), ints, valid))
     };
     Ok(match edge_dtype(input) {
         // Built from the physical values, not cast: a cast drops the time zone without
         // Polars' `timezones` feature, which would shift the edges.
-        DataType::Datetime(unit, tz) => physical().into_datetime(unit, tz).into_series(),
-        DataType::Duration(unit) => physical().into_duration(unit).into_series(),
-        DataType::Date => physical()
+        DataType::Datetime(unit, tz) => physical()?.into_datetime(unit, tz).into_series(),
+        DataType::Duration(unit) => physical()?.into_duration(unit).into_series(),
+        DataType::Date => physical()?
             .cast(&DataType::Int32)?
             .i32()?
             .clone()

@@ -6,7 +6,7 @@ use polars::prelude::*;
 use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_polars::derive::polars_expr;
-use pyo3_polars::{PolarsAllocator, PyDataType, PySeries};
+use pyo3_polars::{PolarsAllocator, PySeries};
 
 use crate::error::{guarded, HistError, HistResult, Spelling};
 use crate::options::{HistogramDdOptions, HistogramOptions};
@@ -38,25 +38,41 @@ fn histogram(inputs: &[Series], kwargs: HistogramOptions) -> PolarsResult<Series
     for_python(crate::histogram(&inputs[0], inputs.get(1), &kwargs))
 }
 
-fn histogram_by_field(inputs: &[Field], options: HistogramOptions) -> PolarsResult<Field> {
+/// `histogram_by`'s kwargs: the options, and the key's name as the query names it (inside
+/// `group_by().agg()` and `over()` Polars hands the plugin the key without its name).
+#[derive(serde::Deserialize)]
+struct ByKwargs {
+    options: HistogramOptions,
+    key: Option<String>,
+}
+
+fn histogram_by_field(inputs: &[Field], kwargs: ByKwargs) -> PolarsResult<Field> {
     let x = &inputs[0];
+    let key = match kwargs.key {
+        Some(name) => Field::new(name.into(), inputs[1].dtype().clone()),
+        None => inputs[1].clone(),
+    };
     let dtype = for_python(crate::histogram_by_dtype(
         x.dtype(),
-        &inputs[1],
+        &key,
         inputs.len() > 2,
-        options.density,
+        kwargs.options.density,
     ))?;
     Ok(Field::new(x.name().clone(), dtype))
 }
 
 /// `inputs`: the column, the group key, then optionally the weights.
 #[polars_expr(output_type_func_with_kwargs=histogram_by_field)]
-fn histogram_by(inputs: &[Series], kwargs: HistogramOptions) -> PolarsResult<Series> {
+fn histogram_by(inputs: &[Series], kwargs: ByKwargs) -> PolarsResult<Series> {
+    let mut keys = inputs[1].clone();
+    if let Some(name) = kwargs.key {
+        keys.rename(name.into());
+    }
     for_python(crate::histogram_by(
         &inputs[0],
-        &inputs[1],
+        &keys,
         inputs.get(2),
-        &kwargs,
+        &kwargs.options,
     ))
 }
 
@@ -125,24 +141,25 @@ pub(crate) fn call<T: Send>(
 /// Whether a GPU can be used (a driver, a device and a context).
 #[pyfunction]
 fn gpu_available() -> bool {
-    crate::gpu::available()
+    guarded("gpu_available", || Ok(crate::gpu::available())).unwrap_or(false)
 }
 
 /// The GPU's properties as the plan sees them, or why there is no GPU.
 #[pyfunction]
 fn gpu_info() -> String {
-    match crate::gpu::get() {
-        Ok(gpu) => format!("{:?}", gpu.props),
-        Err(e) => e.to_string(),
-    }
+    guarded("gpu_info", || {
+        crate::gpu::get().map(|gpu| format!("{:?}", gpu.props))
+    })
+    .unwrap_or_else(|e| e.to_string())
 }
 
-/// Which backend and kernel would run, and why (see `polars_gpu_hist.explain`).
+/// Which backend and kernel would run, and why (see `polars_gpu_hist.explain`). The dtype comes
+/// as an empty Series of it: every dtype crosses as a Series, not every one as a dtype.
 #[pyfunction]
 #[pyo3(signature = (dtype, rows, pickled_options, weighted, location))]
 fn explain(
     py: Python<'_>,
-    dtype: PyDataType,
+    dtype: PySeries,
     rows: u64,
     pickled_options: &[u8],
     weighted: bool,
@@ -156,7 +173,7 @@ fn explain(
         other => return Err(PyValueError::new_err(format!("unknown location {other:?}"))),
     };
     call(py, "explain", || {
-        crate::explain(&dtype.0, rows, &opts, weighted, location)
+        crate::explain(dtype.0.dtype(), rows, &opts, weighted, location)
     })
 }
 
@@ -332,7 +349,8 @@ fn histogram_cuda_counts(
                 None,
             ),
             None => {
-                let host = Float64Chunked::from_vec("edges".into(), spec.edges_f64());
+                let edges = call(py, "edges", || spec.edges_f64())?;
+                let host = Float64Chunked::from_vec("edges".into(), edges);
                 (None, Some(PySeries(host.into_series())))
             }
         });
@@ -428,21 +446,24 @@ fn is_pinned(py: Python<'_>, series: PySeries) -> PyResult<bool> {
 
 /// Drops every pin.
 #[pyfunction]
-fn unpin_all() {
-    crate::gpu::pin::clear()
+fn unpin_all(py: Python<'_>) -> PyResult<()> {
+    call(py, "unpin", || {
+        crate::gpu::pin::clear();
+        Ok(())
+    })
 }
 
 /// (pinned columns, their device bytes).
 #[pyfunction]
-fn pinned() -> (usize, usize) {
-    crate::gpu::pin::usage()
+fn pinned(py: Python<'_>) -> PyResult<(usize, usize)> {
+    call(py, "pinned", || Ok(crate::gpu::pin::usage()))
 }
 
 /// Uses the prebuilt kernels at `path` (a bundle shipped in the wheel); the number it holds
 /// for these kernel sources.
 #[pyfunction]
 fn set_kernel_bundle(path: std::path::PathBuf) -> PyResult<usize> {
-    crate::gpu::bundle::load(&path).map_err(to_py)
+    guarded("set_kernel_bundle", || crate::gpu::bundle::load(&path)).map_err(to_py)
 }
 
 /// Compiles the common kernels for `archs` (e.g. [80, 90]) into a bundle at `path` (NVRTC, no

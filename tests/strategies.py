@@ -23,8 +23,19 @@ class Case:
     weights: pl.Series | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def exact_weights(self) -> bool:
+        """Whether every weighted sum is exact in any order (integer weights)."""
+        w = self.weights
+        if w is None or w.dtype.is_integer():
+            return True
+        finite = w.drop_nulls().to_numpy()
+        return bool(np.isfinite(finite).all() and (finite == np.round(finite)).all())
+
     def valid_numpy(self) -> tuple[np.ndarray, np.ndarray | None]:
-        """The values numpy should see: nulls (in values or weights) and NaN dropped."""
+        """The values numpy should see: nulls (in values or weights) and NaN dropped. Weights
+        are given to numpy as float64 or int64: narrow integer weights (int8) wrap and float32
+        ones round in numpy's own sums, which we do not copy (README)."""
         s = self.series.to_physical()
         mask = s.is_not_null()
         if self.weights is not None:
@@ -33,13 +44,33 @@ class Case:
             mask &= ~s.is_nan().fill_null(True)
         np_dtype = NUMERIC[s.dtype]
         values = s.filter(mask).to_numpy().astype(np_dtype, copy=False)
-        w = None if self.weights is None else self.weights.filter(mask).to_numpy()
+        w = None
+        if self.weights is not None:
+            wide = pl.Int64 if self.weights.dtype.is_integer() else pl.Float64
+            w = self.weights.filter(mask).cast(wide).to_numpy()
         return values, w
 
 
 def numpy_histogram(case: Case, density: bool = False) -> tuple[np.ndarray, np.ndarray]:
     values, w = case.valid_numpy()
-    return np.histogram(values, bins=case.bins, range=case.range, weights=w, density=density)
+    counts, edges = np.histogram(
+        values, bins=case.bins, range=case.range, weights=w, density=density
+    )
+    if w is not None and not isinstance(case.bins, int) and not np.isfinite(w).all():
+        # numpy sums explicit edges' weights by cumulative sums, which carry a NaN or an
+        # infinity into every later bin (README); its equal bins sum each bin on its own
+        # (bincount), as we do for both: that is the reference, over numpy's own bins.
+        counts = per_bin_sums(values, w, edges)
+    return counts, edges
+
+
+def per_bin_sums(values: np.ndarray, w: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Each bin's sum of weights, bins as numpy's explicit edges place values (closed left,
+    the last bin closed)."""
+    inside = (values >= edges[0]) & (values <= edges[-1])
+    index = np.searchsorted(edges, values[inside], side="right") - 1
+    index = np.minimum(index, len(edges) - 2)
+    return np.bincount(index, weights=w[inside], minlength=len(edges) - 1)
 
 
 def numpy_bin_count(
@@ -79,7 +110,11 @@ def _int_info(np_dtype: Any) -> tuple[int, int]:
 def base_values(draw: st.DrawFn, np_dtype: Any, size: int) -> np.ndarray:
     if np.issubdtype(np_dtype, np.floating):
         width = 32 if np_dtype == np.float32 else 64
-        special = st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 1e-30, np.nan])
+        top = float(np.finfo(np_dtype).max)
+        near_limits = [top, -top, top / 2, -top / 2, 1e308, -1e308, 3e38, -3e38]
+        special = st.sampled_from(
+            [0.0, -0.0, 1.0, -1.0, 0.5, 1e-30, np.nan, *(v for v in near_limits if abs(v) <= top)]
+        )
         scale = float(np_dtype(draw(st.sampled_from([1.0, 1e-3, 1e3, 1e12]))))
         plain = st.floats(-scale, scale, width=width)
         wild = st.floats(width=width, allow_nan=True, allow_infinity=True)
@@ -126,6 +161,12 @@ def with_edge_values(values: np.ndarray, edges: np.ndarray, rng: np.random.Gener
     return np.concatenate([values, picks])
 
 
+def two_edges(e0: float) -> list[float]:
+    """Two finite, increasing edges from one (below it at the top of float64)."""
+    e1 = e0 + max(1.0, abs(e0) * 2.0**-50)
+    return [e0, e1] if np.isfinite(e1) else [e0 - abs(e0) * 2.0**-50, e0]
+
+
 def to_series(
     values: np.ndarray, pl_dtype: Any, null_mask: np.ndarray, n_chunks: int, name: str = "x"
 ) -> pl.Series:
@@ -167,8 +208,7 @@ def cases(
         )
         edges = sorted(set(draw(st.lists(anchors, min_size=2, max_size=40))))
         if len(edges) < 2:
-            e0 = edges[0] if edges else 0.0
-            edges = [e0, e0 + max(1.0, abs(e0) * 2.0**-50)]
+            edges = two_edges(edges[0] if edges else 0.0)
         bins: int | list[float] = edges
         rng_arg = None
         numpy_edges = np.array(edges)
@@ -176,14 +216,22 @@ def cases(
         common = st.sampled_from([1, 2, 3, 5, 10, 64, 100, 255, 256, 1000])
         bins = draw(common | st.integers(1, 5000))
         rng_arg = None
-        if draw(st.booleans()):
-            if finite.size and draw(st.booleans()):
-                lo = float(np.quantile(finite.astype(np.float64), draw(st.floats(0, 0.5))))
-                hi = float(np.quantile(finite.astype(np.float64), draw(st.floats(0.5, 1))))
-            else:
-                a, b = sorted(draw(st.lists(st.floats(-1e9, 1e9), min_size=2, max_size=2)))
-                lo, hi = a, b
+        style = draw(st.sampled_from(["none", "none", "quantiles", "plain", "limits"]))
+        if style == "quantiles" and finite.size:
+            lo = float(np.quantile(finite.astype(np.float64), draw(st.floats(0, 0.5))))
+            hi = float(np.quantile(finite.astype(np.float64), draw(st.floats(0.5, 1))))
             rng_arg = (lo, hi)
+        elif style in ("plain", "quantiles"):
+            a, b = sorted(draw(st.lists(st.floats(-1e9, 1e9), min_size=2, max_size=2)))
+            rng_arg = (a, b)
+        elif style == "limits":
+            rng_arg = draw(limit_ranges())
+            # Values near and on those limits (and on the edges, below).
+            lo, hi = rng_arg
+            extra = np.array([lo, hi, lo / 2, hi / 2, lo / 3 + hi / 3], dtype=np.float64)
+            if np.issubdtype(np_dtype, np.floating):
+                top = float(np.finfo(np_dtype).max)
+                values = np.concatenate([values, extra[np.abs(extra) <= top].astype(np_dtype)])
         try:
             ok = values[~np.isnan(values.astype(np.float64))] if values.size else values
             numpy_edges = np.histogram_bin_edges(ok, bins=bins, range=rng_arg)
@@ -197,10 +245,58 @@ def cases(
     series = to_series(values, pl_dtype, nulls, n_chunks)
     weights = None
     if weighted:
-        w = rng.integers(-3, 10, size=len(values)).astype(np.float64)
+        w, w_dtype = draw(weight_values(len(values), rng))
         w_nulls = rng.random(len(values)) < draw(st.sampled_from([0.0, 0.2]))
-        weights = to_series(w, pl.Float64, w_nulls, draw(st.sampled_from([1, 2, 5])), "w")
+        weights = to_series(w, w_dtype, w_nulls, draw(st.sampled_from([1, 2, 5])), "w")
     return Case(series=series, bins=bins, range=rng_arg, weights=weights)
+
+
+# The float32 and float64 limits, and ranges near them whose widths overflow either type.
+LIMITS = [
+    float(np.finfo(np.float32).max),
+    3e38,
+    2e38,
+    1e39,
+    1e300,
+    1e308,
+    1.5e308,
+    1.7e308,
+    float(np.finfo(np.float64).max),
+]
+
+
+@st.composite
+def limit_ranges(draw: st.DrawFn) -> tuple[float, float]:
+    """A range near the float32 or float64 limits: symmetric, one-sided, or narrow at the top
+    (its width overflows float32, float64, or neither)."""
+    a, b = draw(st.sampled_from(LIMITS)), draw(st.sampled_from(LIMITS))
+    shape = draw(st.sampled_from(["across", "from zero", "to zero", "at the top"]))
+    if shape == "across":
+        return (-a, b)
+    if shape == "from zero":
+        return (0.0, a)
+    if shape == "to zero":
+        return (-a, 0.0)
+    lo, hi = sorted((a, b))
+    return (lo / 2, hi) if lo == hi else (lo, hi)
+
+
+@st.composite
+def weight_values(draw: st.DrawFn, size: int, rng: np.random.Generator) -> tuple[np.ndarray, Any]:
+    """Weights of one kind: integers in float64 (sums exact in any order), fractions, fractions
+    with NaN and infinities, float32, or int8 (whose sums numpy wraps)."""
+    kind = draw(st.sampled_from(["integers", "integers", "fractions", "non-finite", "f32", "i8"]))
+    if kind == "integers":
+        return rng.integers(-3, 10, size=size).astype(np.float64), pl.Float64
+    if kind == "i8":
+        return rng.integers(-128, 128, size=size).astype(np.int8), pl.Int8
+    w = rng.normal(size=size) * draw(st.sampled_from([1.0, 1e-3, 1e6]))
+    if kind == "f32":
+        return w.astype(np.float32), pl.Float32
+    if kind == "non-finite" and size:
+        picks = rng.integers(0, size, size=rng.integers(1, 4))
+        w[picks] = rng.choice([np.nan, np.inf, -np.inf], size=len(picks))
+    return w, pl.Float64
 
 
 @dataclass
@@ -213,6 +309,14 @@ class NdCase:
     @property
     def names(self) -> list[str]:
         return [c for c in self.frame.columns if c != "w"]
+
+    @property
+    def exact_weights(self) -> bool:
+        """Whether every weighted sum is exact in any order (integer weights)."""
+        if not self.weighted or self.frame["w"].dtype.is_integer():
+            return True
+        w = self.frame["w"].drop_nulls().to_numpy()
+        return bool(np.isfinite(w).all() and (w == np.round(w)).all())
 
     def numpy(self, density: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
         """numpy.histogramdd over the rows with no null. numpy refuses NaN where a range comes
@@ -261,13 +365,15 @@ def nd_cases(draw: st.DrawFn, weighted: bool = False, max_size: int = 200) -> Nd
             cuts = draw(st.lists(st.floats(lo - 1, hi + 1), min_size=2, max_size=12))
             edges = sorted({*cuts, *(float(v) for v in finite[:3])})
             if len(edges) < 2:
-                edges = [edges[0], edges[0] + max(1.0, abs(edges[0]) * 2.0**-50)]
+                edges = two_edges(edges[0])
             bins.append(edges)
             ranges.append(None)
             values = with_edge_values(values, np.array(edges), rng)[:size]
         else:
             bins.append(draw(st.sampled_from([1, 2, 3, 7, 16, 50])))
-            if kind == "range":
+            if kind == "range" and draw(st.integers(0, 3)) == 0:
+                ranges.append(draw(limit_ranges()))
+            elif kind == "range":
                 a, b = sorted(draw(st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=2)))
                 ranges.append((a, b))
             else:
@@ -278,8 +384,8 @@ def nd_cases(draw: st.DrawFn, weighted: bool = False, max_size: int = 200) -> Nd
         )
     frame = pl.DataFrame(columns)
     if weighted:
-        w = rng.integers(-3, 10, size=size).astype(np.float64)
-        frame = frame.with_columns(w=to_series(w, pl.Float64, rng.random(size) < 0.1, 2, "w"))
+        w, w_dtype = draw(weight_values(size, rng))
+        frame = frame.with_columns(w=to_series(w, w_dtype, rng.random(size) < 0.1, 2, "w"))
     use_range = ranges if any(r is not None for r in ranges) else None
     return NdCase(frame, bins, use_range, weighted)
 
@@ -309,6 +415,9 @@ def by_cases(draw: st.DrawFn) -> tuple[pl.DataFrame, dict[str, Any]]:
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
     if draw(st.booleans()):
         kwargs: dict[str, Any] = {"bins": sorted({lo - 1, (lo + hi) / 2, hi + 1})}
+    elif draw(st.integers(0, 4)) == 0:
+        # Ranges near the float limits: a Float32 column with a float64-only range included.
+        kwargs = {"bins": draw(st.sampled_from([1, 4, 10])), "range": draw(limit_ranges())}
     else:
         kwargs = {"bins": draw(st.sampled_from([1, 4, 10])), "range": (lo, hi)}
     kwargs["closed"] = draw(st.sampled_from(["left", "right"]))

@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_numpy_parity import _collapses, _span_overflows, edges_of
 
 import polars_gpu_hist as gh
 from polars_gpu_hist._scan import _data_extremes
@@ -46,15 +47,24 @@ def new_histogram(case: Case) -> gh.Histogram:
 
 
 def check_batches(case: Case, cuts: list[int], merge_at: int) -> None:
+    def one_call() -> tuple[np.ndarray, np.ndarray]:
+        one = gh.histogram(
+            case.series, case.bins, range=case.range, weights=case.weights, device="cpu"
+        )
+        return one["count"].to_numpy(), edges_of(one)
+
     try:
-        expected, expected_edges = numpy_histogram(case)
+        with np.errstate(all="ignore"):
+            expected, expected_edges = numpy_histogram(case)
+    except IndexError:
+        # numpy's arithmetic overflows and it fails (test_numpy_parity holds ours to the
+        # edges there): the batches must equal one call of ours.
+        expected, expected_edges = one_call()
     except ValueError as e:
-        message = "not finite" if "not finite" in str(e) else "too many bins"
-        with pytest.raises(ValueError, match=message):
-            h = new_histogram(case)
-            for values, w in batches(case, cuts):
-                h.fill(values, w)
-        return
+        if "too many bins" in str(e).lower() and _span_overflows(case) and not _collapses(case):
+            expected, expected_edges = one_call()  # the same deliberate difference
+        else:
+            return check_refused(case, cuts, e)
     parts = batches(case, cuts)
     # Two histograms fill the batches before and after `merge_at`, then merge.
     merge_at = min(merge_at, len(parts))
@@ -64,11 +74,26 @@ def check_batches(case: Case, cuts: list[int], merge_at: int) -> None:
     for values, w in parts[merge_at:]:
         second.fill(values, w)
     total = first + second
-    np.testing.assert_array_equal(total.counts, expected, strict=False)
+    if np.isnan(expected_edges).any():
+        # numpy's NaN edges over a span wider than float64 (README): ours equal one call.
+        expected, expected_edges = one_call()
+    if case.exact_weights:
+        np.testing.assert_array_equal(total.counts, expected, strict=False)
+    else:
+        # Sums of fractions: equal up to the order of additions (NaN and infinities alike).
+        np.testing.assert_allclose(total.counts, expected, rtol=1e-9, atol=1e-9)
     np.testing.assert_array_equal(total.edges, expected_edges.astype(np.float64))
     frame = total.to_frame()
     assert frame.columns == ["bin_start", "bin_end", "count"]
     assert frame.height == len(expected)
+
+
+def check_refused(case: Case, cuts: list[int], e: ValueError) -> None:
+    message = "not finite" if "not finite" in str(e) else "too many bins"
+    with pytest.raises(ValueError, match=message):
+        h = new_histogram(case)
+        for values, w in batches(case, cuts):
+            h.fill(values, w)
 
 
 @settings(max_examples=EXAMPLES)
@@ -80,7 +105,7 @@ def test_any_batch_split_equals_numpy(case: Case, data: st.DataObject) -> None:
 
 @settings(max_examples=EXAMPLES // 2)
 @given(cases(weighted=True, max_size=200), st.data())
-def test_integer_weights_in_batches_equal_numpy(case: Case, data: st.DataObject) -> None:
+def test_weights_in_batches_equal_numpy(case: Case, data: st.DataObject) -> None:
     cuts = split_points(data.draw, len(case.series))
     check_batches(case, cuts, data.draw(st.integers(0, len(cuts))))
 

@@ -35,38 +35,58 @@ def test_a_numpy_backed_column_changed_in_place_is_counted_again() -> None:
     x = np.random.default_rng(0).random(1 << 24)
     s = pl.Series("x", x)
     first = gh.histogram(s, 64, range=(0, 2), device="gpu")["count"].to_list()
+    assert first == np.histogram(x, 64, range=(0, 2))[0].tolist()
     x *= 2
+    assert s[0] == x[0], "the Series must share numpy's buffer, or nothing changed in place"
     second = gh.histogram(s, 64, range=(0, 2), device="gpu")["count"].to_list()
     assert second == np.histogram(x, 64, range=(0, 2))[0].tolist()
     assert first != second
+    # The same through a frame and the expression.
     df = pl.DataFrame({"x": x})
+    before = counts(df, "gpu", bins=64, range=(0, 2))
     x /= 4
-    assert counts(df, "gpu", bins=64, range=(0, 2)) == np.histogram(x, 64, range=(0, 2))[0].tolist()
+    assert df["x"][0] == x[0]
+    after = counts(df, "gpu", bins=64, range=(0, 2))
+    assert after == np.histogram(x, 64, range=(0, 2))[0].tolist()
+    assert before != after
 
 
 def test_a_pyarrow_backed_column_changed_in_place_is_counted_again() -> None:
     pa = pytest.importorskip("pyarrow")
     x = np.random.default_rng(1).random(1 << 22)
-    s = pl.from_arrow(pa.array(x))
-    gh.histogram(s, 16, range=(0, 2), device="gpu")
-    x *= 2  # pyarrow wrapped numpy's buffer without a copy
-    got = gh.histogram(s, 16, range=(0, 2), device="gpu")["count"].to_list()
-    assert got == np.histogram(s.to_numpy(), 16, range=(0, 2))[0].tolist()
+    # An Arrow array over numpy's own buffer (no copy), and a Series over that.
+    s = pl.from_arrow(pa.Array.from_buffers(pa.float64(), len(x), [None, pa.py_buffer(x)]))
+    first = gh.histogram(s, 16, range=(0, 2), device="gpu")["count"].to_list()
+    x *= 2
+    assert s[0] == x[0], "the Series must share numpy's buffer, or nothing changed in place"
+    second = gh.histogram(s, 16, range=(0, 2), device="gpu")["count"].to_list()
+    assert second == np.histogram(x, 16, range=(0, 2))[0].tolist()
+    assert first != second
 
 
 def test_a_memory_mapped_ipc_column_rewritten_is_counted_again(tmp_path) -> None:
+    pa = pytest.importorskip("pyarrow")
     path = tmp_path / "x.arrow"
-    pl.DataFrame({"x": np.full(1 << 20, 0.25)}).write_ipc(path, compression="uncompressed")
-    df = pl.read_ipc(path)  # Polars maps uncompressed IPC files where it can
-    assert counts(df, "gpu", bins=2, range=(0, 1)) == [1 << 20, 0]
-    with open(path, "r+b") as f:  # every value rewritten in place, the file's inode kept
-        data = f.read()
-        f.seek(0)
-        f.write(data.replace(np.float64(0.25).tobytes(), np.float64(0.75).tobytes()))
-    assert (
-        counts(df, "gpu", bins=2, range=(0, 1))
-        == np.histogram(df["x"].to_numpy(), 2, range=(0, 1))[0].tolist()
-    )
+    n = 1 << 20
+    pl.DataFrame({"x": np.full(n, 0.25)}).write_ipc(path, compression="uncompressed")
+    # pyarrow maps the file (Polars reads IPC files into memory), and Polars takes its
+    # buffers as they are.
+    df = pl.from_arrow(pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all())
+    before = counts(df, "gpu", bins=2, range=(0, 1))
+    assert before == [n, 0]
+    # Every value rewritten in place through another descriptor, the inode kept: positioned
+    # reads and writes, no seek on a file object.
+    fd = os.open(path, os.O_RDWR)
+    try:
+        data = os.pread(fd, os.fstat(fd).st_size, 0)
+        changed = data.replace(np.float64(0.25).tobytes(), np.float64(0.75).tobytes())
+        assert os.pwrite(fd, changed, 0) == len(changed)
+    finally:
+        os.close(fd)
+    assert df["x"][0] == 0.75, "the column must be the mapped file, or nothing changed"
+    after = counts(df, "gpu", bins=2, range=(0, 1))
+    assert after == [0, n]
+    assert before != after
 
 
 def test_pinned_columns_are_read_from_the_device_copy() -> None:
@@ -341,3 +361,37 @@ def test_histogram2d_of_an_n_by_2_array_in_every_size(bins: int) -> None:
     np.testing.assert_array_equal(got_dd.get(), want)
     frame = gh.histogramdd(xy, bins=bins, range=[(0, 1), (0, 1)])
     np.testing.assert_array_equal(frame["count"].to_numpy().reshape(bins, bins), want)
+
+
+# ---- issue 11.6: the kernel disk cache ----
+
+
+def _explain_with_cache(cache) -> str:
+    code = (
+        "import numpy as np, polars_gpu_hist as gh; "
+        "print(gh.explain(np.zeros(1 << 20, np.float32), 64, range=(0, 1), device='gpu'))"
+    )
+    env = dict(os.environ, POLARS_GPU_HIST_CACHE=str(cache))
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def test_a_cache_others_can_write_is_not_used_and_explain_says_so(tmp_path) -> None:
+    cache = tmp_path / "open"
+    cache.mkdir()
+    cache.chmod(0o777)
+    out = _explain_with_cache(cache)
+    assert "kernels  compiled in memory, not cached" in out, out
+    assert "can be written by others" in out, out
+    assert cache.stat().st_mode & 0o777 == 0o777  # not ours to change
+
+
+def test_a_cache_of_ours_readable_by_others_is_made_private(tmp_path) -> None:
+    cache = tmp_path / "readable"
+    cache.mkdir()
+    cache.chmod(0o755)
+    out = _explain_with_cache(cache)
+    assert f"kernels  compiled once, kept in {cache}" in out, out
+    assert cache.stat().st_mode & 0o777 == 0o700

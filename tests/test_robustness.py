@@ -119,6 +119,22 @@ def test_float32_column_with_a_range_wider_than_float32() -> None:
     assert h.counts.tolist() == expected.tolist()
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_float32_span_wider_than_float32_places_values_by_the_edges() -> None:
+    m = float(np.finfo(np.float32).max)
+    edges = np.histogram_bin_edges(np.zeros(1, np.float32), 5, range=(-m, m))
+    # Just below, on and above numpy's float32 edges, near both ends of float32.
+    x = np.concatenate([edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf)])
+    x = x.astype(np.float32)
+    with pytest.raises(IndexError):  # numpy's float32 `x - min` overflows
+        np.histogram(x, 5, range=(-m, m))
+    got = gh.histogram(x, 5, range=(-m, m), device="cpu")
+    inside = x[(x >= edges[0]) & (x <= edges[-1])]
+    index = np.minimum(np.searchsorted(edges, inside, side="right") - 1, 4)
+    assert got["count"].to_list() == np.bincount(index, minlength=5).tolist()
+    assert got["bin_start"].to_list() == edges[:-1].astype(np.float64).tolist()
+
+
 def test_a_range_wider_than_float64_keeps_finite_edges_and_counts_everything() -> None:
     out = gh.histogram(pl.Series([-1e308, 0.0, 1e308]), 1, range=(-1e308, 1.5e308), device="cpu")
     assert out["count"].to_list() == [3]
@@ -157,6 +173,55 @@ def test_a_range_of_numpy_float32_scalars_makes_float32_edges() -> None:
     assert out["bin_start"].to_list() == edges[:-1].tolist()
 
 
+# ---- 4f. weights: the deliberate differences from numpy (README table), each pinned ----
+
+X3 = np.array([0.5, 1.5, 2.5])
+
+
+def _weighted(x: np.ndarray, bins: object, w: np.ndarray, **kwargs: object) -> list[float]:
+    return gh.histogram(x, bins, weights=w, device="cpu", **kwargs)["count"].to_list()
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered")
+def test_a_nan_weight_stays_in_its_own_bin() -> None:
+    w = np.array([np.nan, 1.0, 1.0])
+    # numpy's explicit edges sum by cumulative sums, which carry the NaN into every later bin;
+    # its equal bins (bincount) keep it in its own bin, as we do with either.
+    assert np.isnan(np.histogram(X3, [0, 1, 2, 3], weights=w)[0]).all()
+    np.testing.assert_array_equal(np.histogram(X3, 3, range=(0, 3), weights=w)[0], [np.nan, 1, 1])
+    for bins, kwargs in (([0, 1, 2, 3], {}), (3, {"range": (0, 3)})):
+        np.testing.assert_array_equal(_weighted(X3, bins, w, **kwargs), [np.nan, 1, 1])
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered")
+def test_infinite_weights_stay_in_their_own_bins() -> None:
+    w = np.array([np.inf, -np.inf, 1.0])
+    np.testing.assert_array_equal(
+        np.histogram(X3, [0, 1, 2, 3], weights=w)[0], [np.inf, np.nan, np.nan]
+    )
+    np.testing.assert_array_equal(
+        np.histogram(X3, 3, range=(0, 3), weights=w)[0], [np.inf, -np.inf, 1]
+    )
+    for bins, kwargs in (([0, 1, 2, 3], {}), (3, {"range": (0, 3)})):
+        np.testing.assert_array_equal(_weighted(X3, bins, w, **kwargs), [np.inf, -np.inf, 1])
+
+
+def test_narrow_integer_weights_do_not_wrap() -> None:
+    x = np.array([0.5, 0.6, 0.7])
+    w = np.array([100, 100, 100], dtype=np.int8)
+    assert np.histogram(x, [0, 1], weights=w)[0].tolist() == [44]  # int8 sums wrap in numpy
+    assert _weighted(x, [0, 1], w) == [300.0]
+    assert _weighted(x, 1, w, range=(0, 1)) == [300.0]
+
+
+def test_float32_weights_sum_in_float64() -> None:
+    x = np.array([0.5, 0.6, 0.7])
+    w = np.array([1e8, 1, 1], dtype=np.float32)
+    assert np.histogram(x, [0, 1], weights=w)[0].tolist() == [1e8]  # float32 sums in numpy
+    assert _weighted(x, [0, 1], w) == [100_000_002.0]
+    assert _weighted(x, 1, w, range=(0, 1)) == [100_000_002.0]
+
+
 # ---- 2. by= wherever the expression can be written ----
 
 
@@ -168,6 +233,66 @@ def test_by_works_in_lazy_queries_with_every_engine(engine: str) -> None:
     lazy = df.lazy().select(expr).collect(engine=engine)
     assert lazy.equals(eager)
     assert eager.unnest("x")["g"].to_list() == [1] * 4 + [2] * 4
+
+
+ENGINES = ["auto", "in-memory", "streaming"]
+
+
+def _collect(frame: pl.DataFrame, engine: str | None, *exprs: pl.Expr) -> pl.DataFrame:
+    if engine is None:
+        return frame.select(*exprs)
+    return frame.lazy().select(*exprs).collect(engine=engine)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("engine", [None, *ENGINES])
+def test_by_beside_other_aggregations_in_select(engine: str | None) -> None:
+    df = pl.DataFrame({"x": [0.1, 0.2, 0.8, 0.9, 0.5], "g": [1, 2, 1, 2, 1]})
+    hist = pl.col("x").gpu_hist.histogram(bins=2, range=(0, 1), by="g", device="cpu")
+    out = _collect(df, engine, hist, pl.col("x").sum().alias("total"), pl.len().alias("rows"))
+    assert out.height == 4
+    assert out["total"].to_list() == [pytest.approx(2.5)] * 4
+    assert out["rows"].to_list() == [5] * 4
+    assert out.unnest("x")["count"].to_list() == [1, 2, 1, 1]
+
+
+@pytest.mark.parametrize("engine", [None, *ENGINES])
+def test_by_over_groups_with_explode(engine: str | None) -> None:
+    df = pl.DataFrame(
+        {"x": [0.1, 0.2, 0.8, 0.9, 0.5, 0.6], "k": [1, 2, 1, 2, 1, 1], "g": ["a"] * 3 + ["b"] * 3}
+    )
+    hist = pl.col("x").gpu_hist.histogram(bins=2, range=(0, 1), by="k", device="cpu")
+    out = _collect(df, engine, hist.over("g", mapping_strategy="explode")).unnest("x")
+    expected = pl.concat([df.filter(pl.col("g") == g).select(hist).unnest("x") for g in ["a", "b"]])
+    assert out.columns == ["k", "bin_start", "bin_end", "count"]
+    assert out.sort("k", "bin_start").equals(expected.sort("k", "bin_start"))
+    # And per group in agg: each group's histogram, the key named as in the query.
+    agg = df.group_by("g", maintain_order=True).agg(hist).explode("x").unnest("x")
+    assert agg.drop("g").equals(expected)
+
+
+@pytest.mark.parametrize("engine", [None, *ENGINES])
+def test_a_histogram_cannot_sit_beside_the_frame_in_with_columns_as_polars_hist(
+    engine: str | None,
+) -> None:
+    # A histogram has its own length (groups x bins), so, as with Polars' own `hist`, it fits
+    # in with_columns only where that length happens to equal the frame's: Polars raises a
+    # ShapeError otherwise (README: use select, or group_by().agg()).
+    df = pl.DataFrame({"x": [0.1, 0.2, 0.8, 0.9, 0.5], "g": [1, 2, 1, 2, 1]})
+    ours = pl.col("x").gpu_hist.histogram(bins=2, range=(0, 1), by="g", device="cpu")
+    polars = pl.col("x").hist(bin_count=3)
+
+    def with_columns(expr: pl.Expr) -> pl.DataFrame:
+        if engine is None:
+            return df.with_columns(expr.alias("h"))
+        return df.lazy().with_columns(expr.alias("h")).collect(engine=engine)  # type: ignore[arg-type]
+
+    for expr in (ours, polars):
+        with pytest.raises(pl.exceptions.ShapeError):
+            with_columns(expr)
+    # Lengths that agree (4 rows: 2 groups x 2 bins) are accepted by both.
+    df = df.head(4)
+    assert with_columns(ours).height == 4
+    assert df.with_columns(pl.col("x").hist(bin_count=4).alias("h")).height == 4
 
 
 def test_by_with_categorical_keys_keeps_their_dtype_lazily() -> None:
@@ -201,6 +326,14 @@ def test_by_on_a_float_key_is_refused() -> None:
         ({"bins": "many"}, ValueError, "bins"),
         ({"range": "auto"}, TypeError, "range"),
         ({"range": (0, 1, 2)}, TypeError, "range"),
+        ({"range": (1, 0)}, ValueError, r"`range` must have min <= max.*swap"),
+        ({"range": (0, float("nan"))}, ValueError, r"`range` must be finite"),
+        ({"range": (float("-inf"), 0)}, ValueError, r"`range` must be finite"),
+        ({"range": (dt.date(2024, 2, 1), dt.date(2024, 1, 1))}, ValueError, "min <= max"),
+        ({"bins": [2, 1]}, ValueError, r"`bins` edges must increase strictly.*sort"),
+        ({"bins": [0, 1, 1]}, ValueError, "increase strictly"),
+        ({"bins": [0, float("inf")]}, ValueError, r"`bins` edges must be finite"),
+        ({"bins": [1.0]}, ValueError, "at least two edges"),
     ],
 )
 def test_bad_arguments_raise_when_the_expression_is_built(kwargs, error, names) -> None:
@@ -212,6 +345,38 @@ def test_bad_arguments_raise_when_the_expression_is_built(kwargs, error, names) 
 def test_histogramdd_without_columns_fails_at_the_call() -> None:
     with pytest.raises(ValueError, match="2 to 8 columns"):
         gh.histogramdd()
+    with pytest.raises(ValueError, match="2 to 8 columns, got 1: use histogram"):
+        gh.histogramdd("x")
+    with pytest.raises(ValueError, match="2 to 8 columns"):
+        gh.histogramdd(*[f"x{i}" for i in range(9)])
+    with pytest.raises(ValueError, match="min <= max"):
+        gh.histogramdd("x", "y", range=[(1, 0), None])
+    with pytest.raises(ValueError, match="increase strictly"):
+        gh.histogramdd("x", "y", bins=[[0, 2, 1], 3])
+    with pytest.raises(ValueError, match="min <= max"):
+        gh.Histogram(4, range=(1, 0))
+
+
+def test_the_plugin_checks_arguments_too() -> None:
+    # Rust callers (and kwargs made by hand) are checked where the plugin runs.
+    from polars.plugins import register_plugin_function
+
+    df = pl.DataFrame({"x": [0.5]})
+    for bins, rng, match in (
+        ([2.0, 1.0], None, "increase strictly"),
+        (4, (1.0, 0.0), "min <= max"),
+    ):
+        kwargs = {"bins": bins, "range": rng, "device": "cpu"}
+        expr = register_plugin_function(
+            plugin_path=gh._PLUGIN_PATH,
+            function_name="histogram",
+            args=[pl.col("x")],
+            kwargs=kwargs,
+            is_elementwise=False,
+            changes_length=True,
+        )
+        with pytest.raises(pl.exceptions.PolarsError, match=match):
+            df.select(expr)
 
 
 # ---- 8. temporal columns ----

@@ -12,7 +12,9 @@ Importing this package registers the ``gpu_hist`` namespace on expressions and S
 from __future__ import annotations
 
 import builtins
+import contextlib
 import pickle
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Union
 
@@ -78,6 +80,24 @@ IntoExpr = Union[pl.Expr, str]
 def _pickled(kwargs: dict[str, Any]) -> bytes:
     """Options for the native functions, pickled as Polars pickles a plugin's kwargs."""
     return pickle.dumps(kwargs, protocol=5)
+
+
+# How the plugin's out-of-memory error reads once Polars has wrapped it (src/error.rs).
+_OUT_OF_MEMORY = "out of memory: could not allocate"
+
+
+@contextlib.contextmanager
+def _memory_errors() -> Iterator[None]:
+    """Turns the plugin's out-of-memory error, which Polars hands on as a ComputeError, back
+    into a ``MemoryError`` where we run the query ourselves."""
+    try:
+        yield
+    except pl.exceptions.ComputeError as e:
+        text = str(e)
+        if _OUT_OF_MEMORY in text:
+            start = text.index(_OUT_OF_MEMORY)
+            raise MemoryError(text[start:].split("\n")[0]) from e
+        raise
 
 
 def gpu_available() -> bool:
@@ -163,10 +183,16 @@ def histogram_expr(
         (its time zone kept) and Duration. ``count`` is UInt64, or Float64 with ``weights`` or
         ``density``.
     """
-    kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    kwargs: dict[str, Any] = _args.histogram_kwargs(
+        bins, range, density, closed, flow, device, kernel
+    )
     args = [_expr(expr)]
     if by is not None:
-        args.append(_expr(by))
+        key = _expr(by)
+        args.append(key)
+        # Inside group_by().agg() and over() Polars hands the plugin the key without its name:
+        # the name the query gives it travels with the options.
+        kwargs = {"options": kwargs, "key": key.meta.output_name(raise_if_undetermined=False)}
     if weights is not None:
         args.append(_expr(weights))
     return register_plugin_function(
@@ -258,10 +284,13 @@ class GpuHistSeriesNamespace:
         """The histogram as a Struct Series named like this one (:func:`histogram_expr`);
         ``weights`` is a Series (or array) of the same length."""
         s = self._series
+        _args.refuse_object(s)
         # Fixed names in a frame of their own: the Series' name may be anything, "w" included.
         frame = pl.DataFrame({"x": s})
         if weights is not None:
-            frame = frame.with_columns(_host_series(weights, "w").alias("w"))
+            w = _host_series(weights, "w").alias("w")
+            _args.refuse_object(w, "weights")
+            frame = frame.with_columns(w)
         expr = histogram_expr(
             pl.col("x"),
             bins,
@@ -273,7 +302,8 @@ class GpuHistSeriesNamespace:
             device=device,
             kernel=kernel,
         )
-        return frame.select(expr).to_series().alias(s.name)
+        with _memory_errors():
+            return frame.select(expr).to_series().alias(s.name)
 
     def hist(
         self,
@@ -344,29 +374,29 @@ def histogram(
     if weights is not None:
         frame = frame.with_columns(_host_series(weights, "__weights").alias("__weights"))
         w = pl.col("__weights")
-    out = frame.select(
-        histogram_expr(
-            pl.col("x"),
-            bins,
-            range=range,
-            weights=w,
-            density=density,
-            closed=closed,
-            flow=flow,
-            device=device,
-            kernel=kernel,
-        )
+    expr = histogram_expr(
+        pl.col("x"),
+        bins,
+        range=range,
+        weights=w,
+        density=density,
+        closed=closed,
+        flow=flow,
+        device=device,
+        kernel=kernel,
     )
-    return out.unnest("x")
+    with _memory_errors():
+        return frame.select(expr).unnest("x")
 
 
 def _host_series(data: Any, name: str) -> pl.Series:
     """A Series of host data: Series as they are, arrays flattened as numpy flattens them."""
-    if isinstance(data, pl.Series):
-        return data
-    if getattr(data, "ndim", 1) > 1:
-        data = data.reshape(-1)
-    return pl.Series(name, data)
+    if not isinstance(data, pl.Series):
+        if getattr(data, "ndim", 1) > 1:
+            data = data.reshape(-1)
+        data = pl.Series(name, data)
+    _args.refuse_object(data, "weights" if name == "__weights" else "column")
+    return data
 
 
 def histogramdd(
@@ -425,6 +455,11 @@ def histogramdd(
     if len(columns) == 1 and getattr(columns[0], "ndim", 1) == 2:
         matrix = columns[0]
         columns = tuple(matrix[:, j] for j in builtins.range(matrix.shape[1]))
+    if not 2 <= len(columns) <= 8:
+        raise ValueError(
+            f"histogramdd takes 2 to 8 columns, got {len(columns)}"
+            + (": use histogram for one column" if len(columns) == 1 else "")
+        )
     dd = {
         "options": _args.dd_kwargs(
             len(columns), bins, range, density, closed, flow, device, kernel
@@ -447,6 +482,8 @@ def histogramdd(
     series = [
         c if isinstance(c, pl.Series) else pl.Series(f"x{i}", c) for i, c in enumerate(columns)
     ]
+    for c in series:
+        _args.refuse_object(c)
     frame = pl.DataFrame(series)
     names = frame.columns
     # The weights' column must not replace a column of the same name.
@@ -464,7 +501,8 @@ def histogramdd(
         device=device,
         kernel=kernel,
     )
-    return frame.select(expr).unnest(names[0])
+    with _memory_errors():
+        return frame.select(expr).unnest(names[0])
 
 
 def histogram2d(
@@ -512,15 +550,22 @@ def explain(
     an array (host or GPU) or a dtype (then for 2^29 rows).
     """
     kwargs = _pickled(_args.histogram_kwargs(bins, range, False, closed, flow, device, kernel))
+    # The dtype crosses as an empty Series of it (every dtype can, not every dtype object can).
     iface = _cuda.cuda_array(data)
     if iface is not None:
-        dtype = pl.Series(values=[], dtype=_dtype_of_typestr(iface["typestr"])).dtype
-        return _internal.explain(dtype, iface["shape"][0], kwargs, bool(weights), "device")
+        empty = pl.Series(values=[], dtype=_dtype_of_typestr(iface["typestr"]))
+        return _internal.explain(empty, iface["shape"][0], kwargs, bool(weights), "device")
     if isinstance(data, (pl.DataType, type)):
-        return _internal.explain(data, 1 << 29, kwargs, bool(weights), "host")
+        try:
+            empty = pl.Series(values=[], dtype=data)
+        except (TypeError, ValueError, pl.exceptions.PolarsError) as e:
+            raise TypeError(f"explain takes a Series, an array or a Polars dtype: {e}") from None
+        _args.refuse_object(empty)
+        return _internal.explain(empty, 1 << 29, kwargs, bool(weights), "host")
     s = data if isinstance(data, pl.Series) else pl.Series(data)
+    _args.refuse_object(s)
     location = "pinned" if _internal.is_pinned(s) else "host"
-    return _internal.explain(s.dtype, len(s), kwargs, bool(weights), location)
+    return _internal.explain(s.clear(), len(s), kwargs, bool(weights), location)
 
 
 def _dtype_of_typestr(typestr: str) -> pl.DataType:

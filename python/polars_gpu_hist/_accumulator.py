@@ -144,7 +144,12 @@ class Histogram:
             del squares
             return self
         series = [_as_series(c, f"x{i}") for i, c in enumerate(columns)]
-        self._native.fill(series, None if weights is None else _as_series(weights, "w"))
+        for c in series:
+            _args.refuse_object(c)
+        w = None if weights is None else _as_series(weights, "w")
+        if w is not None:
+            _args.refuse_object(w, "weights")
+        self._native.fill(series, w)
         return self
 
     def merge(self, other: Histogram) -> Histogram:

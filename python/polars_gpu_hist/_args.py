@@ -5,7 +5,9 @@ own unit)."""
 
 from __future__ import annotations
 
+import builtins
 import datetime as dt
+import math
 import operator
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, SupportsFloat, SupportsIndex, Union
@@ -147,7 +149,41 @@ def bins(value: Any) -> int | str | list[float | dict[str, Any]]:
         )
     if isinstance(value, pl.Series):
         value = value.to_list()
-    return [scalar(edge, "a bin edge") for edge in value]
+    edges = [scalar(edge, "a bin edge") for edge in value]
+    _check_edges(edges)
+    return edges
+
+
+def _plain(value: float | dict[str, Any]) -> tuple[str, float] | None:
+    """A number or temporal value as (what it counts, amount), to compare with its neighbours;
+    ``None`` where two values cannot be compared here (the plugin converts their units)."""
+    if isinstance(value, float):
+        return ("number", value)
+    if "float32" in value:
+        return ("number", value["float32"])
+    kind, unit = value["temporal"], value["unit"]
+    return (f"{kind} in {unit}{' aware' if value['aware'] else ''}", value["value"])
+
+
+def _check_edges(edges: list[float | dict[str, Any]]) -> None:
+    """Explicit edges: at least two, finite, strictly increasing (checked again in the plugin,
+    for Rust callers)."""
+    if len(edges) < 2:
+        raise ValueError(
+            f"`bins` as edges needs at least two edges, got {len(edges)}: give two or more, or a "
+            "number of bins"
+        )
+    plain = [_plain(e) for e in edges]
+    for i, p in enumerate(plain):
+        if p is not None and p[0] == "number" and not math.isfinite(p[1]):
+            raise ValueError(f"`bins` edges must be finite, but edge {i} is {p[1]!r}")
+    for i in builtins.range(len(edges) - 1):
+        a, b = plain[i], plain[i + 1]
+        if a is not None and b is not None and a[0] == b[0] and not a[1] < b[1]:
+            raise ValueError(
+                f"`bins` edges must increase strictly, but edge {i} ({a[1]!r}) >= edge {i + 1} "
+                f"({b[1]!r}): sort them and drop repeats"
+            )
 
 
 def range_(value: Any) -> tuple[Any, Any] | None:
@@ -164,6 +200,15 @@ def range_(value: Any) -> tuple[Any, Any] | None:
     # (a Python float defers to it; a numpy float64 does not).
     if any(is_float64_scalar(v) for v in pair):
         lo, hi = (_widened(v) for v in (lo, hi))
+    a, b = _plain(lo), _plain(hi)
+    for what, p in (("min", a), ("max", b)):
+        if p is not None and p[0] == "number" and not math.isfinite(p[1]):
+            raise ValueError(
+                f"`range` must be finite, but its {what} is {p[1]!r}: give finite (min, max), or "
+                "range=None for the data's own"
+            )
+    if a is not None and b is not None and a[0] == b[0] and a[1] > b[1]:
+        raise ValueError(f"`range` must have min <= max, got ({a[1]!r}, {b[1]!r}): swap them")
     return lo, hi
 
 
@@ -260,3 +305,15 @@ def _is_count(value: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+def refuse_object(series: pl.Series, what: str = "column") -> None:
+    """An Object Series cannot be binned; the plugin would see it as Binary (its pointers), so
+    it is named here, where its dtype is still known."""
+    if series.dtype == pl.Object:
+        if what == "weights":
+            raise TypeError("`weights` must be numeric, got dtype Object: convert them to numbers")
+        raise TypeError(
+            "cannot histogram a column of dtype Object: Python objects have no numeric value; "
+            "convert them to numbers"
+        )

@@ -415,21 +415,32 @@ def _in_memory(
     return hist.fill(values)
 
 
-# The dtypes the native histogram takes (`value_kind` in src/input.rs). Checked here, before a
-# Series reaches it: some others (Categorical) cannot even be handed over.
-SUPPORTED_DTYPES = "an integer (up to 64 bits), Float32, Float64, Date, Datetime or Duration"
-_NUMERIC_DTYPES = frozenset(
-    (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
-) | {pl.Float32, pl.Float64}
+# The dtypes the native histogram takes (`dtype::reading` in src/dtype.rs). Checked here, before
+# a Series reaches it, with a message that names the column.
+SUPPORTED_DTYPES = "a numeric (integer, Float16/32/64, Decimal), Date, Datetime or Duration"
+_INTEGERS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
+_NUMERIC_DTYPES = frozenset(_INTEGERS) | {
+    pl.Int128,
+    pl.UInt128,
+    pl.Float16,
+    pl.Float32,
+    pl.Float64,
+}
+# Binned by their values as float64, as numpy bins the same numbers in a float64 array.
+_AS_FLOAT64 = frozenset((pl.Int128, pl.UInt128))
+
+
+def _numeric(dtype: pl.DataType) -> bool:
+    return dtype in _NUMERIC_DTYPES or isinstance(dtype, pl.Decimal)
 
 
 def supported_dtype(dtype: pl.DataType) -> bool:
     """Whether a column of ``dtype`` can be histogrammed."""
-    return (
-        dtype in _NUMERIC_DTYPES
-        or dtype == pl.Date
-        or isinstance(dtype, (pl.Datetime, pl.Duration))
-    )
+    return _numeric(dtype) or dtype == pl.Date or isinstance(dtype, (pl.Datetime, pl.Duration))
+
+
+def _as_float64(dtype: pl.DataType) -> bool:
+    return dtype in _AS_FLOAT64 or isinstance(dtype, pl.Decimal)
 
 
 def _fill_empty(hist: Histogram, schema: pl.Schema, column: str, weights: str | None) -> None:
@@ -440,9 +451,9 @@ def _fill_empty(hist: Histogram, schema: pl.Schema, column: str, weights: str | 
             f"column {column!r} has dtype {schema[column]}, which cannot be histogrammed: use "
             f"{SUPPORTED_DTYPES} column"
         )
-    if weights is not None and schema[weights] not in _NUMERIC_DTYPES:
+    if weights is not None and not _numeric(schema[weights]):
         raise ValueError(
-            f"`weights` must be numeric (integers up to 64 bits, Float32 or Float64), got column "
+            f"`weights` must be numeric (integers, Float16/32/64 or Decimal), got column "
             f"{weights!r} of dtype {schema[weights]}"
         )
     empty_weights = None if weights is None else pl.Series(weights, [], dtype=schema[weights])
@@ -496,11 +507,12 @@ def _first_pass(
     keep = x.is_not_nan() if dtype.is_float() else pl.lit(True)
     if weights is not None:
         keep = keep & pl.col(weights).is_not_null()
-    if dtype.is_temporal():
-        x = x.to_physical()
-    if dtype == pl.Float32:
+    x = _comparable(x, dtype)
+    if dtype == pl.Float16:
+        kind = "float16"  # the float16 extremes, exact as float32
+    elif dtype == pl.Float32:
         kind = "float32"
-    elif dtype == pl.Float64:
+    elif dtype == pl.Float64 or _as_float64(dtype):
         kind = "float64"
     else:
         kind = "integer"
@@ -526,8 +538,7 @@ class _SameExtremes:
     def batch(self, values: pl.Series, weights: pl.Series | None) -> None:
         if weights is not None and weights.null_count():
             values = values.filter(weights.is_not_null())
-        if self.dtype.is_temporal():
-            values = values.to_physical()
+        values = values.to_frame().select(_comparable(pl.first(), self.dtype)).to_series()
         lo, hi = values.min(), values.max()
         if lo is None or lo != lo:  # only nulls and NaN
             return
@@ -562,6 +573,18 @@ class _SameExtremes:
         if self.dtype.is_temporal():
             return str(pl.Series([value], dtype=pl.Int64).cast(self.dtype).item())
         return repr(value)
+
+
+def _comparable(x: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """The values as the bins see them, for extremes the plugin reads exactly: physical
+    temporal values, float64 for Decimal and 128-bit integers, float32 for Float16."""
+    if dtype.is_temporal():
+        return x.to_physical()
+    if _as_float64(dtype):
+        return x.cast(pl.Float64)
+    if dtype == pl.Float16:
+        return x.cast(pl.Float32)
+    return x
 
 
 def _total_rows(source: Source, lf: pl.LazyFrame) -> int | None:

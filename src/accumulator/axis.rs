@@ -15,6 +15,17 @@ pub struct Axis {
 }
 
 impl Axis {
+    /// A copy, or an out-of-memory error (explicit edges may be many).
+    pub fn try_clone(&self) -> HistResult<Axis> {
+        Ok(Axis {
+            bins: match &self.bins {
+                Binning::Count(n) => Binning::Count(*n),
+                Binning::Edges(e) => Binning::Edges(crate::alloc::copied(e)?),
+            },
+            span: self.span.clone(),
+        })
+    }
+
     /// `bins` equal bins over `[lo, hi]`, as numpy's `bins=n, range=(lo, hi)`.
     pub fn regular(bins: usize, lo: f64, hi: f64) -> Axis {
         Axis {
@@ -61,6 +72,8 @@ pub enum Span {
 pub enum DataExtremes {
     Empty,
     Float32(f32, f32),
+    /// The extremes of a Float16 column (exact in float32): numpy's float16 bins.
+    Float16(f32, f32),
     Float64(f64, f64),
     Integer(String, String),
 }
@@ -83,7 +96,9 @@ impl DataExtremes {
         };
         Ok(match self {
             DataExtremes::Empty => Extremes::Empty,
-            &DataExtremes::Float32(lo, hi) => Extremes::Float32(lo, hi),
+            &DataExtremes::Float32(lo, hi) | &DataExtremes::Float16(lo, hi) => {
+                Extremes::Float32(lo, hi)
+            }
             &DataExtremes::Float64(lo, hi) => Extremes::Float64(lo, hi),
             DataExtremes::Integer(lo, hi) => Extremes::Integer(int(lo)?, int(hi)?),
         })
@@ -94,6 +109,7 @@ impl DataExtremes {
         match self {
             DataExtremes::Empty => None,
             DataExtremes::Float32(..) => Some(ValueKind::Float32),
+            DataExtremes::Float16(..) => Some(ValueKind::Float16),
             DataExtremes::Float64(..) => Some(ValueKind::Float64),
             DataExtremes::Integer(..) => Some(ValueKind::Integer),
         }
@@ -114,6 +130,12 @@ pub(super) enum ValueDtype {
     UInt64,
     Float32,
     Float64,
+    /// Binned as numpy bins a float16 array (its own edges and arithmetic).
+    Float16,
+    /// Int128, UInt128 and Decimal are binned by their values as float64.
+    Int128,
+    UInt128,
+    Decimal(usize, usize),
     Date,
     Datetime(String, Option<String>),
     Duration(String),
@@ -153,12 +175,16 @@ impl ValueDtype {
             D::UInt64 => ValueDtype::UInt64,
             D::Float32 => ValueDtype::Float32,
             D::Float64 => ValueDtype::Float64,
+            D::Float16 => ValueDtype::Float16,
+            D::Int128 => ValueDtype::Int128,
+            D::UInt128 => ValueDtype::UInt128,
+            &D::Decimal(precision, scale) => ValueDtype::Decimal(precision, scale),
             D::Date => ValueDtype::Date,
             D::Datetime(unit, tz) => {
                 ValueDtype::Datetime(unit_name(unit), tz.as_ref().map(|t| t.as_str().to_string()))
             }
             D::Duration(unit) => ValueDtype::Duration(unit_name(unit)),
-            other => return Err(HistError::UnsupportedDtype(format!("{other:?}"))),
+            other => return Err(HistError::UnsupportedDtype(crate::dtype::name(other))),
         })
     }
 
@@ -175,6 +201,18 @@ impl ValueDtype {
             ValueDtype::UInt64 => D::UInt64,
             ValueDtype::Float32 => D::Float32,
             ValueDtype::Float64 => D::Float64,
+            ValueDtype::Float16 => D::Float16,
+            ValueDtype::Int128 => D::Int128,
+            ValueDtype::UInt128 => D::UInt128,
+            &ValueDtype::Decimal(precision, scale) => {
+                if !(1..=38).contains(&precision) || scale > precision {
+                    return Err(HistError::InvalidArgument(format!(
+                        "a serialized histogram names Decimal({precision}, {scale}), which is \
+                         no Polars dtype"
+                    )));
+                }
+                D::Decimal(precision, scale)
+            }
             ValueDtype::Date => D::Date,
             ValueDtype::Datetime(unit, tz) => D::Datetime(
                 unit_of(unit)?,

@@ -42,7 +42,7 @@ impl Histogram {
             }
             _ => None,
         };
-        self.add(counts, squares)?;
+        self.add(&counts, weighted(&squares))?;
         self.take(resolved);
         Ok(())
     }
@@ -92,7 +92,7 @@ impl Histogram {
             }
             _ => None,
         };
-        self.add(counts, squares)?;
+        self.add(&counts, weighted(&squares))?;
         self.take(resolved);
         Ok(())
     }
@@ -104,27 +104,28 @@ impl Histogram {
         }
     }
 
-    fn count(&self, specs: &[BinSpec], rows: Rows<'_>) -> HistResult<Counts> {
+    fn count(&self, specs: &[&BinSpec], rows: Rows<'_>) -> HistResult<Counts> {
         let axes = specs
             .iter()
-            .map(|s| JobAxis::bins(s.clone(), false))
-            .collect();
+            .map(|s| Ok(JobAxis::bins(s.try_clone()?, false)))
+            .collect::<HistResult<_>>()?;
         let job = Job::new(axes, rows)?;
         Ok(engine::count(&job, self.placement())?.0)
     }
 
     /// The columns as the engine reads them, and the value kind the binning is resolved for:
-    /// one column as it is; several as numpy's sample, cast to their common dtype.
+    /// one column as it is (Float16 with numpy's float16 bins); several as numpy's sample, cast
+    /// to their common dtype.
     fn sample(&self, columns: &[Series]) -> HistResult<(Vec<Series>, ValueKind)> {
         if let [column] = columns {
             let (physical, reading) = readable(column)?;
-            return Ok((vec![physical], reading.dtype().kind()));
+            return Ok((vec![physical], reading.kind()));
         }
         let readable = columns
             .iter()
             .map(readable)
             .collect::<HistResult<Vec<_>>>()?;
-        let common = dtype::promote(readable.iter().map(|(_, r)| r.dtype()));
+        let (common, kind) = dtype::sample(readable.iter().map(|&(_, r)| r));
         let physical = readable
             .into_iter()
             .map(|(s, _)| {
@@ -135,7 +136,15 @@ impl Histogram {
                 }
             })
             .collect::<HistResult<_>>()?;
-        Ok((physical, common.kind()))
+        Ok((physical, kind))
+    }
+}
+
+/// The sums of squared weights of a weighted count.
+fn weighted(squares: &Option<Counts>) -> Option<&[f64]> {
+    match squares {
+        Some(Counts::Weighted(q)) => Some(q),
+        _ => None,
     }
 }
 

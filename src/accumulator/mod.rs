@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 pub use axis::{Axis, DataExtremes, Span};
 
+use crate::alloc;
 use crate::bins::{BinSpec, Binning, Closed, Extremes, Range, ValueKind};
 use crate::counts::Counts;
 use crate::error::{HistError, HistResult};
@@ -104,45 +105,12 @@ pub struct Histogram {
 }
 
 impl Histogram {
-    /// A histogram of 1 to [`MAX_DIMS`] axes (cells row-major over them). `bins=n` needs a range
-    /// ([`Axis::regular`] or [`Axis::data_range`]): a range taken from each batch would bin
-    /// every batch differently.
+    /// A histogram of 1 to [`MAX_DIMS`] axes (cells row-major over them, at most
+    /// [`crate::bins::MAX_BINS`] in all). `bins=n` needs a range ([`Axis::regular`] or
+    /// [`Axis::data_range`]): a range taken from each batch would bin every batch differently.
     pub fn new(axes: Vec<Axis>, options: AccumulatorOptions) -> HistResult<Self> {
-        if !(1..=MAX_DIMS).contains(&axes.len()) {
-            return Err(HistError::InvalidArgument(format!(
-                "a Histogram has 1 to {MAX_DIMS} axes, got {}",
-                axes.len()
-            )));
-        }
-        let dd = axes.len() > 1;
-        let resolved = axes
-            .iter()
-            .map(|axis| {
-                if let (&Binning::Count(n), Span::None) = (&axis.bins, &axis.span) {
-                    return Err(HistError::argument(|s| {
-                        format!(
-                            "a mergeable histogram of {} needs {}: a range taken from each \
-                             batch's data would bin every batch differently",
-                            s.count(n),
-                            s.accumulator_range()
-                        )
-                    }));
-                }
-                let kind = match &axis.span {
-                    Span::Data(e) => e.kind().unwrap_or(ValueKind::Float64),
-                    _ => ValueKind::Float64,
-                };
-                Ok(Resolved {
-                    spec: resolve(axis, options.closed, kind, dd)?,
-                    dtype: None,
-                    agrees: vec![kind],
-                })
-            })
-            .collect::<HistResult<Vec<_>>>()?;
-        let cells = resolved
-            .iter()
-            .try_fold(1usize, |cells, r| cells.checked_mul(r.spec.len()))
-            .ok_or(HistError::OutOfMemory(usize::MAX))?;
+        let cells = checked_cells(&axes)?;
+        let resolved = resolve_axes(&axes, options)?;
         let weighted = options.storage == Storage::Weight;
         Ok(Histogram {
             counts: Counts::zeros(cells, weighted)?,
@@ -157,9 +125,28 @@ impl Histogram {
         })
     }
 
+    /// A copy, or an out-of-memory error (counts and edges may take gigabytes).
+    pub fn try_clone(&self) -> HistResult<Self> {
+        Ok(Histogram {
+            axes: self
+                .axes
+                .iter()
+                .map(Axis::try_clone)
+                .collect::<HistResult<_>>()?,
+            options: self.options,
+            resolved: self
+                .resolved
+                .iter()
+                .map(Resolved::try_clone)
+                .collect::<HistResult<_>>()?,
+            counts: self.counts.try_clone()?,
+            squares: self.squares.as_deref().map(alloc::copied).transpose()?,
+        })
+    }
+
     /// A histogram of the same binning, options and dtypes with every count zero.
-    pub fn empty_like(&self) -> Self {
-        let mut h = self.clone();
+    pub fn empty_like(&self) -> HistResult<Self> {
+        let mut h = self.try_clone()?;
         match &mut h.counts {
             Counts::Exact(c) => c.iter_mut().for_each(|c| *c = 0),
             Counts::Weighted(s) => s.iter_mut().for_each(|s| *s = 0.0),
@@ -167,7 +154,7 @@ impl Histogram {
         if let Some(q) = &mut h.squares {
             q.iter_mut().for_each(|q| *q = 0.0);
         }
-        h
+        Ok(h)
     }
 
     pub fn axes(&self) -> &[Axis] {
@@ -227,7 +214,7 @@ impl Histogram {
 
     /// The edges of `axis` as float64 (float32 edges widen exactly). Before any fill, those of a
     /// Float64 column (of the data's kind for a data range).
-    pub fn edges(&self, axis: usize) -> Vec<f64> {
+    pub fn edges(&self, axis: usize) -> HistResult<Vec<f64>> {
         self.resolved[axis].spec.edges_f64()
     }
 
@@ -249,7 +236,7 @@ impl Histogram {
         for (i, (mine, theirs)) in self.resolved.iter().zip(&other.resolved).enumerate() {
             match (&mine.dtype, &theirs.dtype) {
                 (_, None) => {}
-                (None, Some(_)) => take[i] = Some(theirs.clone()),
+                (None, Some(_)) => take[i] = Some(theirs.try_clone()?),
                 (Some((a, da)), Some((b, db))) => {
                     let temporal_mismatch = (a.is_temporal() || b.is_temporal()) && a != b;
                     if temporal_mismatch || mine.spec != theirs.spec {
@@ -261,8 +248,7 @@ impl Histogram {
                 }
             }
         }
-        let squares = other.squares.clone().map(Counts::Weighted);
-        self.add(other.counts.clone(), squares)?;
+        self.add(&other.counts, other.squares.as_deref())?;
         self.take(take);
         Ok(())
     }
@@ -290,7 +276,7 @@ impl Histogram {
                 .map(|(i, (r, n))| AxisOut::named(n, &r.spec, input(i), false))
                 .collect()
         };
-        output::to_struct(name.into(), &axes, self.counts.clone(), density)
+        output::to_struct(name.into(), &axes, self.counts.try_clone()?, density)
     }
 
     /// [`Histogram::to_series`] as a DataFrame of its fields.
@@ -412,7 +398,7 @@ impl Histogram {
             }
             None => {
                 let spec = if current.agrees.contains(&kind) {
-                    current.spec.clone()
+                    current.spec.try_clone()?
                 } else {
                     resolve(axis, self.options.closed, kind, dd)?
                 };
@@ -425,11 +411,11 @@ impl Histogram {
         }
     }
 
-    fn specs_with(&self, resolved: &[Option<Resolved>]) -> Vec<BinSpec> {
+    fn specs_with<'s>(&'s self, resolved: &'s [Option<Resolved>]) -> Vec<&'s BinSpec> {
         resolved
             .iter()
             .zip(&self.resolved)
-            .map(|(new, current)| new.as_ref().unwrap_or(current).spec.clone())
+            .map(|(new, current)| &new.as_ref().unwrap_or(current).spec)
             .collect()
     }
 
@@ -443,15 +429,34 @@ impl Histogram {
 
     /// Adds counts (and squared weights) of the same shape; exact counts past 2^64 - 1 are an
     /// error, never a wrap (and leave the histogram as it was).
-    fn add(&mut self, counts: Counts, squares: Option<Counts>) -> HistResult<()> {
-        let mut total = self.counts.clone();
-        total.add(&counts)?;
-        if let (Some(mine), Some(Counts::Weighted(theirs))) = (&mut self.squares, squares) {
+    fn add(&mut self, counts: &Counts, squares: Option<&[f64]>) -> HistResult<()> {
+        self.counts.add(counts)?;
+        if let (Some(mine), Some(theirs)) = (&mut self.squares, squares) {
             mine.iter_mut().zip(theirs).for_each(|(m, t)| *m += t);
         }
-        self.counts = total;
         Ok(())
     }
+}
+
+/// A histogram from the bytes of `serde_pickle` (what `polars_gpu_hist.Histogram` pickles):
+/// a state that asks for more memory than there is is an out-of-memory error.
+#[cfg(feature = "python")]
+pub(crate) fn from_pickle(bytes: &[u8]) -> HistResult<Histogram> {
+    let state: state::State = serde_pickle::from_slice(bytes, Default::default()).map_err(|e| {
+        // Out of memory while serde_pickle reads the bytes, or while the counts are made
+        // (`alloc` says so in its message).
+        let oom = match &e {
+            serde_pickle::Error::Io(io) => io.kind() == std::io::ErrorKind::OutOfMemory,
+            other => other
+                .to_string()
+                .contains("out of memory: could not allocate"),
+        };
+        match oom {
+            true => HistError::OutOfMemory(bytes.len()),
+            false => HistError::InvalidArgument(format!("not a serialized Histogram: {e}")),
+        }
+    })?;
+    Histogram::try_from(state)
 }
 
 impl Add<&Histogram> for Histogram {
@@ -470,6 +475,63 @@ impl Add for Histogram {
     fn add(self, rhs: Histogram) -> HistResult<Histogram> {
         self + &rhs
     }
+}
+
+impl Resolved {
+    fn try_clone(&self) -> HistResult<Self> {
+        Ok(Resolved {
+            spec: self.spec.try_clone()?,
+            dtype: self.dtype.clone(),
+            agrees: self.agrees.clone(),
+        })
+    }
+}
+
+/// The number of cells of `axes`, checked before anything is resolved or allocated: 1 to
+/// [`MAX_DIMS`] axes, valid bin counts, at most [`crate::bins::MAX_BINS`] cells in all.
+fn checked_cells(axes: &[Axis]) -> HistResult<usize> {
+    if !(1..=MAX_DIMS).contains(&axes.len()) {
+        return Err(HistError::InvalidArgument(format!(
+            "a Histogram has 1 to {MAX_DIMS} axes, got {}",
+            axes.len()
+        )));
+    }
+    let lengths = axes
+        .iter()
+        .map(|a| match &a.bins {
+            &Binning::Count(n) => crate::bins::validate_count(n).map(|()| n),
+            Binning::Edges(e) => Ok(e.len().saturating_sub(1)),
+        })
+        .collect::<HistResult<Vec<_>>>()?;
+    Ok(crate::job::row_major(&lengths)?.1)
+}
+
+/// Each axis' binning before any fill (for Float64 values, or the data range's kind).
+fn resolve_axes(axes: &[Axis], options: AccumulatorOptions) -> HistResult<Vec<Resolved>> {
+    let dd = axes.len() > 1;
+    axes.iter()
+        .map(|axis| {
+            if let (&Binning::Count(n), Span::None) = (&axis.bins, &axis.span) {
+                return Err(HistError::argument(|s| {
+                    format!(
+                        "a mergeable histogram of {} needs {}: a range taken from each \
+                         batch's data would bin every batch differently",
+                        s.count(n),
+                        s.accumulator_range()
+                    )
+                }));
+            }
+            let kind = match &axis.span {
+                Span::Data(e) => e.kind().unwrap_or(ValueKind::Float64),
+                _ => ValueKind::Float64,
+            };
+            Ok(Resolved {
+                spec: resolve(axis, options.closed, kind, dd)?,
+                dtype: None,
+                agrees: vec![kind],
+            })
+        })
+        .collect()
 }
 
 /// The axis' binning for values of `kind`: `numpy.histogram`'s for one axis, or

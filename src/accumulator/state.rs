@@ -33,12 +33,34 @@ pub(super) struct State {
 /// Formats 1 (a list of integers) and 2 still read, weighted ones of them refused (no squares).
 const STATE_FORMAT: u32 = 3;
 
-/// Exact counts in the serialized state: bytes (8 a count), or a list of integers.
-struct ExactCounts(Vec<u64>);
+/// Exact counts in the serialized state: bytes (8 a count), or a list of integers (`listed`).
+struct ExactCounts {
+    counts: Vec<u64>,
+    listed: bool,
+}
+
+impl ExactCounts {
+    /// The counts of `cells` cells, or `None` when there are not as many. A list of 8 bytes a
+    /// cell is the bytes as written by a format without a bytes type (JSON writes a list).
+    fn into_cells(self, cells: usize) -> Option<Vec<u64>> {
+        let n = self.counts.len();
+        if n == cells {
+            return Some(self.counts);
+        }
+        let bytes =
+            self.listed && n == cells.checked_mul(8)? && self.counts.iter().all(|&b| b < 256);
+        bytes.then(|| {
+            self.counts
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(std::array::from_fn(|i| c[i] as u8)))
+                .collect()
+        })
+    }
+}
 
 impl Serialize for ExactCounts {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let bytes: Vec<u8> = self.0.iter().flat_map(|c| c.to_le_bytes()).collect();
+        let bytes: Vec<u8> = self.counts.iter().flat_map(|c| c.to_le_bytes()).collect();
         s.serialize_bytes(&bytes)
     }
 }
@@ -55,11 +77,13 @@ impl<'de> Deserialize<'de> for ExactCounts {
                 if !b.len().is_multiple_of(8) {
                     return Err(E::custom("counts bytes are not a whole number of u64s"));
                 }
-                Ok(ExactCounts(
-                    b.chunks_exact(8)
-                        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-                        .collect(),
-                ))
+                let counts = b
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
+                Ok(ExactCounts {
+                    counts: crate::alloc::collected(counts).map_err(E::custom)?,
+                    listed: false,
+                })
             }
             fn visit_byte_buf<E: serde::de::Error>(self, b: Vec<u8>) -> Result<ExactCounts, E> {
                 self.visit_bytes(&b)
@@ -72,7 +96,10 @@ impl<'de> Deserialize<'de> for ExactCounts {
                 while let Some(c) = seq.next_element::<u64>()? {
                     out.push(c);
                 }
-                Ok(ExactCounts(out))
+                Ok(ExactCounts {
+                    counts: out,
+                    listed: true,
+                })
             }
         }
         d.deserialize_any(Visit)
@@ -82,7 +109,13 @@ impl<'de> Deserialize<'de> for ExactCounts {
 impl From<Histogram> for State {
     fn from(h: Histogram) -> State {
         let (counts, sums) = match h.counts {
-            Counts::Exact(c) => (Some(ExactCounts(c)), None),
+            Counts::Exact(counts) => (
+                Some(ExactCounts {
+                    counts,
+                    listed: false,
+                }),
+                None,
+            ),
             Counts::Weighted(s) => (None, Some(s)),
         };
         State {
@@ -107,6 +140,8 @@ impl From<Histogram> for State {
 impl TryFrom<State> for Histogram {
     type Error = HistError;
 
+    /// Validates the state (format, shape, the stored counts' length) before allocating
+    /// anything its axes ask for: a hostile state is an error, not an abort.
     fn try_from(s: State) -> HistResult<Histogram> {
         if !(1..=STATE_FORMAT).contains(&s.format) {
             return Err(HistError::InvalidArgument(format!(
@@ -114,50 +149,14 @@ impl TryFrom<State> for Histogram {
                 s.format, STATE_FORMAT
             )));
         }
-        let options = AccumulatorOptions {
-            closed: s.closed,
-            storage: if s.weighted {
-                Storage::Weight
-            } else {
-                Storage::Count
-            },
-            device: s.device,
-            kernel: s.kernel,
-        };
-        let mut h = Histogram::new(s.axes, options)?;
-        if s.dtypes.len() != h.axes.len() {
+        let len = super::checked_cells(&s.axes)?;
+        if s.dtypes.len() != s.axes.len() {
             return Err(HistError::InvalidArgument(
                 "a serialized histogram has a dtype per axis".into(),
             ));
         }
-        let kinds: Vec<_> = s
-            .dtypes
-            .iter()
-            .map(|d| d.as_ref().map(|d| d.dtype()).transpose())
-            .collect::<HistResult<_>>()?;
-        // n-D axes were resolved for the sample's common dtype, which the dtypes give back.
-        let common = crate::dtype::promote(
-            kinds
-                .iter()
-                .flatten()
-                .map(|d| crate::dtype::reading(d).map(|r| r.dtype()))
-                .collect::<HistResult<Vec<_>>>()?,
-        );
-        for (i, dtype) in kinds.iter().enumerate() {
-            if let Some(dtype) = dtype {
-                let kind = if h.axes.len() > 1 {
-                    common.kind()
-                } else {
-                    crate::dtype::reading(dtype)?.dtype().kind()
-                };
-                if let Some(r) = h.binning_for(i, dtype, kind)? {
-                    h.resolved[i] = r;
-                }
-            }
-        }
-        let len = h.len();
-        h.counts = match (s.counts, s.sums) {
-            (Some(c), None) if !s.weighted && c.0.len() == len => Counts::Exact(c.0),
+        let counts = match (s.counts.and_then(|c| c.into_cells(len)), s.sums) {
+            (Some(c), None) if !s.weighted => Counts::Exact(c),
             (None, Some(w)) if s.weighted && w.len() == len => Counts::Weighted(w),
             _ => {
                 return Err(HistError::InvalidArgument(format!(
@@ -165,7 +164,7 @@ impl TryFrom<State> for Histogram {
                 )))
             }
         };
-        h.squares = match s.squares {
+        let squares = match s.squares {
             Some(q) if s.weighted && q.len() == len => Some(q),
             None if !s.weighted => None,
             _ => {
@@ -176,6 +175,48 @@ impl TryFrom<State> for Histogram {
                 ))
             }
         };
+        let kinds: Vec<_> = s
+            .dtypes
+            .iter()
+            .map(|d| d.as_ref().map(|d| d.dtype()).transpose())
+            .collect::<HistResult<_>>()?;
+        let options = AccumulatorOptions {
+            closed: s.closed,
+            storage: if s.weighted {
+                Storage::Weight
+            } else {
+                Storage::Count
+            },
+            device: s.device,
+            kernel: s.kernel,
+        };
+        let mut h = Histogram {
+            resolved: super::resolve_axes(&s.axes, options)?,
+            axes: s.axes,
+            options,
+            counts,
+            squares,
+        };
+        // n-D axes were resolved for the sample's common dtype, which the dtypes give back.
+        let (_, common) = crate::dtype::sample(
+            kinds
+                .iter()
+                .flatten()
+                .map(crate::dtype::reading)
+                .collect::<HistResult<Vec<_>>>()?,
+        );
+        for (i, dtype) in kinds.iter().enumerate() {
+            if let Some(dtype) = dtype {
+                let kind = if h.axes.len() > 1 {
+                    common
+                } else {
+                    crate::dtype::reading(dtype)?.kind()
+                };
+                if let Some(r) = h.binning_for(i, dtype, kind)? {
+                    h.resolved[i] = r;
+                }
+            }
+        }
         Ok(h)
     }
 }

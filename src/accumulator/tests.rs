@@ -248,7 +248,7 @@ fn n_d_batches_equal_histogramdd() {
 fn weighted_storage_keeps_the_squares_through_merges() {
     let options = opts(Closed::Left, Storage::Weight);
     let mut a = Histogram::new(vec![Axis::regular(2, 0.0, 2.0)], options).unwrap();
-    let mut b = a.empty_like();
+    let mut b = a.empty_like().unwrap();
     a.fill(&[series(&[0.5, 1.5])], Some(&series(&[2.0, 3.0])))
         .unwrap();
     b.fill(&[series(&[0.5, 1.0])], Some(&series(&[-1.0, 0.5])))
@@ -256,7 +256,10 @@ fn weighted_storage_keeps_the_squares_through_merges() {
     let total = (a + &b).unwrap();
     assert_eq!(total.counts(), &Counts::Weighted(vec![1.0, 3.5]));
     assert_eq!(total.squared_weights(), Some(&[5.0, 9.25][..]));
-    assert_eq!(total.empty_like().squared_weights(), Some(&[0.0, 0.0][..]));
+    assert_eq!(
+        total.empty_like().unwrap().squared_weights(),
+        Some(&[0.0, 0.0][..])
+    );
 }
 
 #[test]
@@ -265,4 +268,78 @@ fn axis_counts_outside_one_to_max_dims_are_refused() {
     assert!(Histogram::new(vec![], options).is_err());
     let many = vec![Axis::regular(2, 0.0, 1.0); crate::MAX_DIMS + 1];
     assert!(Histogram::new(many, options).is_err());
+}
+
+#[test]
+fn too_many_cells_are_refused_before_any_allocation() {
+    // 2^28 x 2^28 cells: refused from the bin counts alone (resolving the first axis would
+    // already take 2 GiB of edges).
+    let axes = vec![Axis::regular(crate::bins::MAX_BINS, 0.0, 1.0); 2];
+    let err = Histogram::new(axes, AccumulatorOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("cells"), "{err}");
+}
+
+#[test]
+fn a_state_is_validated_before_its_axes_are_resolved() {
+    let h = Histogram::new(
+        vec![Axis::regular(2, 0.0, 1.0); 2],
+        AccumulatorOptions::default(),
+    )
+    .unwrap();
+    let mut state: serde_json::Value = serde_json::to_value(&h).unwrap();
+    for axis in state["axes"].as_array_mut().unwrap() {
+        axis["bins"] = serde_json::json!(crate::bins::MAX_BINS);
+    }
+    let err = serde_json::from_value::<Histogram>(state.clone()).unwrap_err();
+    assert!(err.to_string().contains("cells"), "{err}");
+    // One large axis whose stored counts do not match: refused before its edges are made.
+    state["axes"] = serde_json::json!([state["axes"][0]]);
+    state["dtypes"] = serde_json::json!([null]);
+    let err = serde_json::from_value::<Histogram>(state).unwrap_err();
+    assert!(err.to_string().contains("do not match"), "{err}");
+}
+
+#[test]
+fn float16_decimal_and_128_bit_fills_bin_as_histogram_does() {
+    let x = Series::new("x".into(), [0.1f64, 0.3, 0.5, 0.7, 0.9, 0.3, 1.0]);
+    for dtype in [
+        DataType::Float16,
+        DataType::Decimal(10, 2),
+        DataType::Int128,
+        DataType::UInt128,
+    ] {
+        let (column, hi) = if dtype.is_integer() {
+            ((&x * 10.0).cast(&dtype).unwrap(), 10.0)
+        } else {
+            (x.cast(&dtype).unwrap(), 1.0)
+        };
+        let options = crate::HistogramOptions {
+            bins: crate::Bins::Count(4),
+            range: Some((0.0.into(), hi.into())),
+            ..Default::default()
+        };
+        let expected = crate::histogram_frame(&column, None, &options).unwrap();
+        let mut h = Histogram::new(
+            vec![Axis::regular(4, 0.0, hi)],
+            AccumulatorOptions::default(),
+        )
+        .unwrap();
+        h.fill(std::slice::from_ref(&column), None).unwrap();
+        h.fill(std::slice::from_ref(&column), None).unwrap();
+        let expected: Vec<u64> = expected
+            .column("count")
+            .unwrap()
+            .u64()
+            .unwrap()
+            .into_no_null_iter()
+            .map(|c| 2 * c)
+            .collect();
+        assert_eq!(expected.iter().sum::<u64>(), 14, "{dtype:?}");
+        assert_eq!(h.exact_counts().unwrap(), expected, "{dtype:?}");
+        assert_eq!(h.dtype(0), Some(&dtype));
+        let json = serde_json::to_string(&h).unwrap();
+        let back: Histogram = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.counts(), h.counts(), "{dtype:?}");
+        assert_eq!(back.edges(0).unwrap(), h.edges(0).unwrap(), "{dtype:?}");
+    }
 }

@@ -144,9 +144,14 @@ pub(crate) fn weights_f64(len: usize, weights: &Series) -> HistResult<Series> {
         DataType::Date | DataType::Datetime(..) | DataType::Duration(_)
     );
     if temporal || dtype::reading(weights.dtype()).is_err() {
+        // pyo3-polars hands an Object column to the plugin as Binary.
+        let object = match weights.dtype() {
+            DataType::Binary => " (or Object, which reaches the plugin as Binary)",
+            _ => "",
+        };
         return Err(HistError::InvalidArgument(format!(
-            "`weights` must be numeric, got dtype {}: cast them to a number",
-            weights.dtype()
+            "`weights` must be numeric, got dtype {}{object}: cast them to a number",
+            dtype::name(weights.dtype())
         )));
     }
     Ok(weights.cast(&DataType::Float64)?)

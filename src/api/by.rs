@@ -61,6 +61,14 @@ fn check_key(dtype: &DataType) -> HistResult<()> {
             crate::dtype::name(dtype)
         )));
     }
+    // An Object key reaches the plugin as Binary (its pointers): it would group by address.
+    if matches!(dtype, DataType::Binary | DataType::BinaryOffset) {
+        return Err(HistError::UnsupportedDtype(format!(
+            "{} as a `by` key (an Object column reaches the plugin as Binary): group by an \
+             integer, String, Boolean, temporal, Categorical or Enum column",
+            crate::dtype::name(dtype)
+        )));
+    }
     Ok(())
 }
 

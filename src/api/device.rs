@@ -72,17 +72,19 @@ fn read_column(stream: &Arc<CudaStream>, column: DeviceColumn, len: u64) -> Hist
         } else {
             (len - 1) * column.stride + 1
         };
-        let mut all = vec![T::default(); span as usize];
+        // A device array may be larger than host memory: an error, not an abort.
+        let mut all: Vec<T> = crate::alloc::zeroed(span as usize)?;
         stream
             .synchronize()
             .map_err(gpu::driver("waiting for the array"))?;
         // SAFETY: the caller's array holds `span` values from `ptr` (its interface says so).
         unsafe { cudarc::driver::result::memcpy_dtoh_sync(&mut all, column.ptr) }
             .map_err(gpu::driver("reading the array to estimate its bins"))?;
-        let values: Vec<T> = all
-            .into_iter()
-            .step_by(column.stride.max(1) as usize)
-            .collect();
+        let values: Vec<T> = if column.stride <= 1 {
+            all
+        } else {
+            crate::alloc::collected(all.into_iter().step_by(column.stride as usize))?
+        };
         Ok(Series::new("x".into(), values))
     })
 }
@@ -357,7 +359,7 @@ fn fill(
             Some((ptr, dtype)) => gpu::edges::fill_linspace_edges(gpu, stream, spec, *dtype, *ptr)?,
             None => true,
         };
-        host_edges.push((!made).then(|| spec.edges_f64()));
+        host_edges.push((!made).then(|| spec.edges_f64()).transpose()?);
     }
     phases.extend(run.phases);
     phases.push(("edges", clock.lap()));

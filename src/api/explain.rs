@@ -131,10 +131,32 @@ pub fn explain(
     };
     let mut text = report.to_string();
     if backend == Backend::Gpu {
-        match gpu::compile::cache_status() {
-            Ok(dir) => text += &format!("\nkernels  compiled once, kept in {}", dir.display()),
-            Err(why) => text += &format!("\nkernels  compiled in memory, not cached: {why}"),
-        }
+        text += &cache_line(gpu::compile::cache_status());
     }
     Ok(text)
+}
+
+/// Where compiled kernels are kept, as `explain` says it.
+fn cache_line(status: Result<std::path::PathBuf, String>) -> String {
+    match status {
+        Ok(dir) => format!("\nkernels  compiled once, kept in {}", dir.display()),
+        Err(why) => format!("\nkernels  compiled in memory, not cached: {why}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn explain_says_when_kernels_are_not_cached() {
+        let line = super::cache_line(Err("/tmp/x belongs to another user".into()));
+        assert_eq!(
+            line,
+            "\nkernels  compiled in memory, not cached: /tmp/x belongs to another user"
+        );
+        let line = super::cache_line(Ok("/home/me/.cache/polars-gpu-hist".into()));
+        assert!(
+            line.ends_with("kept in /home/me/.cache/polars-gpu-hist"),
+            "{line}"
+        );
+    }
 }

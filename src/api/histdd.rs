@@ -98,7 +98,7 @@ pub fn histogramdd_with_report(
     // numpy stacks the columns into one sample of their common dtype: read each column as that.
     let readable: Vec<(Series, dtype::Reading)> =
         columns.iter().map(readable).collect::<HistResult<_>>()?;
-    let sample = dtype::promote(readable.iter().map(|(_, r)| r.dtype()));
+    let (sample, kind) = dtype::sample(readable.iter().map(|&(_, r)| r));
     let physical: Vec<Series> = readable
         .into_iter()
         .map(|(s, _)| cast_to(s, sample))
@@ -119,7 +119,7 @@ pub fn histogramdd_with_report(
                 range(i),
                 options.closed,
                 columns[i].dtype(),
-                sample.kind(),
+                kind,
                 Flavour::Histogramdd,
                 weights.is_some(),
                 &HostAxis {

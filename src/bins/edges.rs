@@ -35,10 +35,12 @@ impl Guide {
         if !(cells_per_unit.is_finite() && cells_per_unit > 0.0) {
             return None;
         }
+        // Only speed depends on the guide: without memory for it, binary search.
         let first: Vec<u32> = super::linspace::table(cells + 1, |k| {
             let lower = e[0] + k as f64 / cells_per_unit;
             (e.partition_point(|&edge| edge <= lower).max(1) - 1).min(n - 1) as u32
-        });
+        })
+        .ok()?;
         let crowded = first
             .windows(2)
             .any(|w| w[1] - w[0] > Self::MAX_EDGES_PER_CELL);
@@ -56,6 +58,15 @@ impl Guide {
 }
 
 impl EdgeBins {
+    /// A copy, or an out-of-memory error.
+    pub fn try_clone(&self) -> crate::error::HistResult<Self> {
+        Ok(EdgeBins {
+            edges: crate::alloc::copied(&self.edges)?,
+            closed: self.closed,
+            guide: self.guide.clone(),
+        })
+    }
+
     pub fn new(edges: Vec<f64>, closed: Closed) -> Self {
         let guide = Guide::new(&edges);
         EdgeBins {

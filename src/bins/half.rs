@@ -4,6 +4,7 @@
 
 use half::f16;
 
+use crate::alloc::collected;
 use crate::bins::{Extremes, Range};
 use crate::error::HistResult;
 
@@ -16,6 +17,14 @@ pub struct HalfBins {
 }
 
 impl HalfBins {
+    /// A copy, or an out-of-memory error.
+    pub fn try_clone(&self) -> HistResult<Self> {
+        Ok(HalfBins {
+            edges: crate::alloc::copied(&self.edges)?,
+            table: self.table.clone(),
+        })
+    }
+
     /// `bins=n` over `range` (Python floats) or over the data's extremes (float16 values).
     pub fn numpy(n: usize, range: Option<Range>, extremes: Extremes) -> HistResult<HalfBins> {
         let from_data = range.is_none();
@@ -37,12 +46,12 @@ impl HalfBins {
             }
         };
         let edges = if from_data && !matches!(extremes, Extremes::Empty) {
-            linspace_f16(f16::from_f64(first), f16::from_f64(last), n)
+            linspace_f16(f16::from_f64(first), f16::from_f64(last), n)?
         } else {
             // linspace of Python floats computes in float64, then casts.
-            let mut e: Vec<f16> = (0..=n)
-                .map(|i| f16::from_f64(i as f64 * ((last - first) / n as f64) + first))
-                .collect();
+            let mut e: Vec<f16> = collected(
+                (0..n + 1).map(|i| f16::from_f64(i as f64 * ((last - first) / n as f64) + first)),
+            )?;
             e[n] = f16::from_f64(last);
             e
         };
@@ -94,6 +103,19 @@ impl HalfBins {
     }
 }
 
+/// `numpy.histogramdd`'s edges over a float16 column's own extremes: `linspace` of float16
+/// scalars (widened by 0.5 in float16 arithmetic when equal), widened exactly to float64.
+pub(super) fn dd_edges(extremes: Extremes, n: usize) -> HistResult<Vec<f64>> {
+    let (lo, hi) = extremes.as_f64();
+    let (lo, hi) = (f16::from_f64(lo), f16::from_f64(hi));
+    let (lo, hi) = if lo == hi {
+        (lo - f16::from_f32(0.5), hi + f16::from_f32(0.5))
+    } else {
+        (lo, hi)
+    };
+    collected(linspace_f16(lo, hi, n)?.iter().map(|e| e.to_f64()))
+}
+
 fn widened(lo: f64, hi: f64) -> (f64, f64) {
     if lo == hi {
         (lo - 0.5, hi + 0.5)
@@ -104,19 +126,15 @@ fn widened(lo: f64, hi: f64) -> (f64, f64) {
 
 /// numpy's `linspace` of float16 scalars: `arange(n + 1)` in float16, times the float16 step,
 /// plus the start, each step rounded to float16; the last edge set to `stop`.
-fn linspace_f16(start: f16, stop: f16, n: usize) -> Vec<f16> {
+fn linspace_f16(start: f16, stop: f16, n: usize) -> HistResult<Vec<f16>> {
     let delta = stop - start;
     let div = f16::from_f64(n as f64);
     let step = delta / div;
     let mut edges: Vec<f16> = if step.to_f64() == 0.0 {
-        (0..=n)
-            .map(|i| f16::from_f64(i as f64) / div * delta + start)
-            .collect()
+        collected((0..n + 1).map(|i| f16::from_f64(i as f64) / div * delta + start))?
     } else {
-        (0..=n)
-            .map(|i| f16::from_f64(i as f64) * step + start)
-            .collect()
+        collected((0..n + 1).map(|i| f16::from_f64(i as f64) * step + start))?
     };
     edges[n] = stop;
-    edges
+    Ok(edges)
 }

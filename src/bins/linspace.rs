@@ -6,6 +6,7 @@
 use std::sync::OnceLock;
 
 use crate::bins::BinFloat;
+use crate::error::HistResult;
 
 /// Edge `i < n` is `i as P * step + start` rounded to the bins' type, with `P` float32 when
 /// `single`, else float64 (one multiply, one add, no fused multiply-add); edge `n` is the
@@ -103,18 +104,21 @@ fn dyadic(x: f64) -> Option<(i128, i32)> {
 pub(crate) const PARALLEL_LEN: usize = 1 << 16;
 
 /// `[f(0), ..., f(len - 1)]`, on every core when `len` is large: each value is computed on
-/// its own, so the result does not depend on the split.
-pub(crate) fn table<T: Send>(len: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+/// its own, so the result does not depend on the split. An out-of-memory error, not an abort,
+/// when `len` values do not fit.
+pub(crate) fn table<T: Send>(
+    len: usize,
+    f: impl Fn(usize) -> T + Sync + Send,
+) -> HistResult<Vec<T>> {
     use rayon::prelude::*;
+    let mut out = crate::alloc::with_capacity(len)?;
     if len < PARALLEL_LEN {
-        (0..len).map(f).collect()
+        out.extend((0..len).map(f));
     } else {
-        (0..len)
-            .into_par_iter()
-            .with_min_len(1 << 14)
-            .map(f)
-            .collect()
+        // An indexed parallel iterator writes into the reserved room: no other allocation.
+        out.par_extend((0..len).into_par_iter().with_min_len(1 << 14).map(f));
     }
+    Ok(out)
 }
 
 /// Whether every value is below the next.
@@ -187,28 +191,50 @@ impl<F: BinFloat> Edges<F> {
         match i {
             0 => self.first,
             i if i == self.n => self.last,
-            i => self.all()[i],
+            i => match self.formula {
+                Some(f) if self.made.get().is_none() => f.edge(i),
+                _ => self.all()[i],
+            },
         }
     }
 
-    /// All `n + 1` edges.
+    /// All `n + 1` edges, made now if a formula makes them and nothing asked before; an
+    /// out-of-memory error when they do not fit.
+    pub fn try_all(&self) -> HistResult<&[F]> {
+        if let Some(made) = self.made.get() {
+            return Ok(made);
+        }
+        let formula = self.formula.expect("held edges are made at once");
+        let (n, last) = (self.n, self.last);
+        let made = table(n + 1, |i| if i == n { last } else { formula.edge(i) })?;
+        Ok(self.made.get_or_init(|| made))
+    }
+
+    /// All `n + 1` edges ([`Self::try_all`]; callers that may be first to ask for millions of
+    /// edges ask it, and propagate running out of memory).
     pub fn all(&self) -> &[F] {
-        self.made.get_or_init(|| {
-            let formula = self.formula.expect("held edges are made at once");
-            let (n, last) = (self.n, self.last);
-            table(n + 1, |i| if i == n { last } else { formula.edge(i) })
-        })
+        self.try_all()
+            .unwrap_or_else(|e| panic!("making {} edges: {e}", self.n + 1))
+    }
+
+    /// A copy, or an out-of-memory error.
+    pub fn try_clone(&self) -> HistResult<Self> {
+        let made = OnceLock::new();
+        if let Some(edges) = self.made.get() {
+            let _ = made.set(crate::alloc::copied(edges)?);
+        }
+        Ok(Edges { made, ..*self })
     }
 
     /// Whether every edge is below the next: from the formula where that can be shown without
     /// making them (the last step is checked on its own), else edge by edge.
-    pub fn increasing(&self) -> bool {
-        match self.formula {
+    pub fn increasing(&self) -> HistResult<bool> {
+        Ok(match self.formula {
             Some(f) if self.made.get().is_none() && f.provably_increasing::<F>(self.n) => {
                 self.n == 0 || f.edge::<F>(self.n - 1) < self.last
             }
-            _ => increasing(self.all()),
-        }
+            _ => increasing(self.try_all()?),
+        })
     }
 }
 
@@ -224,13 +250,13 @@ impl<F: BinFloat> PartialEq for Edges<F> {
 /// numpy's `linspace(start, stop, n + 1)` computed in `P`: `i * ((stop - start) / n) + start`,
 /// with the last edge set to `stop`, made from that formula on first use; made at once where
 /// the step underflows to 0 or the span overflows (no formula then).
-pub fn linspace<P: BinFloat>(start: P, stop: P, n: usize) -> Edges<P> {
+pub fn linspace<P: BinFloat>(start: P, stop: P, n: usize) -> HistResult<Edges<P>> {
     linspace_as(start, stop, n)
 }
 
 /// [`linspace`] computed in `P`, each edge then rounded to `F` (numpy's `linspace(...,
 /// dtype=F)`), without an array of `P`.
-pub fn linspace_as<P: BinFloat, F: BinFloat>(start: P, stop: P, n: usize) -> Edges<F> {
+pub fn linspace_as<P: BinFloat, F: BinFloat>(start: P, stop: P, n: usize) -> HistResult<Edges<F>> {
     let delta = stop - start;
     let div = P::from_usize(n);
     let step = delta / div;
@@ -241,7 +267,7 @@ pub fn linspace_as<P: BinFloat, F: BinFloat>(start: P, stop: P, n: usize) -> Edg
             step: step.to_f64(),
             single: P::SINGLE,
         };
-        return Edges::of_formula(formula, n, to_f(stop));
+        return Ok(Edges::of_formula(formula, n, to_f(stop)));
     }
     let mut edges = if !delta.is_finite() {
         // The span overflows `P` (numpy makes NaN edges here): each edge as a weighted mean of
@@ -249,12 +275,12 @@ pub fn linspace_as<P: BinFloat, F: BinFloat>(start: P, stop: P, n: usize) -> Edg
         table(n + 1, |i| {
             let t = P::from_usize(i) / div;
             to_f(start - start * t + stop * t)
-        })
+        })?
     } else {
-        table(n + 1, |i| to_f(P::from_usize(i) / div * delta + start))
+        table(n + 1, |i| to_f(P::from_usize(i) / div * delta + start))?
     };
     edges[n] = to_f(stop);
-    Edges::held(edges)
+    Ok(Edges::held(edges))
 }
 
 #[cfg(test)]
@@ -292,13 +318,13 @@ mod tests {
             }
             for single in [false, true] {
                 let (ok, claims) = if single {
-                    let e = linspace_as::<f32, f32>(lo as f32, hi as f32, n);
-                    let claims = e.increasing();
+                    let e = linspace_as::<f32, f32>(lo as f32, hi as f32, n).unwrap();
+                    let claims = e.increasing().unwrap();
                     (increasing(e.all()), claims)
                 } else {
-                    let e = linspace_as::<f64, f32>(lo, hi, n);
-                    let e64 = linspace::<f64>(lo, hi, n);
-                    let claims = e.increasing() && e64.increasing();
+                    let e = linspace_as::<f64, f32>(lo, hi, n).unwrap();
+                    let e64 = linspace::<f64>(lo, hi, n).unwrap();
+                    let claims = e.increasing().unwrap() && e64.increasing().unwrap();
                     (increasing(e.all()) && increasing(e64.all()), claims)
                 };
                 assert!(ok || !claims, "n={n} lo={lo} hi={hi} single={single}");
@@ -309,8 +335,8 @@ mod tests {
         // The benchmark's bins, 2^24 float32 edges over [0, 1] from a float64 linspace, and a
         // million float32 bins: shown without making a single edge.
         for n in [1 << 24, 1_000_000] {
-            let e = linspace_as::<f64, f32>(0.0, 1.0, n);
-            assert!(e.increasing());
+            let e = linspace_as::<f64, f32>(0.0, 1.0, n).unwrap();
+            assert!(e.increasing().unwrap());
             assert!(e.made.get().is_none());
         }
     }

@@ -166,7 +166,10 @@ impl BinSpec {
             ));
         }
         validate_edges(edges)?;
-        Ok(BinSpec::Edges(EdgeBins::new(edges.to_vec(), closed)))
+        Ok(BinSpec::Edges(EdgeBins::new(
+            crate::alloc::copied(edges)?,
+            closed,
+        )))
     }
 
     /// One dimension of `numpy.histogramdd`: the edges are `linspace` over `range` (or the
@@ -185,6 +188,10 @@ impl BinSpec {
             &Binning::Count(n) => n,
         };
         let (range, extremes) = checked_extent(n, range, extremes)?;
+        if kind == ValueKind::Float16 && range.is_none() && extremes != Extremes::Empty {
+            // A float16 sample's own extremes: linspace of float16 scalars.
+            return edge_bins(Edges::held(half::dd_edges(extremes, n)?), closed);
+        }
         // linspace computes in float32 when its ends are float32 scalars: the extremes of a
         // float32 sample, or a float32 `range`; searchsorted then compares in the sample's type.
         let single = match (range, extremes) {
@@ -201,12 +208,12 @@ impl BinSpec {
             };
             let (lo, hi) = widened(lo, hi);
             match kind {
-                ValueKind::Float32 => edge_bins(linspace_as::<f32, f32>(lo, hi, n), closed),
-                _ => edge_bins(linspace_as::<f32, f64>(lo, hi, n), closed),
+                ValueKind::Float32 => edge_bins(linspace_as::<f32, f32>(lo, hi, n)?, closed)?,
+                _ => edge_bins(linspace_as::<f32, f64>(lo, hi, n)?, closed)?,
             }
         } else {
             let (lo, hi) = outer_edges(range, extremes);
-            edge_bins(linspace(lo, hi, n), closed)
+            edge_bins(linspace(lo, hi, n)?, closed)?
         };
         // numpy.histogramdd accepts collapsed (equal) edges: searchsorted leaves those bins empty.
         Ok(spec)
@@ -215,10 +222,10 @@ impl BinSpec {
     /// numpy refuses equal bins that collapse (the span is too narrow for `n` distinct edges).
     fn strictly_increasing(self) -> HistResult<BinSpec> {
         let (lo, hi, precision) = match &self {
-            BinSpec::Uniform32(u) if !u.increasing() => {
+            BinSpec::Uniform32(u) if !u.increasing()? => {
                 (u.edge(0) as f64, u.edge(u.len()) as f64, "float32")
             }
-            BinSpec::Uniform64(u) if !u.increasing() => (u.edge(0), u.edge(u.len()), "float64"),
+            BinSpec::Uniform64(u) if !u.increasing()? => (u.edge(0), u.edge(u.len()), "float64"),
             BinSpec::Edges(e) if !increasing(&e.edges) => (e.edges[0], e.edges[e.len()], "float64"),
             _ => return Ok(self),
         };
@@ -262,16 +269,36 @@ impl BinSpec {
     }
 
     /// The edges as float64 (exact: float32 edges widen without rounding).
-    pub fn edges_f64(&self) -> Vec<f64> {
+    pub fn edges_f64(&self) -> HistResult<Vec<f64>> {
         match self {
-            BinSpec::Uniform64(u) => u.edges().to_vec(),
-            BinSpec::Edges(e) => e.edges.clone(),
+            BinSpec::Uniform64(u) => crate::alloc::copied(u.try_edges()?),
+            BinSpec::Edges(e) => crate::alloc::copied(&e.edges),
             BinSpec::Uniform32(u) => {
-                let edges = u.edges();
+                let edges = u.try_edges()?;
                 table(edges.len(), |i| edges[i] as f64)
             }
             BinSpec::Half(h) => table(h.edges.len(), |i| h.edges[i].to_f64()),
         }
+    }
+
+    /// Makes every edge now (equal bins make theirs on first use): an out-of-memory error here
+    /// rather than an abort where a backend reads them.
+    pub fn make_edges(&self) -> HistResult<()> {
+        match self {
+            BinSpec::Uniform32(u) => u.try_edges().map(drop),
+            BinSpec::Uniform64(u) => u.try_edges().map(drop),
+            BinSpec::Edges(_) | BinSpec::Half(_) => Ok(()),
+        }
+    }
+
+    /// A copy, or an out-of-memory error (the edges may take gigabytes).
+    pub fn try_clone(&self) -> HistResult<BinSpec> {
+        Ok(match self {
+            BinSpec::Uniform32(u) => BinSpec::Uniform32(u.try_clone()?),
+            BinSpec::Uniform64(u) => BinSpec::Uniform64(u.try_clone()?),
+            BinSpec::Edges(e) => BinSpec::Edges(e.try_clone()?),
+            BinSpec::Half(h) => BinSpec::Half(h.try_clone()?),
+        })
     }
 
     /// Width of bin `i` as numpy's `density` divides by it: the difference taken in the edges'
@@ -287,18 +314,21 @@ impl BinSpec {
 
 /// Equal bins binned by their edges (histogramdd), or explicit edges where the estimate of
 /// equal ones would not help (closed right, or a span wider than the arithmetic type).
-fn edge_bins<P: BinFloat>(edges: Edges<P>, closed: Closed) -> BinSpec
+fn edge_bins<P: BinFloat>(edges: Edges<P>, closed: Closed) -> HistResult<BinSpec>
 where
     UniformBins<P>: Into<BinSpec>,
 {
     let span_fits = (edges.last() - edges.first()).is_finite();
-    match closed {
-        Closed::Left if span_fits && edges.increasing() => UniformBins::edge_bin(edges).into(),
+    Ok(match closed {
+        Closed::Left if span_fits && edges.increasing()? => UniformBins::edge_bin(edges).into(),
         _ => {
-            let all = edges.all();
-            BinSpec::Edges(EdgeBins::new(table(all.len(), |i| all[i].to_f64()), closed))
+            let all = edges.try_all()?;
+            BinSpec::Edges(EdgeBins::new(
+                table(all.len(), |i| all[i].to_f64())?,
+                closed,
+            ))
         }
-    }
+    })
 }
 
 impl From<UniformBins<f32>> for BinSpec {
@@ -448,18 +478,18 @@ fn numpy_uniform(
     let spec = match (range, ext, kind) {
         // float32 scalars (the data's own extremes, or a float32 `range`) with float32 data:
         // everything, linspace and norm_denom included, stays in float32.
-        (None, Extremes::Float32(lo, hi), _) => uniform_in(widened(lo, hi), n, false),
+        (None, Extremes::Float32(lo, hi), _) => uniform_in(widened(lo, hi), n, false)?,
         (Some(r), _, ValueKind::Float32 | ValueKind::Float16) if r.single => {
-            uniform_in(widened(r.lo as f32, r.hi as f32), n, false)
+            uniform_in(widened(r.lo as f32, r.hi as f32), n, false)?
         }
         // float32 scalars beside float64 data: linspace in float32, bins in float64.
         (Some(r), _, _) if r.single => {
             let (lo, hi) = widened(r.lo as f32, r.hi as f32);
-            uniform_from(linspace_as::<f32, f64>(lo, hi, n), (hi - lo) as f64)
+            uniform_from(linspace_as::<f32, f64>(lo, hi, n)?, (hi - lo) as f64)?
         }
         (None, Extremes::Integer(lo, hi), _) if lo != hi => {
             // `_unsigned_subtract` of the integer extremes is exact; linspace casts then subtracts.
-            uniform_from(linspace(lo as f64, hi as f64, n), (hi - lo) as f64)
+            uniform_from(linspace(lo as f64, hi as f64, n)?, (hi - lo) as f64)?
         }
         (range, ext, kind) => {
             // Python floats (a `range`, the empty default (0, 1), or widened integer extremes)
@@ -467,8 +497,8 @@ fn numpy_uniform(
             // norm_denom is then a float64 scalar.
             let (lo, hi) = outer_edges(range, ext);
             match kind {
-                ValueKind::Float32 => uniform_from(linspace_as::<f64, f32>(lo, hi, n), hi - lo),
-                _ => uniform_from(linspace(lo, hi, n), hi - lo),
+                ValueKind::Float32 => uniform_from(linspace_as::<f64, f32>(lo, hi, n)?, hi - lo)?,
+                _ => uniform_from(linspace(lo, hi, n)?, hi - lo)?,
             }
         }
     };
@@ -476,11 +506,11 @@ fn numpy_uniform(
 }
 
 /// Equal bins made and estimated in `P` (float32 extremes with float32 data).
-fn uniform_in<P: BinFloat>((lo, hi): (P, P), n: usize, wide: bool) -> BinSpec
+fn uniform_in<P: BinFloat>((lo, hi): (P, P), n: usize, wide: bool) -> HistResult<BinSpec>
 where
     UniformBins<P>: Into<BinSpec>,
 {
-    let edges = linspace(lo, hi, n);
+    let edges = linspace(lo, hi, n)?;
     let denom = hi - lo;
     if !denom.is_finite() {
         return edge_bins(edges, Closed::Left);
@@ -490,11 +520,11 @@ where
         n: n as f64,
         wide,
     };
-    UniformBins::numpy(edges, estimate).into()
+    Ok(UniformBins::numpy(edges, estimate).into())
 }
 
 /// Equal bins whose estimate divides by a float64 `denom` (numpy's float64 `norm_denom`).
-fn uniform_from<P: BinFloat>(edges: Edges<P>, denom: f64) -> BinSpec
+fn uniform_from<P: BinFloat>(edges: Edges<P>, denom: f64) -> HistResult<BinSpec>
 where
     UniformBins<P>: Into<BinSpec>,
 {
@@ -507,7 +537,7 @@ where
         n: edges.bins() as f64,
         wide: true,
     };
-    UniformBins::numpy(edges, estimate).into()
+    Ok(UniformBins::numpy(edges, estimate).into())
 }
 
 /// Polars' `hist(bin_count=n)`: `get_breaks` and `uniform_hist_count` in float64.
@@ -523,7 +553,7 @@ fn polars_uniform(n: usize, range: Option<Range>, ext: Extremes) -> HistResult<B
     };
     if !width.is_finite() {
         // Wider than float64 holds: Polars' breaks would be NaN; place by finite edges.
-        return Ok(edge_bins(linspace(lo, hi, n), Closed::Right));
+        return edge_bins(linspace(lo, hi, n)?, Closed::Right);
     }
     let formula = Linspace {
         start: lo,

@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 
 use crate::bins::linspace::{Edges, PARALLEL_LEN};
 use crate::bins::{Closed, Linspace};
+use crate::error::HistResult;
 
 /// The float type a bin rule computes in.
 pub trait BinFloat:
@@ -130,6 +131,18 @@ impl<F: BinFloat> PartialEq for UniformBins<F> {
 }
 
 impl<F: BinFloat> UniformBins<F> {
+    /// A copy, or an out-of-memory error.
+    pub fn try_clone(&self) -> HistResult<Self> {
+        Ok(UniformBins {
+            edges: self.edges.try_clone()?,
+            closed: self.closed,
+            estimate: self.estimate,
+            scale: self.scale,
+            origin: self.origin,
+            proof: self.proof.clone(),
+        })
+    }
+
     /// numpy's bins (`numpy.histogram`).
     pub fn numpy(edges: Edges<F>, estimate: Estimate) -> Self {
         UniformBins {
@@ -227,6 +240,11 @@ impl<F: BinFloat> UniformBins<F> {
         self.edges.all()
     }
 
+    /// [`Self::edges`], or an out-of-memory error when millions do not fit.
+    pub fn try_edges(&self) -> HistResult<&[F]> {
+        self.edges.try_all()
+    }
+
     /// Edge `i` (the first and the last without making the others).
     pub fn edge(&self, i: usize) -> F {
         self.edges.at(i)
@@ -239,7 +257,7 @@ impl<F: BinFloat> UniformBins<F> {
     }
 
     /// Whether every edge is below the next (numpy refuses bins that collapse).
-    pub fn increasing(&self) -> bool {
+    pub fn increasing(&self) -> HistResult<bool> {
         self.edges.increasing()
     }
 
@@ -349,6 +367,10 @@ impl<F: BinFloat> UniformBins<F> {
     ///   to `n - 1 <= b + 1`), which is `n <= v < n + 1`.
     ///
     /// `tests::the_float_proof_is_the_estimates_own` holds it to the estimate bin by bin.
+    ///
+    /// An infinite estimate is `x - lo` overflowing float32 (a span wider than float32 holds):
+    /// numpy's index is then garbage and it fails (IndexError), so no answer of numpy's is at
+    /// stake there and the edge bin stands (README: values placed by the edges alone).
     #[inline(always)]
     pub(super) fn estimate_is_near(&self, b: usize) -> bool {
         let n = self.len();
@@ -356,7 +378,8 @@ impl<F: BinFloat> UniformBins<F> {
         let last = self.numpy_estimate_unrounded(self.last_of(b));
         let first_ok = (b <= 1) | (first >= b.saturating_sub(1) as f64);
         let clamped = (b + 2 >= n) & (last >= n as f64) & (last < (n + 1) as f64);
-        let last_ok = (last < (b + 2) as f64) | last.is_nan() | clamped;
+        let overflows = last == f64::INFINITY;
+        let last_ok = (last < (b + 2) as f64) | last.is_nan() | clamped | overflows;
         first_ok & last_ok
     }
 

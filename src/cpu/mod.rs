@@ -35,6 +35,10 @@ pub const ROWS_PER_THREAD_NS: f64 = 0.1;
 
 /// The counts of a job whose rows are in host memory, on all cores of the current rayon pool.
 pub fn count(job: &Job<'_>, rows: &HostRows<'_>) -> HistResult<Counts> {
+    // Equal bins make their edges on first use: here, where running out of memory is an error.
+    for spec in job.axes.iter().filter_map(|a| a.spec()) {
+        spec.make_edges()?;
+    }
     let cells = job.cells;
     let tasks = task_ranges(rows.len, cells);
     let weighted = rows.weights.is_some();

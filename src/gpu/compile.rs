@@ -136,23 +136,34 @@ pub fn cache_status() -> Result<PathBuf, String> {
             .create(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let meta = fs::symlink_metadata(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
+    private_dir(&dir, unsafe { libc::geteuid() })?;
+    Ok(dir)
+}
+
+/// Checks that `dir` is a directory of user `me` (not a link) that no one else can write, and
+/// makes it private (0700) where it is readable by others: entries are then ours alone.
+fn private_dir(dir: &Path, me: u32) -> Result<(), String> {
+    let meta = fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     if !meta.is_dir() {
         return Err(format!("{} is not a directory", dir.display()));
     }
     if meta.uid() != me {
         return Err(format!("{} belongs to another user", dir.display()));
     }
-    if meta.permissions().mode() & 0o022 != 0 {
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o022 != 0 {
+        // Others may have written entries already: not ours to trust, even after a chmod.
         return Err(format!(
-            "{} can be written by others (mode {:o}): make it 0700",
-            dir.display(),
-            meta.permissions().mode() & 0o777
+            "{} can be written by others (mode {mode:o}): make it 0700",
+            dir.display()
         ));
     }
-    Ok(dir)
+    if mode != 0o700 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("cannot make {} private (0700): {e}", dir.display()))?;
+    }
+    Ok(())
 }
 
 /// The CUBIN of kernel `id` for `sm_{arch}`: from the disk cache, or compiled (and cached).

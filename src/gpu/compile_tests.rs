@@ -240,3 +240,37 @@ fn a_cache_others_can_write_is_not_used() {
     assert!(status.unwrap_err().contains("can be written by others"));
     fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_cache_of_ours_readable_by_others_is_made_private() {
+    let dir = std::env::temp_dir().join(format!("pgh-readable-cache-{}", std::process::id()));
+    fs::DirBuilder::new().mode(0o755).create(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    private_dir(&dir, me).unwrap();
+    let mode = fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_cache_of_another_user_is_not_used_nor_changed() {
+    let dir = std::env::temp_dir().join(format!("pgh-foreign-cache-{}", std::process::id()));
+    fs::DirBuilder::new().mode(0o755).create(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    // SAFETY: geteuid has no preconditions.
+    let someone_else = unsafe { libc::geteuid() } + 1;
+    let why = private_dir(&dir, someone_else).unwrap_err();
+    assert!(why.contains("belongs to another user"), "{why}");
+    let mode = fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o755, "a directory not ours is left as it is");
+    // Nor is a link to a directory, even one of ours.
+    let link = dir.with_extension("link");
+    std::os::unix::fs::symlink(&dir, &link).unwrap();
+    // SAFETY: geteuid has no preconditions.
+    let why = private_dir(&link, unsafe { libc::geteuid() }).unwrap_err();
+    assert!(why.contains("not a directory"), "{why}");
+    fs::remove_file(&link).unwrap();
+    fs::remove_dir_all(&dir).unwrap();
+}

@@ -61,9 +61,19 @@ impl DeviceCounts {
 
     fn to_host(&self, stream: &Arc<CudaStream>) -> HistResult<Counts> {
         let read = driver("reading the histogram");
+        // Host memory for the counts may run out where the device's did not: an error, not an
+        // abort (cudarc's `clone_dtoh` allocates infallibly).
         Ok(match self {
-            DeviceCounts::Exact(s) => Counts::Exact(stream.clone_dtoh(s).map_err(read)?),
-            DeviceCounts::Weighted(s) => Counts::Weighted(stream.clone_dtoh(s).map_err(read)?),
+            DeviceCounts::Exact(s) => {
+                let mut host = crate::alloc::zeroed(s.len())?;
+                stream.memcpy_dtoh(s, &mut host).map_err(read)?;
+                Counts::Exact(host)
+            }
+            DeviceCounts::Weighted(s) => {
+                let mut host = crate::alloc::zeroed(s.len())?;
+                stream.memcpy_dtoh(s, &mut host).map_err(read)?;
+                Counts::Weighted(host)
+            }
         })
     }
 }

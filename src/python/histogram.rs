@@ -4,11 +4,14 @@
 use std::sync::Mutex;
 
 use polars::prelude::*;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::PySeries;
 
-use crate::accumulator::{AccumulatorOptions, Axis, DeviceWeights, Storage};
+use crate::accumulator::{AccumulatorOptions, Axis, DataExtremes, DeviceWeights, Storage};
+use crate::alloc;
+use crate::counts::Counts;
+use crate::error::HistError;
 use crate::python::{call, to_py, unpickle};
 
 /// One axis of `polars_gpu_hist.Histogram`, as the wrapper pickles it.
@@ -18,8 +21,8 @@ struct AxisArgument {
     bins: crate::bins::Binning,
     #[serde(default)]
     range: Option<(f64, f64)>,
-    /// `(kind, min, max)` of all the data (range="auto"): kind "float32", "float64", "integer"
-    /// or "empty", the extremes as exact decimal text.
+    /// `(kind, min, max)` of all the data (range="auto"): kind "float16", "float32",
+    /// "float64", "integer" or "empty", the extremes as exact decimal text.
     #[serde(default)]
     data_range: Option<(String, String, String)>,
 }
@@ -43,7 +46,10 @@ fn axis(a: AxisArgument) -> PyResult<Axis> {
     use crate::accumulator::Span;
     use crate::bins::Binning;
     Ok(match (a.data_range, a.range, a.bins) {
-        (Some(extremes), None, Binning::Count(n)) => Axis::data_range(n, data_extremes(&extremes)?),
+        (Some(extremes), None, bins @ Binning::Count(_)) => Axis {
+            bins,
+            span: Span::Data(data_extremes(&extremes)?),
+        },
         (Some(_), _, _) => {
             return Err(PyValueError::new_err(
                 "a range from the data needs an int `bins` and no `range`",
@@ -56,17 +62,17 @@ fn axis(a: AxisArgument) -> PyResult<Axis> {
     })
 }
 
-fn data_extremes((kind, lo, hi): &(String, String, String)) -> PyResult<crate::bins::Extremes> {
-    use crate::bins::Extremes;
+fn data_extremes((kind, lo, hi): &(String, String, String)) -> PyResult<DataExtremes> {
     let bad = |what: &str| PyValueError::new_err(format!("bad data range extreme {what:?}"));
     let float = |s: &str| s.parse::<f64>().map_err(|_| bad(s));
     let int = |s: &str| s.parse::<i128>().map_err(|_| bad(s));
     Ok(match kind.as_str() {
-        "empty" => Extremes::Empty,
-        // The text is a float32 value widened exactly to float64.
-        "float32" => Extremes::Float32(float(lo)? as f32, float(hi)? as f32),
-        "float64" => Extremes::Float64(float(lo)?, float(hi)?),
-        "integer" => Extremes::Integer(int(lo)?, int(hi)?),
+        "empty" => DataExtremes::Empty,
+        // The text is a float32 (float16) value widened exactly to float64.
+        "float32" => DataExtremes::Float32(float(lo)? as f32, float(hi)? as f32),
+        "float16" => DataExtremes::Float16(float(lo)? as f32, float(hi)? as f32),
+        "float64" => DataExtremes::Float64(float(lo)?, float(hi)?),
+        "integer" => DataExtremes::Integer(int(lo)?.to_string(), int(hi)?.to_string()),
         other => return Err(bad(other)),
     })
 }
@@ -88,7 +94,7 @@ impl PyHistogram {
 #[pymethods]
 impl PyHistogram {
     #[new]
-    fn new(pickled_arguments: &[u8]) -> PyResult<Self> {
+    fn new(py: Python<'_>, pickled_arguments: &[u8]) -> PyResult<Self> {
         let a: Arguments = unpickle(pickled_arguments)?;
         let axes = a.axes.into_iter().map(axis).collect::<PyResult<_>>()?;
         let options = AccumulatorOptions {
@@ -101,7 +107,7 @@ impl PyHistogram {
             device: a.device,
             kernel: a.kernel,
         };
-        let h = crate::Histogram::new(axes, options).map_err(to_py)?;
+        let h = call(py, "Histogram", || crate::Histogram::new(axes, options))?;
         Ok(PyHistogram::new_from(h))
     }
 
@@ -143,99 +149,138 @@ impl PyHistogram {
 
     /// A new histogram: the sum of both, or a ValueError when their binnings differ.
     fn merge(&self, py: Python<'_>, other: PyRef<'_, PyHistogram>) -> PyResult<PyHistogram> {
-        let theirs = other.lock().clone();
-        let mut merged = self.lock().clone();
-        call(py, "Histogram.merge", || merged.merge(&theirs))?;
-        Ok(PyHistogram::new_from(merged))
+        let other: &PyHistogram = &other;
+        call(py, "Histogram.merge", || {
+            // Copied one at a time: `other` may be `self`, whose lock is not reentrant.
+            let theirs = other.lock().try_clone()?;
+            let mut merged = self.lock().try_clone()?;
+            merged.merge(&theirs)?;
+            Ok(PyHistogram::new_from(merged))
+        })
     }
 
     /// The same binning, device and dtype, with every count zero.
-    fn empty_like(&self) -> PyHistogram {
-        PyHistogram::new_from(self.lock().empty_like())
+    fn empty_like(&self, py: Python<'_>) -> PyResult<PyHistogram> {
+        call(py, "Histogram.empty_like", || {
+            Ok(PyHistogram::new_from(self.lock().empty_like()?))
+        })
     }
 
     /// Counts per cell, row-major: UInt64, or Float64 sums of weights.
-    fn counts(&self) -> PySeries {
-        PySeries(match self.lock().counts() {
-            crate::counts::Counts::Exact(c) => Series::new("count".into(), c),
-            crate::counts::Counts::Weighted(s) => Series::new("count".into(), s),
+    fn counts(&self, py: Python<'_>) -> PyResult<PySeries> {
+        call(py, "Histogram.counts", || {
+            let name = "count".into();
+            Ok(PySeries(match self.lock().counts() {
+                Counts::Exact(c) => UInt64Chunked::from_vec(name, alloc::copied(c)?).into_series(),
+                Counts::Weighted(s) => {
+                    Float64Chunked::from_vec(name, alloc::copied(s)?).into_series()
+                }
+            }))
         })
     }
 
     /// Sums of squared weights per cell (Float64), or None for a counting histogram.
-    fn squared_weights(&self) -> Option<PySeries> {
-        self.lock()
-            .squared_weights()
-            .map(|q| PySeries(Series::new("squares".into(), q)))
+    fn squared_weights(&self, py: Python<'_>) -> PyResult<Option<PySeries>> {
+        call(py, "Histogram.squared_weights", || {
+            self.lock()
+                .squared_weights()
+                .map(|q| {
+                    let q = alloc::copied(q)?;
+                    Ok(PySeries(
+                        Float64Chunked::from_vec("squares".into(), q).into_series(),
+                    ))
+                })
+                .transpose()
+        })
     }
 
     /// The edges of `axis` as Float64 (float32 edges widened exactly).
-    fn edges(&self, axis: usize) -> PyResult<PySeries> {
-        let h = self.lock();
-        if axis >= h.axes().len() {
-            return Err(PyValueError::new_err(format!(
-                "axis {axis} of a histogram of {} axes",
-                h.axes().len()
-            )));
-        }
-        Ok(PySeries(Series::new("edges".into(), h.edges(axis))))
+    fn edges(&self, py: Python<'_>, axis: usize) -> PyResult<PySeries> {
+        call(py, "Histogram.edges", || {
+            let h = self.lock();
+            if axis >= h.axes().len() {
+                return Err(HistError::InvalidArgument(format!(
+                    "axis {axis} of a histogram of {} axes",
+                    h.axes().len()
+                )));
+            }
+            let edges = h.edges(axis)?;
+            Ok(PySeries(
+                Float64Chunked::from_vec("edges".into(), edges).into_series(),
+            ))
+        })
     }
 
     /// The expression's Struct rows, named `name` (n-D fields named by `axis_names`).
     #[pyo3(signature = (name, axis_names, density=false))]
-    fn to_series(&self, name: &str, axis_names: Vec<String>, density: bool) -> PyResult<PySeries> {
+    fn to_series(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        axis_names: Vec<String>,
+        density: bool,
+    ) -> PyResult<PySeries> {
         let names: Vec<&str> = axis_names.iter().map(String::as_str).collect();
-        Ok(PySeries(
-            self.lock()
-                .to_series(name, &names, density)
-                .map_err(to_py)?,
-        ))
+        call(py, "Histogram.to_series", || {
+            Ok(PySeries(self.lock().to_series(name, &names, density)?))
+        })
     }
 
     /// The state as bytes (pickle protocol, floats exact), for `from_bytes`.
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-        let bytes = serde_pickle::to_vec(&*self.lock(), Default::default())
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let bytes = call(py, "Histogram.to_bytes", || {
+            let h = self.lock();
+            // The state and its pickle each hold the counts once more (serde_pickle allocates
+            // infallibly): check there is room first.
+            let cells = h.len().saturating_mul(8);
+            alloc::ensure_available(cells.saturating_mul(3))?;
+            serde_pickle::to_vec(&*h, Default::default())
+                .map_err(|e| HistError::Internal(format!("serializing a Histogram: {e}")))
+        })?;
         Ok(pyo3::types::PyBytes::new(py, &bytes))
     }
 
     #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<PyHistogram> {
-        serde_pickle::from_slice(state, Default::default())
-            .map(PyHistogram::new_from)
-            .map_err(|e| PyValueError::new_err(format!("not a serialized Histogram: {e}")))
+    fn from_bytes(py: Python<'_>, state: &[u8]) -> PyResult<PyHistogram> {
+        call(py, "Histogram.from_bytes", || {
+            crate::accumulator::from_pickle(state).map(PyHistogram::new_from)
+        })
     }
 
     /// The number of bins of each axis.
     #[getter]
-    fn shape(&self) -> Vec<usize> {
-        self.lock().shape()
+    fn shape(&self, py: Python<'_>) -> PyResult<Vec<usize>> {
+        call(py, "Histogram.shape", || Ok(self.lock().shape()))
     }
 
     /// "left" or "right".
     #[getter]
-    fn closed(&self) -> &'static str {
-        match self.lock().options().closed {
-            crate::Closed::Left => "left",
-            crate::Closed::Right => "right",
-        }
+    fn closed(&self, py: Python<'_>) -> PyResult<&'static str> {
+        call(py, "Histogram.closed", || {
+            Ok(match self.lock().options().closed {
+                crate::Closed::Left => "left",
+                crate::Closed::Right => "right",
+            })
+        })
     }
 
     #[getter]
-    fn weighted(&self) -> bool {
-        self.lock().is_weighted()
+    fn weighted(&self, py: Python<'_>) -> PyResult<bool> {
+        call(py, "Histogram.weighted", || Ok(self.lock().is_weighted()))
     }
 
     /// The Polars dtype the first fill fixed on each axis (e.g. "Float32"), None before any.
     #[getter]
-    fn dtypes(&self) -> Vec<Option<String>> {
-        let h = self.lock();
-        (0..h.axes().len())
-            .map(|i| h.dtype(i).map(|d| format!("{d:?}")))
-            .collect()
+    fn dtypes(&self, py: Python<'_>) -> PyResult<Vec<Option<String>>> {
+        call(py, "Histogram.dtypes", || {
+            let h = self.lock();
+            Ok((0..h.axes().len())
+                .map(|i| h.dtype(i).map(|d| format!("{d:?}")))
+                .collect())
+        })
     }
 
-    fn __repr__(&self) -> String {
-        self.lock().to_string()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        call(py, "Histogram.__repr__", || Ok(self.lock().to_string()))
     }
 }

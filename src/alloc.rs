@@ -1,0 +1,69 @@
+//! Fallible allocation for every buffer whose size the user controls (bins, cells, edges,
+//! results): a request for more memory than there is becomes `HistError::OutOfMemory` (Python's
+//! `MemoryError`) instead of Rust's abort on a failed allocation.
+
+use crate::error::{HistError, HistResult};
+
+fn out_of_memory<T>(n: usize) -> HistError {
+    HistError::OutOfMemory(n.saturating_mul(std::mem::size_of::<T>()))
+}
+
+/// An empty vector with room for `n` values, or an out-of-memory error.
+pub fn with_capacity<T>(n: usize) -> HistResult<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| out_of_memory::<T>(n))?;
+    Ok(v)
+}
+
+/// `n` default (zero) values.
+pub fn zeroed<T: Default + Clone>(n: usize) -> HistResult<Vec<T>> {
+    filled(n, T::default())
+}
+
+/// `n` copies of `value`.
+pub fn filled<T: Clone>(n: usize, value: T) -> HistResult<Vec<T>> {
+    let mut v = with_capacity(n)?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+/// A copy of `values`.
+pub fn copied<T: Clone>(values: &[T]) -> HistResult<Vec<T>> {
+    let mut v = with_capacity(values.len())?;
+    v.extend_from_slice(values);
+    Ok(v)
+}
+
+/// The values of an iterator that knows its length.
+pub fn collected<T>(values: impl ExactSizeIterator<Item = T>) -> HistResult<Vec<T>> {
+    let mut v = with_capacity(values.len())?;
+    v.extend(values);
+    Ok(v)
+}
+
+/// Checks that `bytes` can be allocated now, before a library that allocates infallibly
+/// (Polars building a column) is asked to: the probe is freed at once. Not a guarantee (memory
+/// may run out in between), but it turns the common case, one oversized request, into an error.
+pub fn ensure_available(bytes: usize) -> HistResult<()> {
+    with_capacity::<u8>(bytes).map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn impossible_sizes_are_errors_not_aborts() {
+        assert!(matches!(
+            zeroed::<u64>(usize::MAX / 4),
+            Err(HistError::OutOfMemory(_))
+        ));
+        assert!(matches!(
+            with_capacity::<f64>(1 << 60),
+            Err(HistError::OutOfMemory(bytes)) if bytes == 1 << 63
+        ));
+        assert!(ensure_available(usize::MAX / 2).is_err());
+        assert_eq!(copied(&[1, 2]).unwrap(), [1, 2]);
+        assert_eq!(collected(0..3).unwrap(), [0, 1, 2]);
+    }
+}
