@@ -52,13 +52,11 @@ $(BUNDLE): $(wildcard kernels/*) src/gpu/kernel.rs src/gpu/bundle.rs | develop $
 	LD_LIBRARY_PATH=$(abspath $(BUNDLE_NVRTC))/nvidia/cu13/lib $(PY) scripts/build_bundle.py $(BUNDLE) 90
 
 # Everything the GPU host needs, in the ignored .gpu/: our stripped abi3 wheel, the Polars wheels,
-# hypothesis, peers.py. Then: device run `bash scripts/gpu_check.sh all` carrying .gpu.
+# boost-histogram (the CPU peer), peers.py (the host has hypothesis). Then: device run
+# `bash scripts/gpu_check.sh all` carrying .gpu.
 gpu-stage: $(VENV)/.installed $(BUNDLE)
 	rm -rf .gpu && bash ../shared/gpu/stage.sh .gpu
-	rm -f .gpu/boost_histogram-* .gpu/fast_histogram-*
-	$(PY) -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-	  --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 -d .gpu \
-	  hypothesis sortedcontainers attrs
+	rm -f .gpu/fast_histogram-*
 	$(VENV)/bin/maturin build --release --strip -o .gpu
 	# The previous kernels and their lab, for the kernel lab's same-run baseline.
 	mkdir -p .gpu/baseline && git archive 64d993f kernels scripts/kernel_lab.py | tar -x -C .gpu/baseline

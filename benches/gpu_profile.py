@@ -91,25 +91,47 @@ def main() -> None:
     end.record()
     end.synchronize()
     print(f"cupy.sum (read roofline) {cp.cuda.get_elapsed_time(start, end):.3f} ms")
-    for bins in [256, 65_536, 1 << 20, 1 << 24]:
+    try:
+        import torch
+
+        xt = torch.as_tensor(x, device="cuda")
+    except ImportError:
+        torch = None
+    for bins in [16, 256, 4096, 65_536, 1 << 20, 1 << 24]:
         profile(
             f"ghnp.histogram bins={bins}",
             lambda b=bins: ghnp.histogram(x, b, range=(0, 1)),
             args.reps,
         )
+        if torch is not None:
+            profile(
+                f"torch.histc bins={bins}",
+                lambda b=bins: torch.histc(xt, b, 0, 1),
+                3,
+            )
+        profile(f"cupy.histogram bins={bins}", lambda b=bins: cp.histogram(x, b, (0, 1)), 3)
         profile(
             f"gh.histogram (frame) bins={bins}",
             lambda b=bins: gh.histogram(x, b, range=(0, 1)),
             args.reps,
         )
     xs = cp.sort(x[: 1 << 27])
-    for bins in [1 << 20, 1 << 24]:
-        profile(
-            f"ghnp.histogram sorted 2^27 bins={bins}",
-            lambda b=bins: ghnp.histogram(xs, b, range=(0, 1)),
-            args.reps,
-        )
-    xs = None
+    xd = cp.full(1 << 27, 0.3, dtype=cp.float32)
+    for label, data in [("sorted", xs), ("degenerate", xd)]:
+        for bins in [256, 1 << 20, 1 << 24]:
+            profile(
+                f"ghnp.histogram {label} 2^27 bins={bins}",
+                lambda b=bins, d=data: ghnp.histogram(d, b, range=(0, 1)),
+                args.reps,
+            )
+            if torch is not None:
+                td = torch.as_tensor(data, device="cuda")
+                profile(
+                    f"torch.histc {label} 2^27 bins={bins}",
+                    lambda b=bins, t=td: torch.histc(t, b, 0, 1),
+                    3,
+                )
+    xs = xd = xt = None
     m = 1 << 27
     xy = x[: 2 * m].reshape(m, 2)
     for b in [64, 256, 1024]:

@@ -8,6 +8,9 @@
 # avx512: the CPU suites against numpy with the AVX-512 index loops forced (where the CPU has it).
 # bench: the peers (../shared/bench/peers.py) and our benchmark in the same run, the kernel lab
 #        beside the previous kernels' lab, a table last.
+# quick: what fits one short call: the first call, the engine's gpu tests and a sample of the
+#        rest (6 workers), the whole-call profile beside torch.histc and cupy.histogram, and the
+#        CPU backend on every core.
 set -uo pipefail
 what=${1:-all}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -47,6 +50,20 @@ print(f"  {sys.argv[1]}: import {t1 - t0:.2f} s, first histogram {t2 - t1:.2f} s
 PY
 done
 
+if [[ $what == quick ]]; then
+  echo "== gpu tests: the engine's, the accumulator's, and a sample of the rest"
+  timeout 210 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
+    tests/test_gpu_engine.py tests/test_accumulator_gpu.py tests/test_gpu.py \
+    -k "engine or accumulator or device_arrays_match_numpy or nd or by_ or explain or segmented or packed or errors" \
+    2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  echo "== where whole calls spend their time, beside the peers (benches/gpu_profile.py)"
+  timeout 130 python3 benches/gpu_profile.py --reps 5 2>&1 | tee "$OUT/gpu_profile.log" \
+    | grep -vE "^(backend|kernel|input|grid|shared|why|copy|kernels) "
+  echo "== the CPU backend on every core (benches/cpu_bench.py)"
+  timeout 70 python3 benches/cpu_bench.py --log2n 26 > "$OUT/cpu_bench.log" 2>&1
+  tail -n 25 "$OUT/cpu_bench.log"
+fi
 if [[ $what == check || $what == all ]]; then
   echo "== gpu tests"
   python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py tests/test_gpu_engine.py \
