@@ -284,11 +284,16 @@ impl<F: BinFloat> UniformBins<F> {
             let last = self.cheap_estimate(self.last_of(b)).to_f64();
             (b as f64 - first).max(last - (b + 1) as f64).max(0.0)
         };
-        let worst = (0..n)
-            .into_par_iter()
-            .with_min_len(1 << 14)
-            .map(slack)
-            .reduce(|| 0.0, f64::max);
+        // Small bins on the calling thread: a trip through the pool costs more than they do.
+        let worst = if n < PARALLEL_LEN {
+            (0..n).map(slack).fold(0.0, f64::max)
+        } else {
+            (0..n)
+                .into_par_iter()
+                .with_min_len(1 << 14)
+                .map(slack)
+                .reduce(|| 0.0, f64::max)
+        };
         // Twice the worst case plus a little: the kernel compares a rounded fraction.
         let margin = 2.0 * worst + 1e-3;
         if margin < 0.25 {

@@ -86,12 +86,15 @@ fn device_windows<T: Value + Default + Clone>(
     starts: &[usize],
 ) -> HistResult<Vec<T>> {
     let size = std::mem::size_of::<T>();
-    let width = WINDOW_ROWS * stride as usize * size;
+    // A window's rows and the values between them, not past its last row's (the last window
+    // ends the column, whose array may end there).
+    let width = ((WINDOW_ROWS - 1) * stride as usize + 1) * size;
+    let slot = WINDOW_ROWS * stride as usize * size;
     // Evenly spaced windows: one 2-D copy, each window a row of the copy.
     let pitch = if starts.len() > 1 {
         (starts[1] - starts[0]) * stride as usize * size
     } else {
-        width
+        slot
     };
     let spaced = starts
         .windows(2)
@@ -115,12 +118,12 @@ fn device_windows<T: Value + Default + Clone>(
             dstHost: dst as *mut std::ffi::c_void,
             dstDevice: 0,
             dstArray: std::ptr::null_mut(),
-            dstPitch: width,
+            dstPitch: slot,
             WidthInBytes: width,
             Height: rows,
         };
         // SAFETY: `rows` windows of `width` bytes, `pitch` apart from `src`, lie in the
-        // caller's array; `dst` holds `rows * width` bytes.
+        // caller's array; `dst` holds `rows` slots of `slot >= width` bytes.
         unsafe { sys::cuMemcpy2DAsync_v2(&params, stream.cu_stream()) }.result()
     };
     let read = driver("reading a sample of the rows");
@@ -135,7 +138,7 @@ fn device_windows<T: Value + Default + Clone>(
     } else {
         for (w, &start) in starts.iter().enumerate() {
             let dst = raw[w * WINDOW_ROWS * stride as usize..].as_mut_ptr();
-            copy(ptr + (start * stride as usize * size) as u64, 1, width, dst).map_err(&read)?;
+            copy(ptr + (start * stride as usize * size) as u64, 1, slot, dst).map_err(&read)?;
         }
     }
     stream.synchronize().map_err(&read)?;
