@@ -8,6 +8,7 @@
 # avx512: the CPU suites against numpy with the AVX-512 index loops forced (where the CPU has it).
 # bench: the peers (../shared/bench/peers.py) and our benchmark in the same run, the kernel lab
 #        beside the previous kernels' lab, a table last.
+# final: quick without the CPU bench, with compute-sanitizer memcheck and racecheck.
 # quick: what fits one short call: the first call, the engine's gpu tests and a sample of the
 #        rest (6 workers), the whole-call profile beside torch.histc and cupy.histogram, and the
 #        CPU backend on every core.
@@ -50,7 +51,7 @@ print(f"  {sys.argv[1]}: import {t1 - t0:.2f} s, first histogram {t2 - t1:.2f} s
 PY
 done
 
-if [[ $what == quick ]]; then
+if [[ $what == quick || $what == final ]]; then
   echo "== gpu tests: the engine's, the accumulator's, and a sample of the rest"
   timeout 210 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
     tests/test_gpu_engine.py tests/test_accumulator_gpu.py tests/test_gpu.py \
@@ -60,9 +61,20 @@ if [[ $what == quick ]]; then
   echo "== where whole calls spend their time, beside the peers (benches/gpu_profile.py)"
   timeout 130 python3 benches/gpu_profile.py --reps 5 2>&1 | tee "$OUT/gpu_profile.log" \
     | grep -vE "^(backend|kernel|input|grid|shared|why|copy|kernels) "
-  echo "== the CPU backend on every core (benches/cpu_bench.py)"
-  timeout 70 python3 benches/cpu_bench.py --log2n 26 > "$OUT/cpu_bench.log" 2>&1
-  tail -n 25 "$OUT/cpu_bench.log"
+  if [[ $what == quick ]]; then
+    echo "== the CPU backend on every core (benches/cpu_bench.py)"
+    timeout 70 python3 benches/cpu_bench.py --log2n 26 > "$OUT/cpu_bench.log" 2>&1
+    tail -n 25 "$OUT/cpu_bench.log"
+  fi
+fi
+if [[ $what == final ]]; then
+  for tool in memcheck racecheck; do
+    echo "== compute-sanitizer --tool $tool"
+    timeout 120 compute-sanitizer --tool $tool --error-exitcode 3 python3 scripts/sanitize_kernels.py \
+      > "$OUT/sanitizer_$tool.log" 2>&1
+    rc=$?; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|MISMATCH" "$OUT/sanitizer_$tool.log" | tail -3
+    echo "$tool exit code $rc"; [[ $rc == 0 ]] || status=1
+  done
 fi
 if [[ $what == check || $what == all ]]; then
   echo "== gpu tests"

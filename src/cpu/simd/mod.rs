@@ -31,27 +31,27 @@ macro_rules! kernels_for {
 
         #[target_feature(enable = $features)]
         pub(super) unsafe fn uniform_f64(u: &UniformBins<f64>, xs: &[f64], out: &mut [u32]) {
-            super::uniform::uniform_kernel::<$f64kit>(u, xs, out)
+            crate::cpu::simd::uniform::uniform_kernel::<$f64kit>(u, xs, out)
         }
         #[target_feature(enable = $features)]
         pub(super) unsafe fn uniform_f32(u: &UniformBins<f32>, xs: &[f32], out: &mut [u32]) {
-            super::uniform::uniform_kernel::<$f32kit>(u, xs, out)
+            crate::cpu::simd::uniform::uniform_kernel::<$f32kit>(u, xs, out)
         }
         #[target_feature(enable = $features)]
         pub(super) unsafe fn edges_f64(e: &EdgeBins, xs: &[f64], out: &mut [u32]) {
-            super::edges::edge_kernel::<$f64kit>(e, xs, out)
+            crate::cpu::simd::edges::edge_kernel::<$f64kit>(e, xs, out)
         }
         #[target_feature(enable = $features)]
         pub(super) unsafe fn min_max_f64(xs: &[f64]) -> Option<(f64, f64)> {
-            super::extremes::min_max_kernel::<$f64kit>(xs)
+            crate::cpu::simd::extremes::min_max_kernel::<$f64kit>(xs)
         }
         #[target_feature(enable = $features)]
         pub(super) unsafe fn min_max_f32(xs: &[f32]) -> Option<(f32, f32)> {
-            super::extremes::min_max_kernel::<$f32kit>(xs)
+            crate::cpu::simd::extremes::min_max_kernel::<$f32kit>(xs)
         }
         #[target_feature(enable = $features)]
         pub(super) unsafe fn min_max_plain<T: Value>(xs: &[T]) -> Option<(T, T)> {
-            super::scalar_min_max(xs)
+            crate::cpu::simd::scalar_min_max(xs)
         }
     };
 }
