@@ -34,7 +34,8 @@ impl Linspace {
     /// (`start` and `step` are multiples of one power of two and every edge fits the
     /// significands), or the step is larger than twice the rounding error of any edge.
     fn provably_increasing<F: BinFloat>(&self, n: usize) -> bool {
-        if !(self.step > 0.0) || n < 2 {
+        // A step that is not positive (or NaN) never increases.
+        if self.step.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) || n < 2 {
             return n < 2 && self.step > 0.0;
         }
         let computed_bits = if self.single { 24 } else { 53 };

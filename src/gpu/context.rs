@@ -245,29 +245,28 @@ impl Gpu {
         f: impl FnOnce(&mut Loaded) -> HistResult<T>,
     ) -> HistResult<T> {
         let mut kernels = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
-        if !kernels.contains_key(&id) {
-            let cubin = match bundle::find(&id, self.arch, self.driver_version) {
-                Some(prebuilt) => prebuilt,
-                None => compile::cubin(&id, self.arch)?,
-            };
-            let module = self
-                .ctx
-                .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
-                .map_err(driver("loading a kernel"))?;
-            let func = module
-                .load_function(id.entry())
-                .map_err(driver("looking up a kernel"))?;
-            kernels.insert(
-                id,
-                Loaded {
+        let loaded = match kernels.entry(id) {
+            std::collections::hash_map::Entry::Occupied(found) => found.into_mut(),
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                let cubin = match bundle::find(&id, self.arch, self.driver_version) {
+                    Some(prebuilt) => prebuilt,
+                    None => compile::cubin(&id, self.arch)?,
+                };
+                let module = self
+                    .ctx
+                    .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
+                    .map_err(driver("loading a kernel"))?;
+                let func = module
+                    .load_function(id.entry())
+                    .map_err(driver("looking up a kernel"))?;
+                slot.insert(Loaded {
                     _module: module,
                     func,
                     shared_allowed: 48 * 1024,
                     occupancy: HashMap::new(),
-                },
-            );
-        }
-        let loaded = kernels.get_mut(&id).expect("loaded above");
+                })
+            }
+        };
         if shared_bytes > loaded.shared_allowed {
             use cudarc::driver::sys::CUfunction_attribute as F;
             loaded
