@@ -284,26 +284,18 @@ class GpuHistSeriesNamespace:
         """The histogram as a Struct Series named like this one (:func:`histogram_expr`);
         ``weights`` is a Series (or array) of the same length."""
         s = self._series
-        _args.refuse_object(s)
-        # Fixed names in a frame of their own: the Series' name may be anything, "w" included.
-        frame = pl.DataFrame({"x": s})
-        if weights is not None:
-            w = _host_series(weights, "w").alias("w")
-            _args.refuse_object(w, "weights")
-            frame = frame.with_columns(w)
-        expr = histogram_expr(
-            pl.col("x"),
-            bins,
+        out = _host_histogram(
+            s,
+            weights,
+            bins=bins,
             range=range,
-            weights=None if weights is None else pl.col("w"),
             density=density,
             closed=closed,
             flow=flow,
             device=device,
             kernel=kernel,
         )
-        with _memory_errors():
-            return frame.select(expr).to_series().alias(s.name)
+        return out.alias(s.name)
 
     def hist(
         self,
@@ -369,33 +361,39 @@ def histogram(
             "x", int(iface["data"][0]), length, iface["typestr"], kwargs, weights_ptr
         )
         return series.to_frame().unnest("x")
-    frame = pl.DataFrame({"x": _host_series(data, "x")})
-    w = None
-    if weights is not None:
-        frame = frame.with_columns(_host_series(weights, "__weights").alias("__weights"))
-        w = pl.col("__weights")
-    expr = histogram_expr(
-        pl.col("x"),
-        bins,
+    out = _host_histogram(
+        data,
+        weights,
+        bins=bins,
         range=range,
-        weights=w,
         density=density,
         closed=closed,
         flow=flow,
         device=device,
         kernel=kernel,
     )
+    return out.to_frame().unnest("x")
+
+
+def _host_histogram(data: Any, weights: Any, **options: Any) -> pl.Series:
+    """The histogram of host data as a Struct Series named ``x``. The data and its weights sit
+    in a frame of their own under fixed names, so no name of the caller's can collide."""
+    frame = pl.DataFrame({"x": _host_series(data, "x")})
+    if weights is not None:
+        frame = frame.with_columns(_host_series(weights, "w", "weights").alias("w"))
+    weighted = None if weights is None else pl.col("w")
     with _memory_errors():
-        return frame.select(expr).unnest("x")
+        return frame.select(histogram_expr(pl.col("x"), weights=weighted, **options)).to_series()
 
 
-def _host_series(data: Any, name: str) -> pl.Series:
-    """A Series of host data: Series as they are, arrays flattened as numpy flattens them."""
+def _host_series(data: Any, name: str, what: str = "column") -> pl.Series:
+    """A Series of host data: Series as they are, arrays flattened as numpy flattens them;
+    ``what`` names it in the error an Object Series raises."""
     if not isinstance(data, pl.Series):
         if getattr(data, "ndim", 1) > 1:
             data = data.reshape(-1)
         data = pl.Series(name, data)
-    _args.refuse_object(data, "weights" if name == "__weights" else "column")
+    _args.refuse_object(data, what)
     return data
 
 
@@ -489,7 +487,9 @@ def histogramdd(
     # The weights' column must not replace a column of the same name.
     weights_name = "__weights" + "_" * max((len(n) for n in names), default=0)
     if weights is not None:
-        frame = frame.with_columns(_host_series(weights, weights_name).alias(weights_name))
+        frame = frame.with_columns(
+            _host_series(weights, weights_name, "weights").alias(weights_name)
+        )
     expr = histogramdd(
         *names,
         bins=bins,
