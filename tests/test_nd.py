@@ -198,6 +198,42 @@ def test_by_equals_group_by_agg(case: tuple[pl.DataFrame, dict[str, Any]]) -> No
     np.testing.assert_array_equal(got["count"].to_numpy(), expected["count"].to_numpy())
 
 
+@pytest.mark.parametrize(
+    "layout",
+    ["dense", "late key", "sparse span", "chunks"],
+)
+def test_by_orders_groups_by_first_appearance_in_long_columns(layout: str) -> None:
+    """Integer keys are ranked by their first row: read in order until the whole span has
+    appeared, the rest in parallel. Keys that first appear late, spans with holes and keys
+    split over chunks keep numpy's counts and the order of `unique(maintain_order=True)`."""
+    rng = np.random.default_rng(8)
+    n = 1 << 19
+    g = rng.integers(0, 1_000, n)
+    if layout == "late key":
+        g[n - 3] = 1_000  # only this row has it, long after the rows read in order
+        g[300_000] = -7
+    elif layout == "sparse span":
+        g = rng.choice(np.arange(0, 200_000, 97), n)
+    x = rng.random(n)
+    frame = pl.DataFrame({"x": x, "g": g})
+    if layout == "chunks":
+        frame = pl.concat(
+            [frame.slice(0, 70_001), frame.slice(70_001, 1), frame.slice(70_002, n)],
+            rechunk=False,
+        )
+        assert frame["g"].n_chunks() == 3
+    out = frame.select(
+        pl.col("x").gpu_hist.histogram(bins=4, range=(0.0, 1.0), by="g", device="cpu")
+    ).unnest("x")
+    keys = frame["g"].unique(maintain_order=True).to_numpy()
+    np.testing.assert_array_equal(out["g"].to_numpy()[::4], keys)
+    counts = out["count"].to_numpy().reshape(-1, 4)
+    for k in (0, len(keys) // 2, len(keys) - 1):
+        expected, _ = np.histogram(x[g == keys[k]], bins=4, range=(0.0, 1.0))
+        np.testing.assert_array_equal(counts[k], expected)
+    assert counts.sum() == n
+
+
 def test_by_shares_the_whole_columns_range() -> None:
     frame = pl.DataFrame({"x": [0.0, 1.0, 10.0, 11.0], "g": ["a", "a", "b", "b"]})
     out = frame.select(pl.col("x").gpu_hist.histogram(bins=2, by="g")).unnest("x")

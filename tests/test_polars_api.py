@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 import numpy as np
 import polars as pl
@@ -65,6 +66,41 @@ def test_group_by_gives_one_histogram_per_group(frame: pl.DataFrame) -> None:
         expected, _ = np.histogram(part["x"].to_numpy(), bins=edges, weights=part["w"].to_numpy())
         got = [row["count"] for row in hist]
         np.testing.assert_array_equal(got, expected)
+
+
+def test_remembered_arguments_never_mix_up_calls() -> None:
+    """The plugin remembers the last arguments and bin proofs of each thread: calls whose
+    arguments differ in one bit (float32 against float64 ranges, a range a step apart, closed,
+    more option sets than it remembers) each get their own answer, in any order."""
+    rng = np.random.default_rng(4)
+    x = rng.random(2_000)
+    frame = pl.DataFrame({"x": x, "x32": x.astype(np.float32)})
+    lo = 0.1
+    cases = [
+        (bins, rng_, closed)
+        for bins in (7, 8, 64)
+        for rng_ in ((0.0, 1.0), (lo, 0.9), (math.nextafter(lo, 1.0), 0.9), (np.float32(0.1), 0.9))
+        for closed in ("left", "right")
+    ]
+
+    def run(bins: int, rng_: tuple, closed: str, column: str) -> pl.DataFrame:
+        return frame.select(
+            pl.col(column).gpu_hist.histogram(bins=bins, range=rng_, closed=closed, device="cpu")
+        ).unnest(column)
+
+    keys = [(*case, column) for case in cases for column in ("x", "x32")]
+    first = {key: run(*key) for key in keys}
+    for key in reversed(keys):
+        assert run(*key).equals(first[key]), key
+    for (bins, rng_, closed, column), got in first.items():
+        if closed == "left":
+            expected, edges = np.histogram(frame[column].to_numpy(), bins=bins, range=rng_)
+            assert got["count"].to_list() == expected.tolist(), (bins, rng_, column)
+            assert got["bin_start"].to_list() == edges[:-1].astype(float).tolist()
+    # Ranges a step apart make different edges (and so were not mixed up above).
+    assert not first[(8, (lo, 0.9), "left", "x")].equals(
+        first[(8, (math.nextafter(lo, 1.0), 0.9), "left", "x")]
+    )
 
 
 def test_group_by_equal_bins_take_each_groups_range(frame: pl.DataFrame) -> None:

@@ -217,25 +217,59 @@ fn integer_table(physical: &Series) -> HistResult<Option<(Series, Groups, Vec<Id
     Ok(Some((physical.clone(), groups, firsts)))
 }
 
-/// The first row of each key value `lo..lo + span` (`u64::MAX` where it never appears), by
-/// stretches in parallel, each with a table of its own, merged by minimum.
+/// The first row of each key value `lo..lo + span` (`u64::MAX` where it never appears). The rows
+/// are read in order until every value of the span has appeared (keys numbered `0..groups` all
+/// appear early: the rest is never read), then the rest by stretches in parallel, each with a
+/// table of its own, merged by minimum.
 fn first_rows<T: Value>(column: &HostColumn<'_>, lo: i64, span: usize) -> Vec<u64> {
     const STRETCH: usize = 1 << 20;
+    let chunks: Vec<&[T]> = column
+        .chunks
+        .iter()
+        .map(|chunk| T::values(chunk.values).expect("the column's own type"))
+        .collect();
+    // In order first, over enough rows for `span` random keys to have all appeared (about
+    // `span ln span`) with room to spare; past 2^17 slots that is too long on one thread.
+    let prefix_rows = match span <= 1 << 17 {
+        true => (16 * span).max(1 << 16),
+        false => 0,
+    };
+    let mut first = vec![u64::MAX; span];
+    let (mut seen, mut row) = (0usize, 0u64);
+    'prefix: for values in &chunks {
+        for &x in values.iter() {
+            if row == prefix_rows as u64 {
+                break 'prefix;
+            }
+            let slot = &mut first[(x.as_i64() - lo) as usize];
+            if *slot == u64::MAX {
+                *slot = row;
+                seen += 1;
+                if seen == span {
+                    return first;
+                }
+            }
+            row += 1;
+        }
+    }
     let mut work = Vec::new();
     let mut start = 0u64;
-    for chunk in &column.chunks {
-        let values = T::values(chunk.values).expect("the column's own type");
-        for (k, piece) in values.chunks(STRETCH).enumerate() {
-            work.push((start + (k * STRETCH) as u64, piece));
+    for values in chunks {
+        let len = values.len() as u64;
+        // Only the rows the prefix did not read.
+        let skip = row.saturating_sub(start).min(len) as usize;
+        for (k, piece) in values[skip..].chunks(STRETCH).enumerate() {
+            work.push((start + (skip + k * STRETCH) as u64, piece));
         }
-        start += values.len() as u64;
+        start += len;
     }
     // Few tables at once: each takes `span` slots.
     let tables = rayon::current_num_threads()
         .min((1 << 26) / span.max(1))
         .clamp(1, work.len().max(1));
     let per_table = work.len().div_ceil(tables).max(1);
-    work.par_chunks(per_table)
+    let rest = work
+        .par_chunks(per_table)
         .map(|stretches| {
             let mut first = vec![u64::MAX; span];
             for &(start, values) in stretches {
@@ -251,6 +285,12 @@ fn first_rows<T: Value>(column: &HostColumn<'_>, lo: i64, span: usize) -> Vec<u6
         .reduce_with(|mut a, b| {
             a.iter_mut().zip(b).for_each(|(a, b)| *a = (*a).min(b));
             a
-        })
-        .unwrap_or_else(|| vec![u64::MAX; span])
+        });
+    if let Some(rest) = rest {
+        first
+            .iter_mut()
+            .zip(rest)
+            .for_each(|(a, b)| *a = (*a).min(b));
+    }
+    first
 }

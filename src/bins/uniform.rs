@@ -200,21 +200,63 @@ impl<F: BinFloat> UniformBins<F> {
         self
     }
 
-    /// The closed-left rule, proved once for these bins.
+    /// The closed-left rule, proved once for these bins (once per thread for bins a formula
+    /// makes: every group of a `group_by().agg()` asks for the same bins).
     pub fn proof(&self) -> Proof<F> {
         *self.proof.get_or_init(|| {
-            // Over a subnormal span `scale` overflows and the cheap estimate would walk O(n)
-            // edges a value; numpy's own estimate stays finite there.
-            let literal = self.origin == Origin::NumpyEstimate
-                && (!self.scale.to_f64().is_finite() || !self.numpy_estimate_is_near_everywhere());
-            Proof {
-                literal,
-                margin: if literal {
-                    F::HALF
-                } else {
-                    self.cheap_estimate_margin()
-                },
+            let key = self.proof_key();
+            if let Some(proof) = key.and_then(proofs::recall) {
+                return Proof {
+                    literal: proof.0,
+                    margin: F::from_f64(proof.1),
+                };
             }
+            let proof = self.prove();
+            if let Some(key) = key {
+                proofs::remember(key, (proof.literal, proof.margin.to_f64()));
+            }
+            proof
+        })
+    }
+
+    fn prove(&self) -> Proof<F> {
+        // Over a subnormal span `scale` overflows and the cheap estimate would walk O(n)
+        // edges a value; numpy's own estimate stays finite there.
+        let literal = self.origin == Origin::NumpyEstimate
+            && (!self.scale.to_f64().is_finite() || !self.numpy_estimate_is_near_everywhere());
+        Proof {
+            literal,
+            margin: if literal {
+                F::HALF
+            } else {
+                self.cheap_estimate_margin()
+            },
+        }
+    }
+
+    /// Everything the proof is derived from, when a formula makes the edges (held edges would
+    /// have to be compared whole).
+    fn proof_key(&self) -> Option<proofs::Key> {
+        let formula = self.edges.formula()?;
+        let e = self.estimate;
+        Some(proofs::Key {
+            bits: [
+                formula.start,
+                formula.step,
+                self.edges.last().to_f64(),
+                self.scale.to_f64(),
+                e.denom,
+                e.n,
+            ]
+            .map(f64::to_bits),
+            n: self.len(),
+            flags: [
+                F::SINGLE,
+                formula.single,
+                e.wide,
+                self.closed == Closed::Right,
+            ],
+            origin: self.origin,
         })
     }
 
@@ -463,5 +505,43 @@ impl<F: BinFloat> UniformBins<F> {
             i += 1;
         }
         i
+    }
+}
+
+/// Proofs made on this thread lately, keyed by everything a proof is derived from: a hit is the
+/// proof that proving again would give.
+mod proofs {
+    use std::cell::RefCell;
+
+    use super::Origin;
+
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub(super) struct Key {
+        pub bits: [u64; 6],
+        pub n: usize,
+        pub flags: [bool; 4],
+        pub origin: Origin,
+    }
+
+    /// `(literal, margin as float64)`: exact for float32 margins too.
+    type Proved = (bool, f64);
+
+    const REMEMBERED: usize = 8;
+
+    thread_local! {
+        static PROVED: RefCell<Vec<(Key, Proved)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub(super) fn recall(key: Key) -> Option<Proved> {
+        PROVED.with_borrow(|p| p.iter().find(|(k, _)| *k == key).map(|&(_, proved)| proved))
+    }
+
+    pub(super) fn remember(key: Key, proved: Proved) {
+        PROVED.with_borrow_mut(|p| {
+            if p.len() == REMEMBERED {
+                p.remove(0);
+            }
+            p.push((key, proved));
+        });
     }
 }

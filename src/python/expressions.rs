@@ -1,0 +1,114 @@
+//! The plugin's expressions, `histogram`, `histogram_by` and `histogramdd`: each an output type
+//! and a run, exported under the names the Python wrapper registers.
+
+use polars::prelude::*;
+
+use crate::options::{HistogramDdOptions, HistogramOptions};
+use crate::python::for_python;
+use crate::python::plugin::plugin;
+
+plugin!(
+    _polars_plugin_field_histogram,
+    _polars_plugin_histogram,
+    HistogramOptions,
+    histogram_field,
+    histogram
+);
+plugin!(
+    _polars_plugin_field_histogram_by,
+    _polars_plugin_histogram_by,
+    ByKwargs,
+    histogram_by_field,
+    histogram_by
+);
+plugin!(
+    _polars_plugin_field_histogramdd,
+    _polars_plugin_histogramdd,
+    DdKwargs,
+    histogramdd_field,
+    histogramdd
+);
+
+fn histogram_field(inputs: &[Field], options: &HistogramOptions) -> PolarsResult<Field> {
+    let x = &inputs[0];
+    let dtype = for_python(crate::histogram_dtype(
+        x.dtype(),
+        inputs.len() > 1,
+        options.density,
+    ))?;
+    Ok(Field::new(x.name().clone(), dtype))
+}
+
+/// `inputs`: the column, then optionally its weights.
+fn histogram(inputs: &[Series], options: &HistogramOptions) -> PolarsResult<Series> {
+    for_python(crate::histogram(&inputs[0], inputs.get(1), options))
+}
+
+/// `histogram_by`'s kwargs: the options, and the key's name as the query names it (inside
+/// `group_by().agg()` and `over()` Polars hands the plugin the key without its name).
+#[derive(serde::Deserialize)]
+struct ByKwargs {
+    options: HistogramOptions,
+    key: Option<String>,
+}
+
+fn histogram_by_field(inputs: &[Field], kwargs: &ByKwargs) -> PolarsResult<Field> {
+    let x = &inputs[0];
+    let key = match &kwargs.key {
+        Some(name) => Field::new(name.into(), inputs[1].dtype().clone()),
+        None => inputs[1].clone(),
+    };
+    let dtype = for_python(crate::histogram_by_dtype(
+        x.dtype(),
+        &key,
+        inputs.len() > 2,
+        kwargs.options.density,
+    ))?;
+    Ok(Field::new(x.name().clone(), dtype))
+}
+
+/// `inputs`: the column, the group key, then optionally the weights.
+fn histogram_by(inputs: &[Series], kwargs: &ByKwargs) -> PolarsResult<Series> {
+    let mut keys = inputs[1].clone();
+    if let Some(name) = &kwargs.key {
+        keys.rename(name.into());
+    }
+    for_python(crate::histogram_by(
+        &inputs[0],
+        &keys,
+        inputs.get(2),
+        &kwargs.options,
+    ))
+}
+
+/// `histogramdd`'s kwargs: the options, and whether the last input is the weights.
+#[derive(serde::Deserialize)]
+struct DdKwargs {
+    options: HistogramDdOptions,
+    weighted: bool,
+}
+
+impl DdKwargs {
+    fn dims<'a, T>(&self, inputs: &'a [T]) -> (&'a [T], Option<&'a T>) {
+        match self.weighted {
+            true => (&inputs[..inputs.len() - 1], inputs.last()),
+            false => (inputs, None),
+        }
+    }
+}
+
+fn histogramdd_field(inputs: &[Field], kwargs: &DdKwargs) -> PolarsResult<Field> {
+    let (dims, weights) = kwargs.dims(inputs);
+    let dtype = for_python(crate::histogramdd_dtype(
+        dims,
+        weights.is_some(),
+        kwargs.options.density,
+    ))?;
+    Ok(Field::new(inputs[0].name().clone(), dtype))
+}
+
+/// `inputs`: the 2 to 8 columns, then optionally the weights.
+fn histogramdd(inputs: &[Series], kwargs: &DdKwargs) -> PolarsResult<Series> {
+    let (dims, weights) = kwargs.dims(inputs);
+    for_python(crate::histogramdd(dims, weights, &kwargs.options))
+}
