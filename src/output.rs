@@ -102,9 +102,13 @@ impl AxisOut<'_> {
 /// `cells` values, value `c` being `values[c / stride % values.len()]`: each value repeated
 /// `stride` times, the whole repeated to the end. Filled block by block on every core, each
 /// block walking its runs instead of dividing per cell.
-fn repeated(values: &[f64], stride: usize, cells: usize) -> HistResult<Vec<f64>> {
+fn repeated<T: Copy + Default + Send + Sync>(
+    values: &[T],
+    stride: usize,
+    cells: usize,
+) -> HistResult<Vec<T>> {
     const BLOCK: usize = 1 << 14;
-    let fill = |(k, block): (usize, &mut [f64])| {
+    let fill = |(k, block): (usize, &mut [T])| {
         let first = k * BLOCK;
         let mut bin = first / stride % values.len();
         let mut left = stride - first % stride;
@@ -150,7 +154,6 @@ pub fn to_struct(
 ) -> HistResult<Series> {
     let lengths: Vec<usize> = axes.iter().map(AxisOut::len).collect();
     let (strides, cells) = crate::job::row_major(&lengths)?;
-    let bin_of = |d: usize, c: usize| c / strides[d] % lengths[d];
     let mut fields = Vec::with_capacity(2 * axes.len() + 1);
     for (d, axis) in axes.iter().enumerate() {
         match axis {
@@ -178,7 +181,9 @@ pub fn to_struct(
                 }
             }
             AxisOut::Group { key } => {
-                let rows = alloc::collected((0..cells).map(|c| bin_of(d, c) as IdxSize))?;
+                // Each group's row, repeated over the cells of the axes after it.
+                let groups = alloc::collected((0..lengths[d]).map(|g| g as IdxSize))?;
+                let rows = repeated(&groups, strides[d], cells)?;
                 let rows = IdxCa::from_vec("rows".into(), rows);
                 // Polars allocates the repeated keys itself (infallibly): check the room first.
                 alloc::ensure_available(cells.saturating_mul(key_bytes(key.dtype())))?;
