@@ -23,10 +23,13 @@ const REMEMBER_BYTES: usize = 4096;
 /// Parses remembered per thread.
 const REMEMBERED: usize = 8;
 
+/// A parse: the type parsed into, the bytes, the value.
+type Parsed = (TypeId, Box<[u8]>, Rc<dyn Any>);
+
 thread_local! {
     /// Recent parses on this thread, keyed by their type and their exact bytes: a hit is what
     /// parsing the same bytes again would give.
-    static PARSED: RefCell<Vec<(TypeId, Box<[u8]>, Rc<dyn Any>)>> = const { RefCell::new(Vec::new()) };
+    static PARSED: RefCell<Vec<Parsed>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The kwargs `bytes` pickle, parsed once per thread.
