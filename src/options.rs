@@ -21,12 +21,14 @@ pub enum Device {
 }
 
 /// A number as given: a float, a numpy float32 scalar (numpy then computes equal edges in
-/// float32), or a temporal value, converted to a column's physical units when it is binned.
+/// float32), a numpy float64 scalar (numpy then keeps float64 bins for float32 data), or a
+/// temporal value, converted to a column's physical units when it is binned.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Scalar {
     Float(f64),
     Float32 { float32: f64 },
+    Float64 { float64: f64 },
     Temporal(Temporal),
 }
 
@@ -113,7 +115,9 @@ impl Scalar {
     /// for Datetime and Duration, the number itself otherwise); `what` names the argument.
     pub fn physical(self, dtype: &DataType, what: &str) -> HistResult<f64> {
         let t = match self {
-            Scalar::Float(v) | Scalar::Float32 { float32: v } => return Ok(v),
+            Scalar::Float(v) | Scalar::Float32 { float32: v } | Scalar::Float64 { float64: v } => {
+                return Ok(v)
+            }
             Scalar::Temporal(t) => t,
         };
         let mismatch = || {
@@ -152,6 +156,10 @@ impl Scalar {
 
     fn is_float32(self) -> bool {
         matches!(self, Scalar::Float32 { .. })
+    }
+
+    fn is_float64(self) -> bool {
+        matches!(self, Scalar::Float64 { .. })
     }
 }
 
@@ -227,6 +235,7 @@ pub fn range_for(range: Option<(Scalar, Scalar)>, dtype: &DataType) -> HistResul
                 single: (lo.is_float32() || hi.is_float32())
                     && !matches!(lo, Scalar::Temporal(_))
                     && !matches!(hi, Scalar::Temporal(_)),
+                wide: lo.is_float64() || hi.is_float64(),
             })
         })
         .transpose()

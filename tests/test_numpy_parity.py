@@ -289,3 +289,43 @@ def test_one_distinct_value_widens_like_numpy() -> None:
         got = gh.histogram(s, 3)
         np.testing.assert_array_equal(got["count"].to_numpy(), expected)
         np.testing.assert_array_equal(got["bin_start"].to_numpy(), edges[:-1].astype(np.float64))
+
+
+@given(
+    st.lists(st.floats(-2, 2, width=32), min_size=1, max_size=300),
+    st.floats(-1.5, 0.5),
+    st.floats(0.6, 1.5),
+    st.integers(1, 40),
+    st.sampled_from(["float64", "float32 and float64"]),
+)
+def test_numpy_float64_scalars_make_float64_bins_for_float32_data(
+    xs: list[float], lo: float, hi: float, bins: int, scalars: str
+) -> None:
+    """A numpy float64 scalar in `range` does not defer to float32 data (a Python float does):
+    numpy then makes float64 bins and compares in float64. Values on float32-rounded edges
+    tell the two apart."""
+    x = np.asarray([*xs, np.float32(lo), np.float32(hi)], dtype=np.float32)
+    a, b = {
+        "float64": (np.float64(lo), np.float64(hi)),
+        "float32 and float64": (np.float32(lo), np.float64(hi)),
+    }[scalars]
+    expected, edges = np.histogram(x, bins=bins, range=(a, b))
+    assert edges.dtype == np.float64
+    got = gh.histogram(pl.Series(x), bins=bins, range=(a, b), device="cpu")
+    np.testing.assert_array_equal(got["count"].to_numpy(), expected)
+    np.testing.assert_array_equal(got["bin_start"].to_numpy(), edges[:-1])
+    frame = pl.DataFrame({"x": x}).select(
+        pl.col("x").gpu_hist.histogram(bins=bins, range=(a, b), device="cpu")
+    )
+    np.testing.assert_array_equal(frame.unnest("x")["count"].to_numpy(), expected)
+
+
+def test_a_float64_scalar_beside_a_python_float_compares_both_bounds_in_float64() -> None:
+    """Documented difference (README): numpy compares float32 data with a Python float bound in
+    float32 even where the other bound, a numpy float64 scalar, makes float64 bins."""
+    x = np.asarray([0.0, 0.0, 0.6], dtype=np.float32)  # float32(0.6) is just above 0.6
+    expected, edges = np.histogram(x, bins=1, range=(np.float64(0.0), 0.6))
+    assert expected.tolist() == [3] and edges.dtype == np.float64
+    got = gh.histogram(pl.Series(x), bins=1, range=(np.float64(0.0), 0.6), device="cpu")
+    assert got["count"].to_list() == [2]
+    assert got["bin_end"].to_list() == [0.6]

@@ -418,8 +418,9 @@ def _plain(value: Any, what: str) -> float:
     """A number for the histogram's fixed binning (its dtype is not known before the first
     fill, so dates and rules cannot be resolved yet)."""
     if isinstance(value, dict):
-        if "float32" in value:
-            return float(value["float32"])
+        for width in ("float32", "float64"):
+            if width in value:
+                return float(value[width])
         raise TypeError(
             f"{what} of a Histogram must be numbers (its column's dtype is not known before the "
             "first fill): give dates and times as numbers of the column's units"

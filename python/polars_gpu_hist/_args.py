@@ -159,8 +159,9 @@ def _plain(value: float | dict[str, Any]) -> tuple[str, float] | None:
     ``None`` where two values cannot be compared here (the plugin converts their units)."""
     if isinstance(value, float):
         return ("number", value)
-    if "float32" in value:
-        return ("number", value["float32"])
+    for width in ("float32", "float64"):
+        if width in value:
+            return ("number", value[width])
     kind, unit = value["temporal"], value["unit"]
     return (f"{kind} in {unit}{' aware' if value['aware'] else ''}", value["value"])
 
@@ -196,10 +197,10 @@ def range_(value: Any) -> tuple[Any, Any] | None:
     if len(pair) != 2:
         raise TypeError(f"`range` must be a pair (min, max), got {len(pair)} values")
     lo, hi = scalar(pair[0], "`range`'s min"), scalar(pair[1], "`range`'s max")
-    # numpy computes in float32 only when no float64 numpy scalar is beside the float32 one
-    # (a Python float defers to it; a numpy float64 does not).
+    # A numpy float64 scalar does not defer to the data's type as a Python float does: numpy
+    # then computes in float64, and makes float64 bins even for float32 data.
     if any(is_float64_scalar(v) for v in pair):
-        lo, hi = (_widened(v) for v in (lo, hi))
+        lo, hi = (_float64(v) for v in (lo, hi))
     a, b = _plain(lo), _plain(hi)
     for what, p in (("min", a), ("max", b)):
         if p is not None and p[0] == "number" and not math.isfinite(p[1]):
@@ -217,9 +218,13 @@ def is_float64_scalar(value: Any) -> bool:
     return np is not None and isinstance(value, np.floating) and value.dtype.itemsize == 8
 
 
-def _widened(value: float | dict[str, Any]) -> float | dict[str, Any]:
-    if isinstance(value, dict) and "float32" in value:
-        return float(value["float32"])
+def _float64(value: float | dict[str, Any]) -> float | dict[str, Any]:
+    """A number of a range beside a numpy float64 scalar, marked as float64 (temporal values
+    as they are)."""
+    if isinstance(value, float):
+        return {"float64": value}
+    if "float32" in value:
+        return {"float64": float(value["float32"])}
     return value
 
 

@@ -66,13 +66,15 @@ pub enum Binning {
     Edges(Vec<f64>),
 }
 
-/// The outer edges of equal bins as given: Python floats, or numpy float32 scalars (numpy then
-/// makes the edges in float32).
+/// The outer edges of equal bins as given: Python floats, numpy float32 scalars (numpy then
+/// makes the edges in float32), or numpy float64 scalars (numpy then makes float64 bins even
+/// for float32 data: a float64 scalar does not defer to the array's type, a Python float does).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Range {
     pub lo: f64,
     pub hi: f64,
     pub single: bool,
+    pub wide: bool,
 }
 
 impl Range {
@@ -81,6 +83,7 @@ impl Range {
             lo,
             hi,
             single: false,
+            wide: false,
         }
     }
 }
@@ -472,7 +475,7 @@ fn numpy_uniform(
     kind: ValueKind,
     ext: Extremes,
 ) -> HistResult<BinSpec> {
-    if kind == ValueKind::Float16 && !range.is_some_and(|r| r.single) {
+    if kind == ValueKind::Float16 && !range.is_some_and(|r| r.single || r.wide) {
         return BinSpec::Half(HalfBins::numpy(n, range, ext)?).strictly_increasing();
     }
     let spec = match (range, ext, kind) {
@@ -481,6 +484,11 @@ fn numpy_uniform(
         (None, Extremes::Float32(lo, hi), _) => uniform_in(widened(lo, hi), n, false)?,
         (Some(r), _, ValueKind::Float32 | ValueKind::Float16) if r.single => {
             uniform_in(widened(r.lo as f32, r.hi as f32), n, false)?
+        }
+        // numpy float64 scalars beside float32 (or float16) data: float64 throughout.
+        (Some(r), _, ValueKind::Float32 | ValueKind::Float16) if r.wide => {
+            let (lo, hi) = outer_edges(range, ext);
+            uniform_from(linspace(lo, hi, n)?, hi - lo)?
         }
         // float32 scalars beside float64 data: linspace in float32, bins in float64.
         (Some(r), _, _) if r.single => {

@@ -353,6 +353,7 @@ fn a_float32_range_makes_float32_edges() {
         lo: 0.1f32 as f64,
         hi: 0.7f32 as f64,
         single: true,
+        wide: false,
     };
     let f64_data = BinSpec::resolve(
         &Binning::Count(3),
