@@ -395,3 +395,19 @@ def test_a_cache_of_ours_readable_by_others_is_made_private(tmp_path) -> None:
     out = _explain_with_cache(cache)
     assert f"kernels  compiled once, kept in {cache}" in out, out
     assert cache.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize("kernel", ["auto", "shared", "global", "segmented"])
+def test_numpy_float64_scalars_make_float64_bins_on_the_gpu(kernel: str) -> None:
+    """float32 data with a range of numpy float64 scalars: float64 bins, as numpy makes them,
+    from a Polars column and from a CuPy array alike."""
+    rng = np.random.default_rng(12)
+    x = rng.random(200_003).astype(np.float32)
+    lo, hi = np.float64(0.1), np.float64(0.7)
+    x[:1000] = np.float32(np.linspace(lo, hi, 1000))  # values on and beside float64 edges
+    expected, edges = np.histogram(x, bins=37, range=(lo, hi))
+    got = gh.histogram(pl.Series(x), bins=37, range=(lo, hi), device="gpu", kernel=kernel)
+    np.testing.assert_array_equal(got["count"].to_numpy(), expected)
+    np.testing.assert_array_equal(got["bin_start"].to_numpy(), edges[:-1])
+    on_device = gh.histogram(cp.asarray(x), bins=37, range=(lo, hi), device="gpu", kernel=kernel)
+    np.testing.assert_array_equal(on_device["count"].to_numpy(), expected)

@@ -38,6 +38,15 @@ impl Linspace {
         if self.step.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) || n < 2 {
             return n < 2 && self.step > 0.0;
         }
+        // Edges near the top of the type's range may round to infinity (two infinite edges do
+        // not increase): leave those to the edges themselves.
+        let finite_below = match self.single || F::SINGLE {
+            true => f32::MAX as f64,
+            false => f64::MAX,
+        };
+        if !(self.start.abs() + n as f64 * self.step < finite_below / 2.0) {
+            return false;
+        }
         let computed_bits = if self.single { 24 } else { 53 };
         let bits = computed_bits.min(if F::SINGLE { 24 } else { 53 });
         let last = (n - 1) as u128;
@@ -287,6 +296,16 @@ pub fn linspace_as<P: BinFloat, F: BinFloat>(start: P, stop: P, n: usize) -> His
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Edges a float64 formula makes beyond float32's range round to infinity: two infinite
+    /// edges do not increase (numpy: "Too many bins"), whatever the formula's step.
+    #[test]
+    fn edges_that_round_to_infinity_are_not_shown_increasing() {
+        let e = linspace_as::<f64, f32>(-1e39, 3e38, 2).unwrap();
+        assert!(!e.increasing().unwrap());
+        let e = linspace_as::<f64, f32>(-3e38, 3e38, 2).unwrap();
+        assert!(e.increasing().unwrap());
+    }
 
     /// The proof never claims what checking every edge refutes, and claims the common cases.
     #[test]
