@@ -44,7 +44,8 @@ impl Linspace {
             true => f32::MAX as f64,
             false => f64::MAX,
         };
-        if !(self.start.abs() + n as f64 * self.step < finite_below / 2.0) {
+        let reach = self.start.abs() + n as f64 * self.step;
+        if reach.is_nan() || reach >= finite_below / 2.0 {
             return false;
         }
         let computed_bits = if self.single { 24 } else { 53 };
