@@ -411,3 +411,8 @@ def test_numpy_float64_scalars_make_float64_bins_on_the_gpu(kernel: str) -> None
     np.testing.assert_array_equal(got["bin_start"].to_numpy(), edges[:-1])
     on_device = gh.histogram(cp.asarray(x), bins=37, range=(lo, hi), device="gpu", kernel=kernel)
     np.testing.assert_array_equal(on_device["count"].to_numpy(), expected)
+    # The drop-in reads the float32 array as it is (no float64 copy) and returns float64 edges.
+    drop_counts, drop_edges = ghnp.histogram(cp.asarray(x), 37, range=(lo, hi))
+    np.testing.assert_array_equal(cp.asnumpy(drop_counts), expected)
+    assert drop_edges.dtype == np.float64
+    np.testing.assert_array_equal(cp.asnumpy(drop_edges), edges)

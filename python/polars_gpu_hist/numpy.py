@@ -126,8 +126,8 @@ def histogram(
     if _explicit(bins):
         range = None  # numpy ignores `range` beside explicit edges
     if _library(a) != "numpy":
-        return _device_histogram(_widened_for(a, range), bins, range, density, weights)
-    x = _widened_for(_host(a), range)
+        return _device_histogram(a, bins, range, density, weights)
+    x = _host(a)
     frame = _frame_histogram(x, bins, range, density, weights)
     # One copy each (numpy's arrays are writable; Polars' buffers are not).
     counts = frame["count"].to_numpy().astype(_counts_dtype(weights is not None, density))
@@ -138,15 +138,6 @@ def histogram(
     edges[:-1] = starts
     edges[-1] = frame["bin_end"][-1]
     return counts, edges
-
-
-def _widened_for(a: Any, range: Any) -> Any:
-    """`a` as float64 when it is float16/float32 and `range` holds a numpy float64 scalar:
-    numpy then makes the edges and compares in float64 (the scalar is not weak)."""
-    narrow = str(a.dtype).rsplit(".", 1)[-1] in ("float16", "float32")
-    if narrow and range is not None and any(_args.is_float64_scalar(v) for v in range):
-        return a.double() if _library(a) == "torch" else a.astype("float64")
-    return a
 
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> Any:
