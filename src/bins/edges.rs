@@ -23,13 +23,21 @@ pub(crate) struct Guide {
 }
 
 impl Guide {
-    /// Cells per bin, and the most edges one cell may hold before the guide stops paying.
-    const CELLS_PER_BIN: usize = 4;
+    /// Cells per bin while the table stays in L2 (2^18 cells), then fewer up to 2^20 cells;
+    /// and the most edges one cell may hold before the guide stops paying. With 16 cells a bin
+    /// most values start in their own bin: 257 uneven edges took 1.9 ns a row (AVX-512, one
+    /// thread) against 3.2 with 4.
+    const CELLS_PER_BIN: usize = 16;
+    const CACHED_CELLS: usize = 1 << 18;
+    const COARSE_CELLS_PER_BIN: usize = 4;
+    const MAX_CELLS: usize = 1 << 20;
     const MAX_EDGES_PER_CELL: u32 = 4;
 
     fn new(e: &[f64]) -> Option<Guide> {
         let n = e.len() - 1;
-        let cells = (n * Self::CELLS_PER_BIN).clamp(16, 1 << 20);
+        let fine = (n * Self::CELLS_PER_BIN).min(Self::CACHED_CELLS);
+        let coarse = (n * Self::COARSE_CELLS_PER_BIN).min(Self::MAX_CELLS);
+        let cells = fine.max(coarse).max(16);
         let cells_per_unit = cells as f64 / (e[n] - e[0]);
         // A span wider than float64 holds has no uniform grid: binary search instead.
         if !(cells_per_unit.is_finite() && cells_per_unit > 0.0) {

@@ -139,8 +139,11 @@ impl<'j, 'a> Blocks<'j, 'a> {
             if d == 0 {
                 axis_cells(axis, &part, &mut idx[..len]);
                 let n = axis.len() as u32;
-                for i in &mut idx[..len] {
-                    *i = if *i == n { cells } else { *i * stride };
+                // A lone axis is its own cell index: no pass (it cost a tenth of a 1-D call).
+                if stride != 1 || n != cells {
+                    for i in &mut idx[..len] {
+                        *i = if *i == n { cells } else { *i * stride };
+                    }
                 }
             } else {
                 let bins = &mut self.scratch[..len];

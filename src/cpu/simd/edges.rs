@@ -1,7 +1,7 @@
 //! Explicit edges in vectors: the guide's walk, or the branch-free binary search probe for probe,
 //! as [`EdgeBins::bin`] takes them.
 
-use super::kit::{edge_at, fix_lanes, walk, Kit, Run, VECTOR_BINS};
+use super::kit::{edge_at, fix_lanes, prefetch_ahead, walk, Kit, Run, VECTOR_BINS};
 use crate::bins::{Closed, EdgeBins};
 
 /// Steps of the guide walk followed in vectors (the guide keeps walks short); a lane that needs
@@ -48,6 +48,7 @@ unsafe fn edges_guided<K: Kit<S = f64>, const RIGHT: bool>(
     let none = K::isplat(n as i32);
     let mut run = Run::<K>::new(none);
     for start in (0..xs.len()).step_by(K::W) {
+        prefetch_ahead(xs.as_ptr().add(start));
         let x = K::load(xs.as_ptr().add(start));
         let dst = out.as_mut_ptr().add(start);
         if run.repeats(x, dst) {
@@ -97,6 +98,7 @@ unsafe fn edges_searched<K: Kit<S = f64>, const RIGHT: bool>(
     }
     let mut run = Run::<K>::new(none);
     for start in (0..xs.len()).step_by(K::W) {
+        prefetch_ahead(xs.as_ptr().add(start));
         let x = K::load(xs.as_ptr().add(start));
         let dst = out.as_mut_ptr().add(start);
         if run.repeats(x, dst) {

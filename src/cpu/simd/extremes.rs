@@ -1,6 +1,6 @@
 //! The extremes scan in vectors: minimum and maximum skipping NaN, bit for bit the scalar fold's.
 
-use super::kit::Kit;
+use super::kit::{prefetch_ahead, Kit};
 use crate::bins::BinFloat;
 
 /// Minimum and maximum skipping NaN, keeping the earlier of equal values as the scalar fold
@@ -22,6 +22,10 @@ pub(super) unsafe fn min_max_kernel<K: Kit>(xs: &[K::S]) -> Option<(K::S, K::S)>
         let (mut hi0, mut hi1, mut hi2, mut hi3) = (seed, seed, seed, seed);
         let p = xs.as_ptr();
         for start in (0..whole).step_by(step) {
+            // One request a cache line: the four loads span 64 (f32) to 256 (f64) bytes.
+            for line in (0..step * std::mem::size_of::<K::S>()).step_by(64) {
+                prefetch_ahead(p.add(start).cast::<u8>().add(line));
+            }
             let x0 = K::load(p.add(start));
             let x1 = K::load(p.add(start + K::W));
             let x2 = K::load(p.add(start + 2 * K::W));

@@ -303,8 +303,11 @@ fn in_f64<T: Value>(values: &[T], out: &mut [u32], mut body: impl FnMut(&[f64], 
     }
     let mut buf = [0f64; CONVERT];
     for (vals, outs) in values.chunks(CONVERT).zip(out.chunks_mut(CONVERT)) {
-        for (b, &v) in buf.iter_mut().zip(vals) {
-            *b = v.to_f64();
+        for (bs, vs) in buf.chunks_mut(8).zip(vals.chunks(8)) {
+            kit::prefetch_ahead(vs.as_ptr());
+            for (b, &v) in bs.iter_mut().zip(vs) {
+                *b = v.to_f64();
+            }
         }
         body(&buf[..vals.len()], outs);
     }
@@ -318,8 +321,11 @@ fn in_f32<T: Value>(values: &[T], out: &mut [u32], mut body: impl FnMut(&[f32], 
     }
     let mut buf = [0f32; CONVERT];
     for (vals, outs) in values.chunks(CONVERT).zip(out.chunks_mut(CONVERT)) {
-        for (b, &v) in buf.iter_mut().zip(vals) {
-            *b = v.to_f32();
+        for (bs, vs) in buf.chunks_mut(8).zip(vals.chunks(8)) {
+            kit::prefetch_ahead(vs.as_ptr());
+            for (b, &v) in bs.iter_mut().zip(vs) {
+                *b = v.to_f32();
+            }
         }
         body(&buf[..vals.len()], outs);
     }

@@ -1,7 +1,7 @@
 //! Equal bins in vectors: numpy's cheap rule with its margin proof, numpy's literal estimate, and
 //! Polars' closed-right rule, each corrected exactly as its scalar rule in [`crate::bins`].
 
-use super::kit::{edge_at, fix_lanes, full_mask, walk, Kit, Run, VECTOR_BINS};
+use super::kit::{edge_at, fix_lanes, full_mask, prefetch_ahead, walk, Kit, Run, VECTOR_BINS};
 use crate::bins::{BinFloat, Closed, UniformBins};
 
 /// Equal bins: the vector rule for whole vectors, the scalar rule for the rest.
@@ -63,6 +63,7 @@ unsafe fn uniform_left_cheap_loop<K: Kit, const FLOAT_TRUNC: bool>(
     let full = full_mask(K::W);
     let mut run = Run::<K>::new(none);
     for start in (0..xs.len()).step_by(K::W) {
+        prefetch_ahead(xs.as_ptr().add(start));
         let x = K::load(xs.as_ptr().add(start));
         let dst = out.as_mut_ptr().add(start);
         let valid = K::and(K::ge(x, lo), K::le(x, hi));
@@ -113,6 +114,7 @@ unsafe fn uniform_left_literal<K: Kit>(u: &UniformBins<K::S>, xs: &[K::S], out: 
     let one = K::isplat(1);
     let mut run = Run::<K>::new(none);
     for start in (0..xs.len()).step_by(K::W) {
+        prefetch_ahead(xs.as_ptr().add(start));
         let x = K::load(xs.as_ptr().add(start));
         let dst = out.as_mut_ptr().add(start);
         if run.repeats(x, dst) {
@@ -147,6 +149,7 @@ unsafe fn uniform_right<K: Kit>(u: &UniformBins<K::S>, xs: &[K::S], out: &mut [u
     let one = K::isplat(1);
     let mut run = Run::<K>::new(none);
     for start in (0..xs.len()).step_by(K::W) {
+        prefetch_ahead(xs.as_ptr().add(start));
         let x = K::load(xs.as_ptr().add(start));
         let dst = out.as_mut_ptr().add(start);
         if run.repeats(x, dst) {
