@@ -360,7 +360,7 @@ def histogram(
         series, _report, _ms = _internal.histogram_cuda(
             "x", int(iface["data"][0]), length, iface["typestr"], kwargs, weights_ptr
         )
-        return series.to_frame().unnest("x")
+        return series.struct.unnest()
     out = _host_histogram(
         data,
         weights,
@@ -372,7 +372,7 @@ def histogram(
         device=device,
         kernel=kernel,
     )
-    return out.to_frame().unnest("x")
+    return out.struct.unnest()
 
 
 def _host_histogram(data: Any, weights: Any, **options: Any) -> pl.Series:
@@ -449,7 +449,7 @@ def histogramdd(
         series, _report, _ms = _internal.histogramdd_cuda(
             names, ptrs, strides, length, typestr, kwargs, weights_ptr
         )
-        return series.to_frame().unnest("x0")
+        return series.struct.unnest()
     if len(columns) == 1 and getattr(columns[0], "ndim", 1) == 2:
         matrix = columns[0]
         columns = tuple(matrix[:, j] for j in builtins.range(matrix.shape[1]))
@@ -502,7 +502,7 @@ def histogramdd(
         kernel=kernel,
     )
     with _memory_errors():
-        return frame.select(expr).unnest(names[0])
+        return frame.select(expr).to_series().struct.unnest()
 
 
 def histogram2d(
