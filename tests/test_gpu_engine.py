@@ -416,3 +416,26 @@ def test_numpy_float64_scalars_make_float64_bins_on_the_gpu(kernel: str) -> None
     np.testing.assert_array_equal(cp.asnumpy(drop_counts), expected)
     assert drop_edges.dtype == np.float64
     np.testing.assert_array_equal(cp.asnumpy(drop_edges), edges)
+
+
+def test_segmented_scratch_reused_across_calls_sizes_and_threads() -> None:
+    """The segmented family (uniform data, 1M bins) takes its scratch from a pool that keeps it
+    between calls: a smaller call after a larger one, calls on other streams and from several
+    threads at once each see only their own rows."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = cp.random.default_rng(29)
+    arrays = [rng.random(n, dtype=cp.float32) for n in (1 << 24, 1 << 18, 3_000_001, 1 << 22)]
+    wants = [np.histogram(a.get(), 1 << 20, range=(0.0, 1.0))[0] for a in arrays]
+
+    def one(i: int) -> np.ndarray:
+        with cp.cuda.Stream(non_blocking=True) as stream:
+            got, _ = ghnp.histogram(arrays[i], 1 << 20, range=(0.0, 1.0))
+            stream.synchronize()
+        return got.get()
+
+    for i, want in enumerate(wants):
+        np.testing.assert_array_equal(one(i), want)
+    with ThreadPoolExecutor(4) as pool:
+        for got, want in zip(pool.map(one, [0, 1, 2, 3] * 3), wants * 3):
+            np.testing.assert_array_equal(got, want)

@@ -410,7 +410,7 @@ fn allocated(
     clock: &gpu::Clock,
 ) -> HistResult<DeviceHistogram> {
     let mut phases = vec![("resolve", clock.lap())];
-    let counts = DeviceCounts::alloc(&stream, job.cells, job.is_weighted())?;
+    let counts = DeviceCounts::alloc(gpu, &stream, job.cells, job.is_weighted())?;
     let queued = gpu::queue(gpu, &stream, &job, kernel, counts.ptr(&stream), clock)?;
     stream
         .synchronize()

@@ -3,25 +3,26 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
+use cudarc::driver::CudaStream;
 
+use crate::gpu::scratch::Scratch;
 use crate::gpu::DeviceCounts;
 
 /// A 1-D array in device memory; the memory lives as long as this value.
 pub enum DeviceBuffer {
     /// Counts (unsigned, shown as int64).
-    Counts(CudaSlice<u64>),
-    F32(CudaSlice<f32>),
-    F64(CudaSlice<f64>),
+    Counts(Scratch<u64>),
+    F32(Scratch<f32>),
+    F64(Scratch<f64>),
 }
 
 impl DeviceBuffer {
     /// The device address of the first value.
     pub fn ptr(&self, stream: &Arc<CudaStream>) -> u64 {
         match self {
-            DeviceBuffer::Counts(s) => s.device_ptr(stream).0,
-            DeviceBuffer::F32(s) => s.device_ptr(stream).0,
-            DeviceBuffer::F64(s) => s.device_ptr(stream).0,
+            DeviceBuffer::Counts(s) => s.ptr(stream),
+            DeviceBuffer::F32(s) => s.ptr(stream),
+            DeviceBuffer::F64(s) => s.ptr(stream),
         }
     }
 

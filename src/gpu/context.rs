@@ -13,6 +13,7 @@ use cudarc::driver::{
 use crate::error::{HistError, HistResult};
 use crate::gpu::kernel::KernelId;
 use crate::gpu::plan::DeviceProps;
+use crate::gpu::scratch::ScratchPool;
 use crate::gpu::{bundle, compile};
 
 /// The process's GPU, opened on first use.
@@ -23,6 +24,8 @@ pub struct Gpu {
     pub arch: u32,
     /// The driver's CUDA version, 1000 major + 10 minor (13000 for 13.0).
     pub driver_version: u32,
+    /// Where the kernels' scratch comes from (None: the driver's default pool).
+    pub(crate) scratch: Option<ScratchPool>,
     kernels: Mutex<HashMap<KernelId, Loaded>>,
 }
 
@@ -124,6 +127,7 @@ impl Gpu {
             .result()
             .map_err(driver("device query"))?;
         Ok(Gpu {
+            scratch: ScratchPool::new(ctx.ordinal() as i32, props.total_memory),
             ctx,
             arch: major as u32 * 10 + minor as u32,
             driver_version: driver_version as u32,

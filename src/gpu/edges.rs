@@ -12,6 +12,7 @@ use crate::error::HistResult;
 use crate::gpu::abi::EdgesParams;
 use crate::gpu::context::{driver, Gpu};
 use crate::gpu::kernel::KernelId;
+use crate::gpu::scratch::ScratchPool;
 use crate::gpu::DeviceBuffer;
 
 /// The edges of `spec` as `dtype` (float32 or float64) in device memory, queued on `stream`;
@@ -29,10 +30,13 @@ pub fn linspace_edges(
     let n = spec.len();
     let alloc = driver("allocating the edges");
     // SAFETY: the kernel writes every one of the n + 1 values before anyone reads them.
+    let pool = gpu.scratch.as_ref();
     let buffer = unsafe {
         match dtype {
-            DType::F32 => DeviceBuffer::F32(stream.alloc::<f32>(n + 1).map_err(alloc)?),
-            _ => DeviceBuffer::F64(stream.alloc::<f64>(n + 1).map_err(alloc)?),
+            DType::F32 => {
+                DeviceBuffer::F32(ScratchPool::alloc(pool, stream, n + 1).map_err(alloc)?)
+            }
+            _ => DeviceBuffer::F64(ScratchPool::alloc(pool, stream, n + 1).map_err(alloc)?),
         }
     };
     launch(gpu, stream, formula, spec, dtype, buffer.ptr(stream))?;

@@ -6,9 +6,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{
-    CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 
 use crate::counts::Counts;
 use crate::error::HistResult;
@@ -17,6 +15,7 @@ use crate::gpu::context::{driver, Gpu};
 use crate::gpu::kernel::Family;
 use crate::gpu::kernel::KernelId;
 use crate::gpu::plan::{self, Plan, SegmentLayout};
+use crate::gpu::scratch::{Scratch, ScratchPool};
 use crate::gpu::upload::{self, DevicePiece, Route};
 use crate::job::{Job, Rows};
 
@@ -34,19 +33,25 @@ pub struct Run {
 /// Counts per bin in device memory, allocated here (the numpy drop-in's counts when their
 /// number is known only once the bins are resolved).
 pub enum DeviceCounts {
-    Exact(CudaSlice<u64>),
-    Weighted(CudaSlice<f64>),
+    Exact(Scratch<u64>),
+    Weighted(Scratch<f64>),
 }
 
 impl DeviceCounts {
     /// `n` counts (or sums) on `stream`; the count zeroes them.
-    pub fn alloc(stream: &Arc<CudaStream>, n: usize, weighted: bool) -> HistResult<Self> {
+    pub fn alloc(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        weighted: bool,
+    ) -> HistResult<Self> {
         let alloc = driver("allocating the histogram");
+        let pool = gpu.scratch.as_ref();
         // SAFETY: `queue` zeroes every count before a kernel reads it.
         Ok(unsafe {
             match weighted {
-                true => DeviceCounts::Weighted(stream.alloc::<f64>(n).map_err(alloc)?),
-                false => DeviceCounts::Exact(stream.alloc::<u64>(n).map_err(alloc)?),
+                true => DeviceCounts::Weighted(ScratchPool::alloc(pool, stream, n).map_err(alloc)?),
+                false => DeviceCounts::Exact(ScratchPool::alloc(pool, stream, n).map_err(alloc)?),
             }
         })
     }
@@ -54,24 +59,25 @@ impl DeviceCounts {
     /// The device address of the first count.
     pub fn ptr(&self, stream: &Arc<CudaStream>) -> u64 {
         match self {
-            DeviceCounts::Exact(s) => s.device_ptr(stream).0,
-            DeviceCounts::Weighted(s) => s.device_ptr(stream).0,
+            DeviceCounts::Exact(s) => s.ptr(stream),
+            DeviceCounts::Weighted(s) => s.ptr(stream),
         }
     }
 
+    /// The counts on the host, once the kernels queued before on `stream` are done.
     fn to_host(&self, stream: &Arc<CudaStream>) -> HistResult<Counts> {
         let read = driver("reading the histogram");
         // Host memory for the counts may run out where the device's did not: an error, not an
-        // abort (cudarc's `clone_dtoh` allocates infallibly).
+        // abort.
         Ok(match self {
             DeviceCounts::Exact(s) => {
                 let mut host = crate::alloc::zeroed(s.len())?;
-                stream.memcpy_dtoh(s, &mut host).map_err(read)?;
+                s.to_host(stream, &mut host).map_err(read)?;
                 Counts::Exact(host)
             }
             DeviceCounts::Weighted(s) => {
                 let mut host = crate::alloc::zeroed(s.len())?;
-                stream.memcpy_dtoh(s, &mut host).map_err(read)?;
+                s.to_host(stream, &mut host).map_err(read)?;
                 Counts::Weighted(host)
             }
         })
@@ -86,7 +92,7 @@ pub fn count(
 ) -> HistResult<(Counts, Run)> {
     let clock = Clock::start();
     let stream = gpu.stream_after_default()?;
-    let out = DeviceCounts::alloc(&stream, job.cells, job.is_weighted())?;
+    let out = DeviceCounts::alloc(gpu, &stream, job.cells, job.is_weighted())?;
     let queued = queue(gpu, &stream, job, force, out.ptr(&stream), &clock)?;
     let counts = out.to_host(&stream)?;
     stream
@@ -250,10 +256,10 @@ struct Segmented {
     layout: SegmentLayout,
     scan: CudaFunction,
     count: CudaFunction,
-    keys: CudaSlice<u16>,
-    starts: CudaSlice<u16>,
-    cum: CudaSlice<u32>,
-    totals: CudaSlice<u32>,
+    keys: Scratch<u16>,
+    starts: Scratch<u16>,
+    cum: Scratch<u32>,
+    totals: Scratch<u32>,
 }
 
 impl<'j> Launcher<'j> {
@@ -354,14 +360,14 @@ impl Segmented {
         let p = layout.partitions as usize;
         let alloc = driver("allocating the segmented kernels' scratch");
         // SAFETY: every element a kernel reads is written before, in the same launch sequence.
+        let pool = gpu.scratch.as_ref();
         let (keys, starts, cum, totals) = unsafe {
             (
-                stream
-                    .alloc::<u16>(tiles * plan::SEG_TILE_ROWS as usize)
+                ScratchPool::alloc::<u16>(pool, stream, tiles * plan::SEG_TILE_ROWS as usize)
                     .map_err(&alloc)?,
-                stream.alloc::<u16>(tiles * (p + 1)).map_err(&alloc)?,
-                stream.alloc::<u32>(tiles * p).map_err(&alloc)?,
-                stream.alloc::<u32>(p).map_err(&alloc)?,
+                ScratchPool::alloc::<u16>(pool, stream, tiles * (p + 1)).map_err(&alloc)?,
+                ScratchPool::alloc::<u32>(pool, stream, tiles * p).map_err(&alloc)?,
+                ScratchPool::alloc::<u32>(pool, stream, p).map_err(&alloc)?,
             )
         };
         Ok(Segmented {
@@ -377,10 +383,10 @@ impl Segmented {
 
     fn params(&self, stream: &Arc<CudaStream>, rows: u64) -> abi::Segments {
         abi::Segments {
-            keys: self.keys.device_ptr(stream).0,
-            starts: self.starts.device_ptr(stream).0,
-            cum: self.cum.device_ptr(stream).0,
-            totals: self.totals.device_ptr(stream).0,
+            keys: self.keys.ptr(stream),
+            starts: self.starts.ptr(stream),
+            cum: self.cum.ptr(stream),
+            totals: self.totals.ptr(stream),
             partitions: self.layout.partitions,
             width_bits: self.layout.width_bits,
             tiles: SegmentLayout::tiles(rows) as u32,

@@ -13,6 +13,7 @@ mod launch;
 pub mod pin;
 pub mod plan;
 mod sample;
+mod scratch;
 pub mod transfer;
 mod upload;
 
