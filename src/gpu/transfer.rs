@@ -82,27 +82,27 @@ pub const STAGE_DEPTH: usize = 3;
 const REGISTER_BYTES: usize = 64 << 20;
 
 /// Page-locked host memory from `cuMemHostAlloc`, freed on drop.
-struct Pinned {
-    ptr: *mut u8,
-    len: usize,
+pub(crate) struct PageLocked {
+    pub(crate) ptr: *mut u8,
+    pub(crate) len: usize,
 }
 
 // SAFETY: plain memory; the ring's mutex serializes its users.
-unsafe impl Send for Pinned {}
+unsafe impl Send for PageLocked {}
 
-impl Pinned {
-    fn new(len: usize) -> HistResult<Pinned> {
+impl PageLocked {
+    pub(crate) fn new(len: usize) -> HistResult<PageLocked> {
         // SAFETY: allocates `len` bytes of page-locked memory (flags 0: cached, not portable).
         let ptr = unsafe { cudarc::driver::result::malloc_host(len, 0) }
-            .map_err(driver("allocating pinned staging memory"))?;
-        Ok(Pinned {
+            .map_err(driver("allocating page-locked host memory"))?;
+        Ok(PageLocked {
             ptr: ptr as *mut u8,
             len,
         })
     }
 }
 
-impl Drop for Pinned {
+impl Drop for PageLocked {
     fn drop(&mut self) {
         // SAFETY: allocated by cuMemHostAlloc above; no copy reads it once the ring is dropped
         // (every use synchronizes on its slot's event first).
@@ -114,7 +114,7 @@ impl Drop for Pinned {
 
 /// A slot of the ring: its buffer, and the event after the last copy out of it.
 struct Slot {
-    buffer: Pinned,
+    buffer: PageLocked,
     copied: Option<cudarc::driver::CudaEvent>,
 }
 
@@ -150,7 +150,7 @@ fn staged(
     let mut ring = RING.lock().unwrap_or_else(|p| p.into_inner());
     while ring.len() < STAGE_DEPTH {
         ring.push(Slot {
-            buffer: Pinned::new(STAGE_BYTES)?,
+            buffer: PageLocked::new(STAGE_BYTES)?,
             copied: None,
         });
     }
