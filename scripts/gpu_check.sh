@@ -92,7 +92,7 @@ fi
 if [[ $what == avx512 || $what == all ]]; then
   if grep -q avx512f /proc/cpuinfo; then
     echo "== the CPU suites against numpy with the AVX-512 index loops forced"
-    POLARS_GPU_HIST_SIMD=avx512 timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_numpy_parity.py \
+    POLARS_GPU_HIST_SIMD=avx512 timeout 300 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_numpy_parity.py \
       tests/test_nd.py tests/test_features.py 2>&1 | tee "$OUT/pytest_avx512.log" | tail -3
     [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   fi

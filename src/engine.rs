@@ -42,6 +42,16 @@ pub struct Report {
     pub phases: Vec<(&'static str, f32)>,
 }
 
+impl Report {
+    /// The report of a call that resolved its bins in `resolve` ms before the count and built
+    /// its result in `output` ms after it.
+    pub fn between(mut self, resolve: f32, output: f32) -> Self {
+        self.phases.insert(0, ("resolve", resolve));
+        self.phases.push(("output", output));
+        self
+    }
+}
+
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.backend {

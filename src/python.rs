@@ -24,8 +24,9 @@ fn for_python<T>(result: HistResult<T>) -> PolarsResult<T> {
 }
 
 /// Options pickled by the Python wrapper, as Polars pickles a plugin's kwargs: floats stay exact.
-fn unpickle<T: serde::de::DeserializeOwned>(pickled: &[u8]) -> PyResult<T> {
-    serde_pickle::from_slice(pickled, Default::default())
+fn unpickle<T: serde::de::DeserializeOwned + Clone + 'static>(pickled: &[u8]) -> PyResult<T> {
+    plugin::remembered::<T>(pickled)
+        .map(|value| T::clone(&value))
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 

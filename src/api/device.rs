@@ -239,14 +239,17 @@ pub fn histogram_device(
     weights: Option<u64>,
     options: &HistogramOptions,
 ) -> HistResult<(Series, Report)> {
+    let clock = gpu::Clock::start();
     let gpu = gpu::get()?;
     let stream = gpu.stream_after_default()?;
     let job = job_1d(gpu, &stream, values, weights, options)?;
+    let resolve = clock.lap();
     let (counts, report) = engine::count(&job, placement(options.device, options.kernel))?;
+    clock.lap();
     let spec = job.axes[0].spec().expect("a binned axis");
     let axes = [AxisOut::bins(spec, values.dtype.polars(), options.flow)];
     let series = output::to_struct(name.into(), &axes, counts, options.density)?;
-    Ok((series, report))
+    Ok((series, report.between(resolve, clock.lap())))
 }
 
 /// The n-D histogram of arrays in GPU memory (all of one dtype and length, no nulls), counted
@@ -264,10 +267,13 @@ pub fn histogramdd_device(
             dims.len()
         )));
     }
+    let clock = gpu::Clock::start();
     let gpu = gpu::get()?;
     let stream = gpu.stream_after_default()?;
     let job = job_dd(gpu, &stream, dims, weights, options)?;
+    let resolve = clock.lap();
     let (counts, report) = engine::count(&job, placement(options.device, options.kernel))?;
+    clock.lap();
     let dtype = dims[0].array.dtype.polars();
     let axes: Vec<AxisOut> = job
         .axes
@@ -283,7 +289,7 @@ pub fn histogramdd_device(
         })
         .collect();
     let series = output::to_struct(names[0].into(), &axes, counts, options.density)?;
-    Ok((series, report))
+    Ok((series, report.between(resolve, clock.lap())))
 }
 
 /// Where the numpy drop-in's results go when their sizes are known before the bins are

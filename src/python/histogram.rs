@@ -15,7 +15,7 @@ use crate::error::HistError;
 use crate::python::{call, to_py, unpickle};
 
 /// One axis of `polars_gpu_hist.Histogram`, as the wrapper pickles it.
-#[derive(serde::Deserialize)]
+#[derive(Clone, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AxisArgument {
     bins: crate::bins::Binning,
@@ -28,7 +28,7 @@ struct AxisArgument {
 }
 
 /// The arguments of `polars_gpu_hist.Histogram`, pickled by the wrapper.
-#[derive(serde::Deserialize)]
+#[derive(Clone, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Arguments {
     axes: Vec<AxisArgument>,

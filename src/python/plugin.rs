@@ -34,6 +34,15 @@ thread_local! {
 
 /// The kwargs `bytes` pickle, parsed once per thread.
 fn kwargs<T: DeserializeOwned + 'static>(bytes: &[u8]) -> PolarsResult<Rc<T>> {
+    remembered(bytes)
+        .map_err(|e| polars_err!(InvalidOperation: "could not read the plugin's kwargs: {e}"))
+}
+
+/// The value `bytes` pickle, parsed once per thread: the plugin's kwargs, and the options the
+/// Python wrapper hands the native functions (the same bytes on every call of a loop).
+pub(crate) fn remembered<T: DeserializeOwned + 'static>(
+    bytes: &[u8],
+) -> Result<Rc<T>, serde_pickle::Error> {
     let key = TypeId::of::<T>();
     let hit = PARSED.with_borrow(|parsed| {
         parsed
@@ -44,10 +53,7 @@ fn kwargs<T: DeserializeOwned + 'static>(bytes: &[u8]) -> PolarsResult<Rc<T>> {
     if let Some(value) = hit {
         return Ok(value.downcast().expect("remembered under its own type"));
     }
-    let value: Rc<T> =
-        Rc::new(serde_pickle::from_slice(bytes, Default::default()).map_err(
-            |e| polars_err!(InvalidOperation: "could not read the plugin's kwargs: {e}"),
-        )?);
+    let value: Rc<T> = Rc::new(serde_pickle::from_slice(bytes, Default::default())?);
     if bytes.len() <= REMEMBER_BYTES {
         PARSED.with_borrow_mut(|parsed| {
             if parsed.len() == REMEMBERED {
