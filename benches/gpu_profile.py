@@ -117,7 +117,8 @@ def main() -> None:
         )
     xs = cp.sort(x[: 1 << 27])
     xd = cp.full(1 << 27, 0.3, dtype=cp.float32)
-    for label, data in [("sorted", xs), ("degenerate", xd)]:
+    xn = cp.random.default_rng(2).standard_normal(1 << 27, dtype=cp.float32) * 0.1 + 0.5
+    for label, data in [("sorted", xs), ("degenerate", xd), ("normal", xn)]:
         for bins in [256, 1 << 20, 1 << 24]:
             profile(
                 f"ghnp.histogram {label} 2^27 bins={bins}",
@@ -131,7 +132,7 @@ def main() -> None:
                     lambda b=bins, t=td: torch.histc(t, b, 0, 1),
                     3,
                 )
-    xs = xd = xt = None
+    xs = xd = xn = xt = None
     m = 1 << 27
     xy = x[: 2 * m].reshape(m, 2)
     for b in [64, 256, 1024]:

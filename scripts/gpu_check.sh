@@ -59,7 +59,7 @@ if [[ $what == quick || $what == final ]]; then
     2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== where whole calls spend their time, beside the peers (benches/gpu_profile.py)"
-  timeout 130 python3 benches/gpu_profile.py --reps 5 2>&1 | tee "$OUT/gpu_profile.log" \
+  timeout 150 python3 benches/gpu_profile.py --reps 9 2>&1 | tee "$OUT/gpu_profile.log" \
     | grep -vE "^(backend|kernel|input|grid|shared|why|copy|kernels) "
   if [[ $what == quick ]]; then
     echo "== the CPU backend on every core (benches/cpu_bench.py)"

@@ -164,16 +164,21 @@ pub fn to_struct(
                 spec,
                 flow,
             } => {
-                let edges = AxisOut::edges(spec, *flow)?;
-                let bins = edges.len() - 1;
+                let bins = axis.len();
                 if bins == cells {
-                    // One axis: starts and ends are two views of one array of edges.
-                    let all = edge_series(start, edges.into_owned(), dtype)?;
+                    // One axis: starts and ends are two views of one array of edges, made
+                    // for the result (millions of bins: no copy of edges made before).
+                    let edges = match flow {
+                        true => AxisOut::edges(spec, true)?.into_owned(),
+                        false => spec.edges_f64()?,
+                    };
+                    let all = edge_series(start, edges, dtype)?;
                     let mut ends = all.slice(1, bins);
                     ends.rename(end.into());
                     fields.push(all.slice(0, bins));
                     fields.push(ends);
                 } else {
+                    let edges = AxisOut::edges(spec, *flow)?;
                     let starts = repeated(&edges[..bins], strides[d], cells)?;
                     fields.push(edge_series(start, starts, dtype)?);
                     let ends = repeated(&edges[1..], strides[d], cells)?;

@@ -221,6 +221,23 @@ impl<F: BinFloat> Edges<F> {
         Ok(self.made.get_or_init(|| made))
     }
 
+    /// All `n + 1` edges as float64 in an array of their own, made in parallel: from the formula
+    /// where nothing made them before (no array of `F` on the way), else from those made.
+    pub fn to_f64(&self) -> HistResult<Vec<f64>> {
+        if let Some(made) = self.made.get() {
+            return table(made.len(), |i| made[i].to_f64());
+        }
+        let formula = self.formula.expect("held edges are made at once");
+        let (n, last) = (self.n, self.last);
+        table(n + 1, |i| {
+            if i == n {
+                last.to_f64()
+            } else {
+                formula.edge::<F>(i).to_f64()
+            }
+        })
+    }
+
     /// All `n + 1` edges ([`Self::try_all`]; callers that may be first to ask for millions of
     /// edges ask it, and propagate running out of memory).
     pub fn all(&self) -> &[F] {

@@ -274,12 +274,9 @@ impl BinSpec {
     /// The edges as float64 (exact: float32 edges widen without rounding).
     pub fn edges_f64(&self) -> HistResult<Vec<f64>> {
         match self {
-            BinSpec::Uniform64(u) => crate::alloc::copied(u.try_edges()?),
-            BinSpec::Edges(e) => crate::alloc::copied(&e.edges),
-            BinSpec::Uniform32(u) => {
-                let edges = u.try_edges()?;
-                table(edges.len(), |i| edges[i] as f64)
-            }
+            BinSpec::Uniform64(u) => u.edges_f64(),
+            BinSpec::Edges(e) => table(e.edges.len(), |i| e.edges[i]),
+            BinSpec::Uniform32(u) => u.edges_f64(),
             BinSpec::Half(h) => table(h.edges.len(), |i| h.edges[i].to_f64()),
         }
     }

@@ -287,6 +287,11 @@ impl<F: BinFloat> UniformBins<F> {
         self.edges.try_all()
     }
 
+    /// Every edge as float64, in an array of its own made in parallel.
+    pub fn edges_f64(&self) -> HistResult<Vec<f64>> {
+        self.edges.to_f64()
+    }
+
     /// Edge `i` (the first and the last without making the others).
     pub fn edge(&self, i: usize) -> F {
         self.edges.at(i)
