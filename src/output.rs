@@ -100,20 +100,21 @@ impl AxisOut<'_> {
 }
 
 /// `cells` values, value `c` being `values[c / stride % values.len()]`: each value repeated
-/// `stride` times, the whole repeated to the end. Filled block by block on every core, each
-/// block walking its runs instead of dividing per cell.
-fn repeated<T: Copy + Default + Send + Sync>(
+/// `stride` times, the whole repeated to the end. Written once, block by block on every core,
+/// each block walking its runs instead of dividing per cell (no zeroing pass before: a 2-D
+/// result of 1M cells spent 15% of its time in memset).
+fn repeated<T: Copy + Send + Sync>(
     values: &[T],
     stride: usize,
     cells: usize,
 ) -> HistResult<Vec<T>> {
     const BLOCK: usize = 1 << 14;
-    let fill = |(k, block): (usize, &mut [T])| {
+    let fill = |(k, block): (usize, &mut [std::mem::MaybeUninit<T>])| {
         let first = k * BLOCK;
         let mut bin = first / stride % values.len();
         let mut left = stride - first % stride;
         for x in block {
-            *x = values[bin];
+            x.write(values[bin]);
             left -= 1;
             if left == 0 {
                 left = stride;
@@ -121,12 +122,15 @@ fn repeated<T: Copy + Default + Send + Sync>(
             }
         }
     };
-    let mut out = alloc::zeroed(cells)?;
+    let mut out = alloc::with_capacity(cells)?;
+    let room = &mut out.spare_capacity_mut()[..cells];
     if cells < PARALLEL_CELLS {
-        out.chunks_mut(BLOCK).enumerate().for_each(fill);
+        room.chunks_mut(BLOCK).enumerate().for_each(fill);
     } else {
-        out.par_chunks_mut(BLOCK).enumerate().for_each(fill);
+        room.par_chunks_mut(BLOCK).enumerate().for_each(fill);
     }
+    // SAFETY: every one of the `cells` values was written above.
+    unsafe { out.set_len(cells) };
     Ok(out)
 }
 
