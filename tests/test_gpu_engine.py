@@ -439,3 +439,47 @@ def test_segmented_scratch_reused_across_calls_sizes_and_threads() -> None:
     with ThreadPoolExecutor(4) as pool:
         for got, want in zip(pool.map(one, [0, 1, 2, 3] * 3), wants * 3):
             np.testing.assert_array_equal(got, want)
+
+
+def test_large_results_come_back_exact_through_the_staging_ring() -> None:
+    """Results of 1 MB and more come to the host through the pinned ring that uploads use:
+    sizes on both sides of that threshold and of a chunk (32 MiB), weighted sums, and several
+    threads at once, each also uploading host columns through the same ring, all exact."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(41)
+    host = rng.random(1 << 22)
+    weights = rng.integers(0, 4, 1 << 22).astype(np.float64)
+    cases = [
+        ((1 << 17) - 1, False),  # below the threshold: one direct copy
+        (1 << 17, False),  # exactly 1 MiB of counts
+        ((1 << 22) + 5, False),  # one chunk and a few bytes
+        ((1 << 24) + 3, False),  # around the ring more than once
+        (5_000_011, True),  # weighted sums, two chunks
+    ]
+    wants = [
+        np.histogram(host, bins, range=(0.0, 1.0), weights=weights if w else None)[0]
+        for bins, w in cases
+    ]
+
+    def one(i: int) -> np.ndarray:
+        bins, w = cases[i]
+        if i % 2:
+            frame = pl.DataFrame({"x": host, "w": weights})
+            out = frame.select(
+                pl.col("x").gpu_hist.histogram(
+                    bins=bins, range=(0.0, 1.0), weights="w" if w else None, device="gpu"
+                )
+            ).unnest("x")
+        else:
+            out = gh.histogram(
+                cp.asarray(host), bins, range=(0.0, 1.0), weights=cp.asarray(weights) if w else None
+            )
+        return out["count"].to_numpy()
+
+    for i, want in enumerate(wants):
+        np.testing.assert_array_equal(one(i), want)
+    with ThreadPoolExecutor(4) as pool:
+        order = [4, 3, 2, 1, 0] * 2
+        for i, got in zip(order, pool.map(one, order)):
+            np.testing.assert_array_equal(got, wants[i])

@@ -16,6 +16,7 @@ use crate::gpu::kernel::Family;
 use crate::gpu::kernel::KernelId;
 use crate::gpu::plan::{self, Plan, SegmentLayout};
 use crate::gpu::scratch::{Scratch, ScratchPool};
+use crate::gpu::transfer::download;
 use crate::gpu::upload::{self, DevicePiece, Route};
 use crate::job::{Job, Rows};
 
@@ -65,20 +66,11 @@ impl DeviceCounts {
     }
 
     /// The counts on the host, once the kernels queued before on `stream` are done.
-    fn to_host(&self, stream: &Arc<CudaStream>) -> HistResult<Counts> {
-        let read = driver("reading the histogram");
-        // Host memory for the counts may run out where the device's did not: an error, not an
-        // abort.
+    fn to_host(&self, gpu: &Gpu, stream: &Arc<CudaStream>) -> HistResult<Counts> {
         Ok(match self {
-            DeviceCounts::Exact(s) => {
-                let mut host = crate::alloc::zeroed(s.len())?;
-                s.to_host(stream, &mut host).map_err(read)?;
-                Counts::Exact(host)
-            }
+            DeviceCounts::Exact(s) => Counts::Exact(download(gpu, stream, s.ptr(stream), s.len())?),
             DeviceCounts::Weighted(s) => {
-                let mut host = crate::alloc::zeroed(s.len())?;
-                s.to_host(stream, &mut host).map_err(read)?;
-                Counts::Weighted(host)
+                Counts::Weighted(download(gpu, stream, s.ptr(stream), s.len())?)
             }
         })
     }
@@ -94,10 +86,7 @@ pub fn count(
     let stream = gpu.stream_after_default()?;
     let out = DeviceCounts::alloc(gpu, &stream, job.cells, job.is_weighted())?;
     let queued = queue(gpu, &stream, job, force, out.ptr(&stream), &clock)?;
-    let counts = out.to_host(&stream)?;
-    stream
-        .synchronize()
-        .map_err(driver("running the kernels"))?;
+    let counts = out.to_host(gpu, &stream)?;
     Ok((counts, queued.finished(&clock)?))
 }
 

@@ -87,7 +87,7 @@ fn rough_bin(spec: &BinSpec, x: f64) -> u64 {
 }
 
 /// The windows of a device column, copied in one strided copy and waited for.
-fn device_windows<T: Value + Default + Clone>(
+fn device_windows<T: Value + Clone>(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
     ptr: u64,

@@ -112,17 +112,6 @@ impl<T: DeviceRepr> Scratch<T> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    /// Copies every value to `host` (of `len()` values) and waits for the copy.
-    pub fn to_host(&self, stream: &Arc<CudaStream>, host: &mut [T]) -> Result<(), DriverError> {
-        debug_assert_eq!(host.len(), self.len());
-        // SAFETY: `host` holds `len()` values of `T`, as the device memory does; the copy is
-        // waited for before `host` can be used or freed.
-        unsafe {
-            cudarc::driver::result::memcpy_dtoh_async(host, self.ptr(stream), stream.cu_stream())?;
-        }
-        stream.synchronize()
-    }
 }
 
 impl<T: DeviceRepr> Drop for Scratch<T> {
