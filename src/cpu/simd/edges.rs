@@ -1,5 +1,5 @@
-//! Explicit edges in vectors: the guide's walk, or the branch-free binary search probe for probe,
-//! as [`EdgeBins::bin`] takes them.
+//! Explicit edges in vectors: the guide's walk (a value at a time where gathers are slow), or the
+//! branch-free binary search probe for probe, as [`EdgeBins::bin`] takes them.
 
 use super::kit::{edge_at, fix_lanes, prefetch_ahead, walk, Kit, Run, VECTOR_BINS};
 use crate::bins::{Closed, EdgeBins};
@@ -38,9 +38,6 @@ unsafe fn edges_guided<K: Kit<S = f64>, const RIGHT: bool>(
     xs: &[f64],
     out: &mut [u32],
 ) {
-    if !K::FAST_GATHER {
-        return guided_one_by_one::<RIGHT>(b, (first, cells_per_unit), xs, out);
-    }
     let e = &b.edges[..];
     let n = e.len() - 1;
     let lo = K::splat(e[0]);
@@ -57,20 +54,30 @@ unsafe fn edges_guided<K: Kit<S = f64>, const RIGHT: bool>(
         if run.repeats(x, dst) {
             continue;
         }
-        let valid = K::and(K::ge(x, lo), K::le(x, hi));
-        let cell = K::trunc_index(K::mul(K::sub(x, lo), cells), last_cell);
-        let i = K::imin(K::gather_u32(first.as_ptr(), cell), last);
-        let (i, rest) = walk::<K, RIGHT>(e.as_ptr(), x, i, valid, last, GUIDE_STEPS);
-        K::store(dst, K::select_i(valid, i, none));
-        fix_lanes(rest, start, out, |k| b.bin(xs[k]) as u32);
+        if K::FAST_GATHER {
+            let valid = K::and(K::ge(x, lo), K::le(x, hi));
+            let cell = K::trunc_index(K::mul(K::sub(x, lo), cells), last_cell);
+            let i = K::imin(K::gather_u32(first.as_ptr(), cell), last);
+            let (i, rest) = walk::<K, RIGHT>(e.as_ptr(), x, i, valid, last, GUIDE_STEPS);
+            K::store(dst, K::select_i(valid, i, none));
+            fix_lanes(rest, start, out, |k| b.bin(xs[k]) as u32);
+        } else {
+            let lanes = start..start + K::W;
+            guided_one_by_one::<RIGHT>(
+                b,
+                (first, cells_per_unit),
+                &xs[lanes.clone()],
+                &mut out[lanes],
+            );
+        }
         run.remember(xs, out, start);
     }
 }
 
 /// The guide one value at a time, where gathers are slow: the guide's bin, one step up without a
 /// branch, and a check of both edges; a value the step does not settle takes the scalar rule.
-/// Runs of one value (bit for bit) are skipped. 257 uneven edges took 3.9 ns a row here against
-/// 4.9 with AVX2 gathers (one thread of an AMD EPYC, Zen 3).
+/// 257 uneven edges took 3.9 ns a row here against 4.9 with AVX2 gathers (one thread of an AMD
+/// EPYC, Zen 3).
 #[inline(always)]
 fn guided_one_by_one<const RIGHT: bool>(
     b: &EdgeBins,
@@ -84,26 +91,21 @@ fn guided_one_by_one<const RIGHT: bool>(
     let last_cell = first.len() - 1;
     // Closed left: x is above bin i's upper edge when x >= e[i + 1]; closed right, when x > it.
     let above = |x: f64, edge: f64| if RIGHT { x > edge } else { x >= edge };
-    let mut seen = (f64::NAN.to_bits(), n as u32);
     for (o, &x) in out.iter_mut().zip(xs) {
-        if x.to_bits() != seen.0 {
-            let bin = if x >= lo && x <= hi {
-                // SAFETY: lo <= x <= hi, both finite (a guide needs a finite span), so the cell
-                // lies in 0..=cells and fits an i32.
-                let cell = unsafe { ((x - lo) * cells_per_unit).to_int_unchecked::<i32>() };
-                let mut i = first[(cell as usize).min(last_cell)] as usize;
-                i += (i < n - 1 && above(x, e[i + 1])) as usize;
-                let settled = (i == 0 || above(x, e[i])) && (i == n - 1 || !above(x, e[i + 1]));
-                match settled {
-                    true => i as u32,
-                    false => b.bin(x) as u32,
-                }
-            } else {
-                n as u32
-            };
-            seen = (x.to_bits(), bin);
-        }
-        *o = seen.1;
+        *o = if x >= lo && x <= hi {
+            // SAFETY: lo <= x <= hi, both finite (a guide needs a finite span), so the cell lies
+            // in 0..=cells and fits an i32.
+            let cell = unsafe { ((x - lo) * cells_per_unit).to_int_unchecked::<i32>() };
+            let mut i = first[(cell as usize).min(last_cell)] as usize;
+            i += (i < n - 1 && above(x, e[i + 1])) as usize;
+            let settled = (i == 0 || above(x, e[i])) && (i == n - 1 || !above(x, e[i + 1]));
+            match settled {
+                true => i as u32,
+                false => b.bin(x) as u32,
+            }
+        } else {
+            n as u32
+        };
     }
 }
 
