@@ -170,6 +170,41 @@ def test_by_with_a_group_table_on_the_gpu() -> None:
     assert frame.select(expr("gpu")).equals(frame.select(expr("cpu")))
 
 
+@pytest.mark.parametrize(
+    ("dtype", "lo", "span"),
+    [
+        (np.int64, -7, 10_000),  # UInt16 offsets
+        (np.int64, 1 << 40, 1 << 16),  # the widest UInt16 span, keys far from 0
+        (np.int64, -(1 << 20), 200_003),  # UInt32 offsets
+        (np.int32, 3, 40_000),  # UInt16 offsets of Int32 keys
+        (np.int8, -100, 200),  # already narrow: travels as it is
+    ],
+)
+@pytest.mark.parametrize("how", ["staged", "pageable", "registered", "windows", "pinned"])
+def test_by_keys_travel_as_offsets_from_the_lowest_key(dtype, lo, span, how, monkeypatch) -> None:
+    """Integer keys mapped by a table are copied as offsets from the lowest key (UInt16 or
+    UInt32) through every transfer and in windows; a pinned key column is read as it is."""
+    if how in ("staged", "pageable", "registered"):
+        monkeypatch.setenv("POLARS_GPU_HIST_TRANSFER", how)
+    elif how == "windows":
+        monkeypatch.setenv("POLARS_GPU_HIST_DEVICE_BYTES", str(1 << 23))
+    rng = np.random.default_rng(span)
+    n = (1 << 22) + 3
+    g = lo + rng.integers(0, span, n)
+    g[:2] = [lo + span - 1, lo]  # both ends of the span appear
+    frame = pl.DataFrame({"x": rng.random(n).astype(np.float32), "g": g.astype(dtype)})
+    expr = lambda device: pl.col("x").gpu_hist.histogram(  # noqa: E731
+        bins=16, range=(0, 1), by="g", device=device
+    )
+    if how == "pinned":
+        gh.pin(frame["g"])
+    try:
+        assert frame.select(expr("gpu")).equals(frame.select(expr("cpu")))
+    finally:
+        if how == "pinned":
+            gh.unpin(frame["g"])
+
+
 def test_float16_is_binned_on_the_cpu() -> None:
     s = pl.Series("x", np.random.default_rng(7).random(1000).astype(np.float16))
     auto = gh.histogram(s, 10)

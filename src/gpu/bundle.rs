@@ -196,15 +196,15 @@ pub fn common_kernels() -> Vec<KernelId> {
             }
         }
     }
-    // by=: integer keys through a table (or group ids) beside a float column with numpy's bins
-    // over a range of Python floats.
+    // by=: integer keys through a table, which travel as UInt16 or UInt32 offsets (or group
+    // ids), beside a float column with numpy's bins over a range of Python floats.
     let keys = [
         AxisKernel {
-            dtype: DType::I64,
+            dtype: DType::U16,
             rule: rule(RuleKind::Table, false, 0, false, false),
         },
         AxisKernel {
-            dtype: DType::I32,
+            dtype: DType::U32,
             rule: rule(RuleKind::Table, false, 0, false, false),
         },
         AxisKernel {

@@ -17,7 +17,7 @@ use crate::gpu::kernel::KernelId;
 use crate::gpu::plan::{self, Plan, SegmentLayout};
 use crate::gpu::scratch::{Scratch, ScratchPool};
 use crate::gpu::transfer::download;
-use crate::gpu::upload::{self, DevicePiece, Route};
+use crate::gpu::upload::{self, DeviceLayout, DevicePiece, Route};
 use crate::job::{Job, Rows};
 
 /// What a GPU count did: its plan, how host rows reached the device, the kernels' time (when
@@ -126,15 +126,13 @@ pub fn queue(
     out: u64,
     clock: &Clock,
 ) -> HistResult<Queued> {
-    let dtypes: Vec<_> = match &job.rows {
-        Rows::Host(h) => h.columns.iter().map(|c| c.dtype).collect(),
-        Rows::Device(d) => d.columns.iter().map(|c| c.dtype).collect(),
-    };
+    let layout = DeviceLayout::of(&job.rows, &job.axes);
+    let dtypes = &layout.dtypes;
     let plan_for = |mean_run| {
         plan::plan(
             &gpu.props,
             &job.axes,
-            &dtypes,
+            dtypes,
             job.cells,
             job.is_weighted(),
             job.len() as u64,
@@ -156,7 +154,7 @@ pub fn queue(
     // SAFETY: `out` holds `job.cells` counts of 8 bytes (the caller's contract).
     unsafe { cudarc::driver::result::memset_d8_async(out, 0, job.cells * 8, stream.cu_stream()) }
         .map_err(driver("zeroing the histogram"))?;
-    let launcher = Launcher::new(gpu, stream, job, &plan, &dtypes, out)?;
+    let launcher = Launcher::new(gpu, stream, job, &plan, &layout, out)?;
     phases.push(("setup", clock.lap()));
     let event = || {
         gpu.ctx
@@ -187,9 +185,14 @@ pub fn queue(
             launcher.launch(&piece)?;
             None
         }
-        Rows::Host(rows) => Some(upload::each_window(gpu, stream, rows, &plan, |pieces| {
-            pieces.iter().try_for_each(|p| launcher.launch(p))
-        })?),
+        Rows::Host(rows) => Some(upload::each_window(
+            gpu,
+            stream,
+            rows,
+            &layout,
+            &plan,
+            |pieces| pieces.iter().try_for_each(|p| launcher.launch(p)),
+        )?),
     };
     end.record(stream).map_err(driver("recording an event"))?;
     phases.push(("launch", clock.lap()));
@@ -257,7 +260,7 @@ impl<'j> Launcher<'j> {
         stream: &'j Arc<CudaStream>,
         job: &'j Job<'j>,
         plan: &'j Plan,
-        dtypes: &[crate::dtype::DType],
+        layout: &DeviceLayout,
         out: u64,
     ) -> HistResult<Self> {
         let count = resident(gpu, plan.kernel, plan.grid, plan.block, plan.shared_bytes)?;
@@ -266,12 +269,17 @@ impl<'j> Launcher<'j> {
             _ => count.cfg.grid_dim.0 as u64 * plan::MAX_ROWS_PER_BLOCK,
         };
         let largest = (job.len() as u64).min(rows_per_launch);
-        let rules = job
+        let mut rules = job
             .axes
             .iter()
             .zip(plan.kernel.axes())
             .map(|(axis, k)| DeviceRule::new(stream, axis, k.rule))
             .collect::<HistResult<Vec<_>>>()?;
+        for (d, rule) in rules.iter_mut().enumerate() {
+            if layout.is_rebased(d) {
+                rule.rule.lo = 0;
+            }
+        }
         let segmented = match &plan.segments {
             Some(layout) => Some(Segmented::new(gpu, stream, layout, largest)?),
             None => None,
@@ -280,7 +288,7 @@ impl<'j> Launcher<'j> {
             stream,
             job,
             plan,
-            sizes: dtypes.iter().map(|d| d.size() as u64).collect(),
+            sizes: layout.dtypes.iter().map(|d| d.size() as u64).collect(),
             count,
             rules,
             segmented,

@@ -135,17 +135,50 @@ pub fn upload(
         Transfer::Pageable => stream
             .memcpy_htod(src, dst)
             .map_err(driver("copying the column to the device")),
-        Transfer::Staged => staged(gpu, stream, src, dst),
+        Transfer::Staged => staged(gpu, stream, src.len(), dst, &|at, out| {
+            out.copy_from_slice(&src[at..at + out.len()])
+        }),
         Transfer::Registered => registered(gpu, stream, src, dst),
         Transfer::Auto => unreachable!("resolved"),
     }
 }
 
+/// Makes bytes `at..at + out.len()` of a host column that exists only on its way to the device.
+pub type Maker<'a> = &'a (dyn Fn(usize, &mut [u8]) + Sync);
+
+/// Like [`upload`], for `len` bytes that `make` writes on the way, several threads at once (each
+/// piece starts at a multiple of 1 MiB). Through the staging ring they are made straight in
+/// pinned memory; the other transfers copy them from a host buffer made first.
+pub fn upload_made(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    len: usize,
+    dst: &mut CudaSlice<u8>,
+    how: Transfer,
+    make: Maker<'_>,
+) -> HistResult<()> {
+    use rayon::prelude::*;
+    match how.resolved() {
+        Transfer::Staged => staged(gpu, stream, len, dst, make),
+        other => {
+            let mut made: Vec<u8> = crate::alloc::zeroed(len)?;
+            made.par_chunks_mut(1 << 20)
+                .enumerate()
+                .for_each(|(k, out)| make(k << 20, out));
+            // Both other transfers are done with the host bytes when they return.
+            upload(gpu, stream, &made, dst, other)
+        }
+    }
+}
+
+/// Bytes `0..len` made by `make` in the pinned ring a chunk at a time, each chunk copied to `dst`
+/// while the next is made.
 fn staged(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
-    src: &[u8],
+    len: usize,
     dst: &mut CudaSlice<u8>,
+    make: Maker<'_>,
 ) -> HistResult<()> {
     use rayon::prelude::*;
     let mut ring = RING.lock().unwrap_or_else(|p| p.into_inner());
@@ -157,25 +190,27 @@ fn staged(
     }
     let (dst_ptr, _record) = dst.device_ptr_mut(stream);
     let copy = driver("copying the column to the device");
-    for (i, chunk) in src.chunks(STAGE_BYTES).enumerate() {
+    for (i, start) in (0..len).step_by(STAGE_BYTES).enumerate() {
         let slot = &mut ring[i % STAGE_DEPTH];
         if let Some(done) = slot.copied.take() {
             done.synchronize().map_err(&copy)?;
         }
         // SAFETY: the slot's previous copy has finished (synchronized above), and the ring's
         // mutex keeps other callers out.
-        let staging = unsafe { std::slice::from_raw_parts_mut(slot.buffer.ptr, slot.buffer.len) };
+        let staging = unsafe {
+            std::slice::from_raw_parts_mut(slot.buffer.ptr, STAGE_BYTES.min(len - start))
+        };
         // Several threads: one thread's memcpy reaches about a third of host memory bandwidth.
-        staging[..chunk.len()]
+        staging
             .par_chunks_mut(1 << 20)
-            .zip(chunk.par_chunks(1 << 20))
-            .for_each(|(d, s)| d.copy_from_slice(s));
-        // SAFETY: `dst` holds src.len() bytes; the staging buffer outlives the copy (the slot's
+            .enumerate()
+            .for_each(|(k, out)| make(start + (k << 20), out));
+        // SAFETY: `dst` holds `len` bytes; the staging buffer outlives the copy (the slot's
         // event is waited on before any reuse, and the ring is never shrunk).
         unsafe {
             cudarc::driver::result::memcpy_htod_async(
-                dst_ptr + (i * STAGE_BYTES) as u64,
-                &staging[..chunk.len()],
+                dst_ptr + start as u64,
+                &staging[..],
                 stream.cu_stream(),
             )
         }

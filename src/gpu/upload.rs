@@ -1,20 +1,21 @@
 //! Host rows to the device: each column's parts (values and validity bytes) copied through the
 //! chosen transfer, or read from a pinned copy; all at once, or window by window when the rows
-//! are larger than the device memory at hand.
+//! are larger than the device memory at hand. `by=` keys mapped by a table travel narrowed.
 
 use std::fmt;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 
+use crate::dtype::DType;
 use crate::error::HistResult;
 use crate::gpu::abi;
 use crate::gpu::context::{driver, Gpu};
 use crate::gpu::pin::{self, Pinned};
 use crate::gpu::plan::Plan;
 use crate::gpu::transfer::{self, Transfer};
-use crate::input::{Chunk, HostColumn, Piece};
-use crate::job::HostRows;
+use crate::input::{Chunk, Piece, Value};
+use crate::job::{Axis, GroupKeys, HostRows, Rows, Rule};
 
 /// Rows on the device, contiguous in every column: one column per axis, and the weights.
 #[derive(Clone, Debug)]
@@ -76,6 +77,66 @@ impl fmt::Display for Route {
     }
 }
 
+/// How each host column of a job lies on the device: a pinned copy read in place, or copied; a
+/// `by=` key mapped by a table and not pinned travels as its offsets from the table's lowest key,
+/// in the narrowest unsigned type that holds them (10,000 groups of Int64 keys: 2 bytes a row
+/// instead of 8, made while staging, and the table read from 0).
+pub struct DeviceLayout {
+    /// Each column's type as the kernels read it.
+    pub dtypes: Vec<DType>,
+    pinned: Vec<Option<Arc<Pinned>>>,
+    /// The lowest key, where a column travels as offsets from it.
+    rebased: Vec<Option<i64>>,
+}
+
+impl DeviceLayout {
+    pub fn of(rows: &Rows<'_>, axes: &[Axis]) -> Self {
+        let rows = match rows {
+            Rows::Host(rows) => rows,
+            Rows::Device(rows) => {
+                return DeviceLayout {
+                    dtypes: rows.columns.iter().map(|c| c.dtype).collect(),
+                    pinned: vec![None; rows.columns.len()],
+                    rebased: vec![None; rows.columns.len()],
+                }
+            }
+        };
+        let pinned: Vec<Option<Arc<Pinned>>> = rows.columns.iter().map(pin::find).collect();
+        let (dtypes, rebased) = rows
+            .columns
+            .iter()
+            .zip(axes)
+            .zip(&pinned)
+            .map(|((column, axis), pinned)| match (&axis.rule, pinned) {
+                (Rule::Groups(groups), None) => match &groups.keys {
+                    GroupKeys::Table { lo, table } => {
+                        let narrow = match table.len() <= 1 << 16 {
+                            true => DType::U16,
+                            false => DType::U32,
+                        };
+                        match narrow.size() < column.dtype.size() {
+                            true => (narrow, Some(*lo)),
+                            false => (column.dtype, None),
+                        }
+                    }
+                    GroupKeys::Ids => (column.dtype, None),
+                },
+                _ => (column.dtype, None),
+            })
+            .unzip();
+        DeviceLayout {
+            dtypes,
+            pinned,
+            rebased,
+        }
+    }
+
+    /// Whether column `c` travels as offsets from its lowest key (its table is then read from 0).
+    pub fn is_rebased(&self, c: usize) -> bool {
+        self.rebased[c].is_some()
+    }
+}
+
 /// Device memory a call may fill with rows: what is free now less a reserve, or
 /// `POLARS_GPU_HIST_DEVICE_BYTES` when set (tests use it to force the streaming path).
 fn usable_device_bytes() -> usize {
@@ -116,27 +177,26 @@ pub fn each_window(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
     rows: &HostRows<'_>,
+    layout: &DeviceLayout,
     plan: &Plan,
     mut launch: impl FnMut(&[DevicePiece]) -> HistResult<()>,
 ) -> HistResult<Route> {
     let transfer = Transfer::from_env().resolved();
-    let pinned: Vec<Option<Arc<Pinned>>> = rows.columns.iter().map(pin::find).collect();
-    let copied: Vec<&HostColumn> = rows
-        .columns
+    let row_bytes: usize = layout
+        .dtypes
         .iter()
-        .zip(&pinned)
+        .zip(&layout.pinned)
         .filter(|(_, p)| p.is_none())
-        .map(|(c, _)| c)
-        .chain(&rows.weights)
-        .collect();
-    let row_bytes: usize = copied.iter().map(|c| c.dtype.size()).sum();
+        .map(|(d, _)| d.size())
+        .chain(rows.weights.as_ref().map(|w| w.dtype.size()))
+        .sum();
     if row_bytes == 0 {
         let pieces = device_pieces(
             gpu,
             stream,
             rows,
             &rows.pieces,
-            &pinned,
+            layout,
             transfer,
             &mut Vec::new(),
         )?;
@@ -148,15 +208,7 @@ pub fn each_window(
         .saturating_sub(plan.scratch_bytes() as usize);
     if rows.len * row_bytes <= usable {
         let mut keep = Vec::new();
-        let pieces = device_pieces(
-            gpu,
-            stream,
-            rows,
-            &rows.pieces,
-            &pinned,
-            transfer,
-            &mut keep,
-        )?;
+        let pieces = device_pieces(gpu, stream, rows, &rows.pieces, layout, transfer, &mut keep)?;
         launch(&pieces)?;
         return Ok(Route::Uploaded { transfer });
     }
@@ -164,7 +216,7 @@ pub fn each_window(
     let mut windows = 0;
     for window in cut(&rows.pieces, window_rows) {
         let mut keep = Vec::new();
-        let pieces = device_pieces(gpu, stream, rows, &window, &pinned, transfer, &mut keep)?;
+        let pieces = device_pieces(gpu, stream, rows, &window, layout, transfer, &mut keep)?;
         launch(&pieces)?;
         windows += 1;
     }
@@ -201,33 +253,43 @@ fn cut(pieces: &[Piece], rows: usize) -> Vec<Vec<Piece>> {
     windows
 }
 
-/// The device form of `pieces`: pinned columns by address, the others copied (their buffers in
-/// `keep`).
-#[allow(clippy::too_many_arguments)]
+/// The device form of `pieces`: pinned columns by address, the others copied as `layout` says
+/// (their buffers in `keep`).
 fn device_pieces(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
     rows: &HostRows<'_>,
     pieces: &[Piece],
-    pinned: &[Option<Arc<Pinned>>],
+    layout: &DeviceLayout,
     transfer: Transfer,
     keep: &mut Vec<CudaSlice<u8>>,
 ) -> HistResult<Vec<DevicePiece>> {
-    let mut send = |bytes: &[u8]| -> HistResult<u64> {
+    // `len` bytes on the device, made by `make` on the way, or copied from `bytes`.
+    let mut send = |len: usize, bytes: Option<&[u8]>, make: transfer::Maker<'_>| {
         // SAFETY: filled by the copy before any kernel reads it (same stream).
-        let mut d = unsafe { stream.alloc::<u8>(bytes.len().max(1)) }
+        let mut d = unsafe { stream.alloc::<u8>(len.max(1)) }
             .map_err(driver("allocating device memory for the rows"))?;
-        transfer::upload(gpu, stream, bytes, &mut d, transfer)?;
+        match bytes {
+            Some(bytes) => transfer::upload(gpu, stream, bytes, &mut d, transfer)?,
+            None => transfer::upload_made(gpu, stream, len, &mut d, transfer, make)?,
+        }
         let ptr = d.device_ptr(stream).0;
         keep.push(d);
-        Ok(ptr)
+        HistResult::Ok(ptr)
     };
-    let mut copied = |part: &Chunk<'_>| -> HistResult<abi::Column> {
-        let values = send(part.values.bytes())?;
+    let none: transfer::Maker<'_> = &|_, _| unreachable!("copied, not made");
+    let mut copied = |part: &Chunk<'_>, c: Option<usize>| -> HistResult<abi::Column> {
+        let values = match c.and_then(|c| layout.rebased[c].map(|lo| (lo, layout.dtypes[c]))) {
+            Some((lo, narrow)) => crate::with_values!(part.values, |v: T| {
+                let make = |at: usize, out: &mut [u8]| offsets::<T>(v, lo, narrow, at, out);
+                send(v.len() * narrow.size(), None, &make)?
+            }),
+            None => send(part.values.bytes().len(), Some(part.values.bytes()), none)?,
+        };
         let (validity, validity_offset) = match part.validity {
             Some(v) => {
                 let (bytes, offset) = v.bytes_for(part.len());
-                (send(bytes)?, offset as u64)
+                (send(bytes.len(), Some(bytes), none)?, offset as u64)
             }
             None => (0, 0),
         };
@@ -247,14 +309,14 @@ fn device_pieces(
                 .columns
                 .iter()
                 .enumerate()
-                .map(|(c, column)| match &pinned[c] {
+                .map(|(c, column)| match &layout.pinned[c] {
                     Some(p) => Ok(p.column(stream, piece.at[c], piece.len)),
-                    None => copied(&piece.part(column, c)),
+                    None => copied(&piece.part(column, c), Some(c)),
                 })
                 .collect::<HistResult<Vec<_>>>()?;
             let weights = match &rows.weights {
                 Some(w) => {
-                    let c = copied(&piece.part(w, axes))?;
+                    let c = copied(&piece.part(w, axes), None)?;
                     abi::WeightColumn {
                         values: c.values,
                         validity: c.validity,
@@ -270,4 +332,104 @@ fn device_pieces(
             })
         })
         .collect()
+}
+
+/// Bytes `at..at + out.len()` of the keys `values` as offsets from `lo`, in `narrow` (UInt16 or
+/// UInt32): every key lies in the table's span, so every offset fits.
+fn offsets<T: Value>(values: &[T], lo: i64, narrow: DType, at: usize, out: &mut [u8]) {
+    let keys = &values[at / narrow.size()..];
+    match narrow {
+        DType::U16 => out
+            .chunks_exact_mut(2)
+            .zip(keys)
+            .for_each(|(o, x)| o.copy_from_slice(&((x.as_i64() - lo) as u16).to_ne_bytes())),
+        DType::U32 => out
+            .chunks_exact_mut(4)
+            .zip(keys)
+            .for_each(|(o, x)| o.copy_from_slice(&((x.as_i64() - lo) as u32).to_ne_bytes())),
+        other => unreachable!("keys travel as UInt16 or UInt32, not {other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use polars::prelude::*;
+
+    use super::*;
+    use crate::bins::{BinSpec, Binning, Closed, Range, ValueKind};
+    use crate::input::HostColumn;
+    use crate::job::Groups;
+
+    #[test]
+    fn keys_become_offsets_from_the_lowest_key() {
+        let keys: [i64; 4] = [-7, 65_528, 0, 100];
+        let mut out = [0u8; 6];
+        offsets(&keys, -7, DType::U16, 2, &mut out);
+        let wide: Vec<u16> = out
+            .chunks(2)
+            .map(|b| u16::from_ne_bytes([b[0], b[1]]))
+            .collect();
+        assert_eq!(wide, [65_535, 7, 107]);
+        let keys: [i32; 3] = [i32::MIN, i32::MIN + 70_000, -1];
+        let mut out = [0u8; 12];
+        offsets(&keys, i32::MIN as i64, DType::U32, 0, &mut out);
+        let wide: Vec<u32> = out
+            .chunks(4)
+            .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        assert_eq!(wide, [0, 70_000, i32::MAX as u32]);
+    }
+
+    fn table(span: usize) -> Axis {
+        Axis {
+            rule: Rule::Groups(Groups {
+                count: 1,
+                keys: GroupKeys::Table {
+                    lo: 0,
+                    table: vec![0; span],
+                },
+            }),
+            flow: false,
+        }
+    }
+
+    #[test]
+    fn table_keys_travel_in_the_narrowest_type_that_holds_their_span() {
+        let int64 = Series::new("g".into(), [0i64, 1]);
+        let int32 = Series::new("g".into(), [0i32, 1]);
+        let int8 = Series::new("g".into(), [0i8, 1]);
+        let values = Series::new("x".into(), [0.5f64, 0.25]);
+        let bins = BinSpec::resolve(
+            &Binning::Count(4),
+            Some(Range::new(0.0, 1.0)),
+            Closed::Left,
+            ValueKind::Float64,
+            || unreachable!("a range is given"),
+        )
+        .expect("bins");
+        let layout = |keys: &Series, span: usize| {
+            let columns = vec![
+                HostColumn::new(keys).expect("keys"),
+                HostColumn::new(&values).expect("values"),
+            ];
+            let rows = Rows::Host(HostRows::new(columns, None).expect("rows"));
+            let l = DeviceLayout::of(&rows, &[table(span), Axis::bins(bins.clone(), false)]);
+            (l.dtypes.clone(), l.is_rebased(0), l.is_rebased(1))
+        };
+        assert_eq!(
+            layout(&int64, 1 << 16),
+            (vec![DType::U16, DType::F64], true, false)
+        );
+        assert_eq!(
+            layout(&int64, (1 << 16) + 1),
+            (vec![DType::U32, DType::F64], true, false)
+        );
+        assert_eq!(layout(&int32, 10), (vec![DType::U16, DType::F64], true, false));
+        // Same width: read as they are, from their own lowest key.
+        assert_eq!(
+            layout(&int32, (1 << 16) + 1),
+            (vec![DType::I32, DType::F64], false, false)
+        );
+        assert_eq!(layout(&int8, 2), (vec![DType::I8, DType::F64], false, false));
+    }
 }
