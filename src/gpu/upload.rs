@@ -424,12 +424,18 @@ mod tests {
             layout(&int64, (1 << 16) + 1),
             (vec![DType::U32, DType::F64], true, false)
         );
-        assert_eq!(layout(&int32, 10), (vec![DType::U16, DType::F64], true, false));
+        assert_eq!(
+            layout(&int32, 10),
+            (vec![DType::U16, DType::F64], true, false)
+        );
         // Same width: read as they are, from their own lowest key.
         assert_eq!(
             layout(&int32, (1 << 16) + 1),
             (vec![DType::I32, DType::F64], false, false)
         );
-        assert_eq!(layout(&int8, 2), (vec![DType::I8, DType::F64], false, false));
+        assert_eq!(
+            layout(&int8, 2),
+            (vec![DType::I8, DType::F64], false, false)
+        );
     }
 }
