@@ -8,10 +8,10 @@
 //!
 //! Large results come back through the same ring ([`download`]).
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::sys;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DriverError};
 use serde::{Deserialize, Serialize};
 
 use super::{driver, Gpu};
@@ -113,14 +113,55 @@ impl Drop for PageLocked {
     }
 }
 
-/// A slot of the ring: its buffer, and the event after the last copy out of it.
+/// A slot of the ring: its buffer, and the event after the last copy into or out of it.
 struct Slot {
     buffer: PageLocked,
     copied: Option<cudarc::driver::CudaEvent>,
 }
 
-/// The process's pinned staging ring, allocated on first use (STAGE_DEPTH x STAGE_BYTES).
+impl Slot {
+    /// Waits for the last copy into or out of it.
+    fn wait(&mut self) -> Result<(), DriverError> {
+        match self.copied.take() {
+            Some(done) => done.synchronize(),
+            None => Ok(()),
+        }
+    }
+
+    /// The first `len` bytes of its buffer (at most all of it), once no copy uses them.
+    fn free(&mut self, len: usize) -> Result<&mut [u8], DriverError> {
+        self.wait()?;
+        // SAFETY: no copy uses the buffer any more (waited for above), and the ring's mutex,
+        // held by whoever has `&mut self`, keeps other callers out.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.buffer.ptr, len.min(self.buffer.len)) })
+    }
+
+    /// Marks the slot in use until the work queued on `stream` so far is done.
+    fn in_use_until(&mut self, gpu: &Gpu, stream: &Arc<CudaStream>) -> HistResult<()> {
+        let event = gpu
+            .ctx
+            .new_event(None)
+            .map_err(driver("creating an event"))?;
+        event.record(stream).map_err(driver("recording an event"))?;
+        self.copied = Some(event);
+        Ok(())
+    }
+}
+
+/// The process's pinned staging ring (STAGE_DEPTH x STAGE_BYTES).
 static RING: Mutex<Vec<Slot>> = Mutex::new(Vec::new());
+
+/// The staging ring, allocated on first use; holding it keeps other callers out.
+fn ring() -> HistResult<MutexGuard<'static, Vec<Slot>>> {
+    let mut ring = RING.lock().unwrap_or_else(|p| p.into_inner());
+    while ring.len() < STAGE_DEPTH {
+        ring.push(Slot {
+            buffer: PageLocked::new(STAGE_BYTES)?,
+            copied: None,
+        });
+    }
+    Ok(ring)
+}
 
 /// Copies `src` (host) into `dst` (device) on `stream` as `how` says. Returns when the copy is
 /// queued; for `Staged` and `Registered` the host memory may be reused once this returns.
@@ -181,32 +222,19 @@ fn staged(
     make: Maker<'_>,
 ) -> HistResult<()> {
     use rayon::prelude::*;
-    let mut ring = RING.lock().unwrap_or_else(|p| p.into_inner());
-    while ring.len() < STAGE_DEPTH {
-        ring.push(Slot {
-            buffer: PageLocked::new(STAGE_BYTES)?,
-            copied: None,
-        });
-    }
+    let mut ring = ring()?;
     let (dst_ptr, _record) = dst.device_ptr_mut(stream);
     let copy = driver("copying the column to the device");
     for (i, start) in (0..len).step_by(STAGE_BYTES).enumerate() {
         let slot = &mut ring[i % STAGE_DEPTH];
-        if let Some(done) = slot.copied.take() {
-            done.synchronize().map_err(&copy)?;
-        }
-        // SAFETY: the slot's previous copy has finished (synchronized above), and the ring's
-        // mutex keeps other callers out.
-        let staging = unsafe {
-            std::slice::from_raw_parts_mut(slot.buffer.ptr, STAGE_BYTES.min(len - start))
-        };
+        let staging = slot.free(len - start).map_err(&copy)?;
         // Several threads: one thread's memcpy reaches about a third of host memory bandwidth.
         staging
             .par_chunks_mut(1 << 20)
             .enumerate()
             .for_each(|(k, out)| make(start + (k << 20), out));
-        // SAFETY: `dst` holds `len` bytes; the staging buffer outlives the copy (the slot's
-        // event is waited on before any reuse, and the ring is never shrunk).
+        // SAFETY: `dst` holds `len` bytes; the staging buffer outlives the copy (the slot is
+        // marked in use until it is done, and the ring is never shrunk).
         unsafe {
             cudarc::driver::result::memcpy_htod_async(
                 dst_ptr + start as u64,
@@ -215,20 +243,13 @@ fn staged(
             )
         }
         .map_err(&copy)?;
-        let event = gpu
-            .ctx
-            .new_event(None)
-            .map_err(driver("creating an event"))?;
-        event.record(stream).map_err(&copy)?;
-        slot.copied = Some(event);
+        slot.in_use_until(gpu, stream)?;
     }
-    // The caller's stream orders the copies before its kernels; the ring's events let the next
-    // caller reuse the slots. Return only when the last copy has left the staging memory so
-    // that the ring's mutex also bounds how long another caller waits.
+    // The caller's stream orders the copies before its kernels; the slots' events let the next
+    // caller reuse them. Return only when the last copy has left the staging memory so that the
+    // ring's mutex also bounds how long another caller waits.
     for slot in ring.iter_mut() {
-        if let Some(done) = slot.copied.take() {
-            done.synchronize().map_err(&copy)?;
-        }
+        slot.wait().map_err(&copy)?;
     }
     Ok(())
 }
@@ -261,23 +282,14 @@ pub fn download<T: cudarc::driver::DeviceRepr>(
             .map_err(&copy)?;
         stream.synchronize().map_err(&copy)?;
     } else {
-        let mut ring = RING.lock().unwrap_or_else(|p| p.into_inner());
-        while ring.len() < STAGE_DEPTH {
-            ring.push(Slot {
-                buffer: PageLocked::new(STAGE_BYTES)?,
-                copied: None,
-            });
-        }
+        let mut ring = ring()?;
         let chunks: Vec<&mut [u8]> = dst.chunks_mut(STAGE_BYTES).collect();
         // Chunk `i` goes through slot `i % STAGE_DEPTH`: every slot's copy is queued before the
         // first is read out, and a slot takes its next chunk as soon as it is emptied.
         let queue_chunk = |slot: &mut Slot, i: usize, len: usize| -> HistResult<()> {
-            if let Some(done) = slot.copied.take() {
-                done.synchronize().map_err(&copy)?;
-            }
-            // SAFETY: the slot's buffer is free (its last copy was waited for above, and the
-            // ring's mutex keeps other callers out); the device range is within `src`'s.
-            let staging = unsafe { std::slice::from_raw_parts_mut(slot.buffer.ptr, len) };
+            let staging = slot.free(len).map_err(&copy)?;
+            // SAFETY: the device range lies within the `len` values at `src`; the slot is marked
+            // in use until the copy is done.
             unsafe {
                 cudarc::driver::result::memcpy_dtoh_async(
                     staging,
@@ -286,13 +298,7 @@ pub fn download<T: cudarc::driver::DeviceRepr>(
                 )
             }
             .map_err(&copy)?;
-            let event = gpu
-                .ctx
-                .new_event(None)
-                .map_err(driver("creating an event"))?;
-            event.record(stream).map_err(&copy)?;
-            slot.copied = Some(event);
-            Ok(())
+            slot.in_use_until(gpu, stream)
         };
         for (i, chunk) in chunks.iter().enumerate().take(STAGE_DEPTH) {
             queue_chunk(&mut ring[i], i, chunk.len())?;
@@ -300,11 +306,7 @@ pub fn download<T: cudarc::driver::DeviceRepr>(
         let count = chunks.len();
         for (i, chunk) in chunks.into_iter().enumerate() {
             let slot = &mut ring[i % STAGE_DEPTH];
-            if let Some(done) = slot.copied.take() {
-                done.synchronize().map_err(&copy)?;
-            }
-            // SAFETY: the copy into this slot is done (waited for above).
-            let staged = unsafe { std::slice::from_raw_parts(slot.buffer.ptr, chunk.len()) };
+            let staged = slot.free(chunk.len()).map_err(&copy)?;
             // Several threads: one thread's memcpy reaches about a third of host memory
             // bandwidth, and the first touch of fresh pages is paid on every core at once.
             chunk
@@ -313,8 +315,7 @@ pub fn download<T: cudarc::driver::DeviceRepr>(
                 .for_each(|(d, s)| d.copy_from_slice(s));
             let next = i + STAGE_DEPTH;
             if next < count {
-                let len = STAGE_BYTES.min(bytes - next * STAGE_BYTES);
-                queue_chunk(slot, next, len)?;
+                queue_chunk(slot, next, STAGE_BYTES.min(bytes - next * STAGE_BYTES))?;
             }
         }
     }
