@@ -395,18 +395,34 @@ def by_cases(draw: st.DrawFn) -> tuple[pl.DataFrame, dict[str, Any]]:
     size = draw(st.integers(0, 300))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     groups = draw(st.sampled_from([1, 3, 17, 100]))
-    key_kind = draw(st.sampled_from(["int", "str", "cat", "bool"]))
+    key_kind = draw(
+        st.sampled_from(["int", "int8", "uint64", "str", "cat", "enum", "bool", "date", "datetime"])
+    )
     ids = rng.integers(0, groups, size)
     key: pl.Series
     if key_kind == "int":
         key = pl.Series("g", ids * 7 - 20)
+    elif key_kind == "int8":
+        key = pl.Series("g", ids - 50, dtype=pl.Int8)
+    elif key_kind == "uint64":
+        key = pl.Series("g", ids.astype(np.uint64) + np.uint64(2**63), dtype=pl.UInt64)
     elif key_kind == "bool":
         key = pl.Series("g", ids % 2 == 0)
+    elif key_kind == "date":
+        key = pl.Series("g", ids * 31 - 400, dtype=pl.Int32).cast(pl.Date)
+    elif key_kind == "datetime":
+        key = pl.Series("g", ids * 3_600_000_000 - 7, dtype=pl.Int64).cast(
+            pl.Datetime("us", "Europe/Paris")
+        )
     else:
         key = pl.Series("g", [f"k{i}" for i in ids], dtype=pl.String)
         if key_kind == "cat":
             key = key.cast(pl.Categorical)
-    key = key.scatter(np.flatnonzero(rng.random(size) < 0.05), None)
+        elif key_kind == "enum":
+            key = key.cast(pl.Enum([f"k{i}" for i in reversed(range(groups))]))
+    # Keys with and without nulls (a null key is a group of its own).
+    if draw(st.booleans()):
+        key = key.scatter(np.flatnonzero(rng.random(size) < 0.05), None)
     pl_dtype = draw(st.sampled_from([pl.Float32, pl.Float64, pl.Int32, pl.UInt8]))
     values = draw(base_values(NUMERIC[pl_dtype], size))
     x = to_series(values, pl_dtype, rng.random(size) < 0.1, draw(st.sampled_from([1, 3])))

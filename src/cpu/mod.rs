@@ -26,7 +26,8 @@ const PRIVATE_BYTES_BUDGET: usize = 512 << 20;
 const REPLICAS: usize = 4;
 /// A u32 private counter may overflow after 2^32 rows: flush to u64 well before.
 const FLUSH_ROWS: usize = 1 << 30;
-/// Above this many bins [`count_blocks`] counts in u64 directly.
+/// Above this many bins [`count_blocks`] counts in u64 directly (as it does for fewer rows than
+/// bins).
 const DIRECT_BINS: usize = 1 << 22;
 
 /// Rows a CPU thread bins per nanosecond, for the cost model (measured on the H200 host's cores;
@@ -49,7 +50,7 @@ pub fn count(job: &Job<'_>, rows: &HostRows<'_>) -> HistResult<Counts> {
                 blocks.next(idx, Some(amounts))
             })?)
         } else {
-            Counts::Exact(count_blocks(cells, |idx| blocks.next(idx, None))?)
+            Counts::Exact(count_blocks(cells, b - a, |idx| blocks.next(idx, None))?)
         })
     };
     if tasks.len() == 1 {
@@ -247,15 +248,17 @@ fn flow_bins(spec: &BinSpec, values: Values<'_>, out: &mut [u32]) {
 }
 
 /// Counts cell indices handed over a block at a time by `next_block`, which fills the block
-/// (`n` for rows not counted) and returns its length, 0 at the end.
+/// (`n` for rows not counted) and returns its length, 0 at the end; `rows` of them in all.
 pub fn count_blocks(
     n: usize,
+    rows: usize,
     mut next_block: impl FnMut(&mut [u32; BLOCK]) -> usize,
 ) -> HistResult<Vec<u64>> {
     let stride = n + 1;
-    if stride > DIRECT_BINS {
-        // Past the caches u32 counters save nothing, and flushing them would walk every bin:
-        // count into the totals themselves.
+    if stride > DIRECT_BINS || rows < stride {
+        // Past the caches u32 counters save nothing, and flushing them walks every bin (with
+        // fewer rows than bins, as `by=` of many groups makes, the walk costs more than the
+        // rows): count into the totals themselves.
         let mut total: Vec<u64> = zeroed(stride)?;
         let mut idx = Box::new([0u32; BLOCK]);
         loop {
