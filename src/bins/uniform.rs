@@ -68,6 +68,18 @@ macro_rules! bin_float {
 bin_float!(f32, true);
 bin_float!(f64, false);
 
+/// The last value of bin `b` of these `edges`: the value before the next edge, or the last edge
+/// itself.
+#[inline(always)]
+fn last_of<F: BinFloat>(edges: &[F], b: usize) -> F {
+    let next = edges[b + 1];
+    if b + 2 == edges.len() {
+        next
+    } else {
+        next.next_down()
+    }
+}
+
 /// numpy's bin estimate `((x - lo) / denom) * n`. `x - lo` is computed in the bins' type; the
 /// division and the multiply in float64 when `wide` (numpy's `norm_denom` is then a float64
 /// scalar: the range came from Python floats), else in the bins' type (float32 extremes of a
@@ -328,7 +340,7 @@ impl<F: BinFloat> UniformBins<F> {
         let edges = self.edges();
         let slack = |b: usize| {
             let first = self.cheap_estimate(edges[b]).to_f64();
-            let last = self.cheap_estimate(self.last_of(b)).to_f64();
+            let last = self.cheap_estimate(last_of(edges, b)).to_f64();
             (b as f64 - first).max(last - (b + 1) as f64).max(0.0)
         };
         // Small bins on the calling thread: a trip through the pool costs more than they do.
@@ -347,17 +359,6 @@ impl<F: BinFloat> UniformBins<F> {
             F::from_f64(margin)
         } else {
             F::HALF
-        }
-    }
-
-    /// The last value of bin `b`: the value before the next edge, or the last edge itself.
-    #[inline(always)]
-    fn last_of(&self, b: usize) -> F {
-        let next = self.edges()[b + 1];
-        if b + 1 == self.len() {
-            next
-        } else {
-            next.next_down()
         }
     }
 
@@ -395,10 +396,13 @@ impl<F: BinFloat> UniformBins<F> {
     fn numpy_estimate_is_near_everywhere(&self) -> bool {
         use rayon::prelude::*;
         let n = self.len();
+        // The edges once, not a lookup of them per bin (which made the proof 1.6x slower).
+        let edges = self.edges();
         // No early exit inside a block: the loop runs without branches.
         const BLOCK: usize = 1 << 12;
         let block_near = |k: usize| {
-            (k * BLOCK..n.min((k + 1) * BLOCK)).fold(true, |all, b| all & self.estimate_is_near(b))
+            (k * BLOCK..n.min((k + 1) * BLOCK))
+                .fold(true, |all, b| all & self.estimate_is_near_in(edges, b))
         };
         let blocks = n.div_ceil(BLOCK);
         if n < PARALLEL_LEN {
@@ -423,11 +427,16 @@ impl<F: BinFloat> UniformBins<F> {
     /// An infinite estimate is `x - lo` overflowing float32 (a span wider than float32 holds):
     /// numpy's index is then garbage and it fails (IndexError), so no answer of numpy's is at
     /// stake there and the edge bin stands (README: values placed by the edges alone).
-    #[inline(always)]
     pub(super) fn estimate_is_near(&self, b: usize) -> bool {
+        self.estimate_is_near_in(self.edges(), b)
+    }
+
+    /// [`Self::estimate_is_near`] with these bins' `edges` at hand.
+    #[inline(always)]
+    fn estimate_is_near_in(&self, edges: &[F], b: usize) -> bool {
         let n = self.len();
-        let first = self.numpy_estimate_unrounded(self.edges()[b]);
-        let last = self.numpy_estimate_unrounded(self.last_of(b));
+        let first = self.numpy_estimate_unrounded(edges[b]);
+        let last = self.numpy_estimate_unrounded(last_of(edges, b));
         let first_ok = (b <= 1) | (first >= b.saturating_sub(1) as f64);
         let clamped = (b + 2 >= n) & (last >= n as f64) & (last < (n + 1) as f64);
         let overflows = last == f64::INFINITY;
