@@ -391,7 +391,7 @@ fn the_float_proof_is_the_estimates_own() {
             let literally = overflows
                 || u.numpy_estimate(u.edges()[b]) + 1 >= b && u.numpy_estimate(last) <= b + 1;
             assert_eq!(
-                u.estimate_is_near(b),
+                u.estimate_is_near(u.edges(), b),
                 literally,
                 "bin {b} of {n}: {:?}",
                 u.estimate

@@ -402,7 +402,7 @@ impl<F: BinFloat> UniformBins<F> {
         const BLOCK: usize = 1 << 12;
         let block_near = |k: usize| {
             (k * BLOCK..n.min((k + 1) * BLOCK))
-                .fold(true, |all, b| all & self.estimate_is_near_in(edges, b))
+                .fold(true, |all, b| all & self.estimate_is_near(edges, b))
         };
         let blocks = n.div_ceil(BLOCK);
         if n < PARALLEL_LEN {
@@ -412,9 +412,9 @@ impl<F: BinFloat> UniformBins<F> {
         }
     }
 
-    /// Whether numpy's estimate of bin `b`'s first value is at least `b - 1` and that of its last
-    /// value at most `b + 1`, decided by comparing floats instead of truncating them (no
-    /// branches or conversions). With `v` the unrounded estimate and `t = trunc(v)` (0 for NaN
+    /// Whether numpy's estimate of the first value of bin `b` (of these bins' `edges`) is at
+    /// least `b - 1` and that of its last value at most `b + 1`, decided by comparing floats
+    /// instead of truncating them (no branches or conversions). With `v` the unrounded estimate and `t = trunc(v)` (0 for NaN
     /// or below 0):
     /// - first: the clamp of `n` to `n - 1` keeps it at least `b - 1`, so this is `t >= b - 1`:
     ///   always true for `b <= 1`, and for `b >= 2` the same as `v >= b - 1` (NaN and negatives
@@ -427,13 +427,8 @@ impl<F: BinFloat> UniformBins<F> {
     /// An infinite estimate is `x - lo` overflowing float32 (a span wider than float32 holds):
     /// numpy's index is then garbage and it fails (IndexError), so no answer of numpy's is at
     /// stake there and the edge bin stands (README: values placed by the edges alone).
-    pub(super) fn estimate_is_near(&self, b: usize) -> bool {
-        self.estimate_is_near_in(self.edges(), b)
-    }
-
-    /// [`Self::estimate_is_near`] with these bins' `edges` at hand.
     #[inline(always)]
-    fn estimate_is_near_in(&self, edges: &[F], b: usize) -> bool {
+    pub(super) fn estimate_is_near(&self, edges: &[F], b: usize) -> bool {
         let n = self.len();
         let first = self.numpy_estimate_unrounded(edges[b]);
         let last = self.numpy_estimate_unrounded(last_of(edges, b));
