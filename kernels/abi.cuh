@@ -94,6 +94,24 @@ struct EdgesParams {
     double last;
 };
 
+// `prove`: the cheap rule's proof walked over the n bins of equal bins made by a formula
+// (`Linspace` start, step, single; edge n = `last`), with numpy's estimate (`denom`, `n_f`,
+// `wide`) and the cheap one (`scale`). out[0] turns 1 where numpy's estimate strays by more
+// than a bin; out[1] holds the cheap estimate's worst slack (the bits of a double >= 0).
+struct ProofParams {
+    u64* out;
+    unsigned int n;
+    unsigned int single;
+    unsigned int wide;
+    unsigned int pad;
+    double start;
+    double step;
+    double last;
+    double denom;
+    double n_f;
+    double scale;
+};
+
 static_assert(sizeof(Column) == 40 && alignof(Column) == 8, "host layout");
 static_assert(sizeof(WeightColumn) == 24, "host layout");
 static_assert(sizeof(Rule) == 96 && alignof(Rule) == 8, "host layout");
@@ -102,3 +120,4 @@ static_assert(sizeof(Segments) == 48, "host layout");
 static_assert(sizeof(CountParams) == 1216, "host layout");
 static_assert(sizeof(ExtremesParams) == 64, "host layout");
 static_assert(sizeof(EdgesParams) == 40, "host layout");
+static_assert(sizeof(ProofParams) == 72, "host layout");

@@ -8,6 +8,7 @@
 //   KERNEL_SEG_SCAN, KERNEL_SEG_COUNT   the segmented family's later passes (segmented.cuh)
 //   KERNEL_EXTREMES   extremes: per-block min and max of a device column (-DVALUE_T: its C type)
 //   KERNEL_EDGES      edges: equal bins' edges from their linspace formula (VALUE_T: their type)
+//   KERNEL_PROOF      prove: the cheap rule's proof for equal bins of that formula (proof.cuh)
 // Every launch takes its parameters as one struct (abi.cuh). Rows are aligned to their element
 // size (the 16-byte body is found from the address).
 #include "abi.cuh"
@@ -180,4 +181,8 @@ extern "C" __global__ void edges(const __grid_constant__ EdgesParams p)
         out[i] = e;
     }
 }
+#endif
+
+#if defined(KERNEL_PROOF)
+#include "proof.cuh"
 #endif

@@ -54,13 +54,15 @@ done
 if [[ $what == quick || $what == final ]]; then
   echo "== gpu tests: the engine's, the accumulator's, and a sample of the rest"
   timeout 210 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
-    tests/test_gpu_engine.py tests/test_accumulator_gpu.py tests/test_gpu.py \
-    -k "engine or accumulator or device_arrays_match_numpy or nd or by_ or explain or segmented or packed or errors" \
+    tests/test_gpu_engine.py tests/test_accumulator_gpu.py tests/test_gpu.py tests/test_gpu_proof.py \
+    -k "engine or accumulator or device_arrays_match_numpy or nd or by_ or explain or segmented or packed or errors or proof or fresh_range" \
     2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== where whole calls spend their time, beside the peers (benches/gpu_profile.py)"
   timeout 150 python3 benches/gpu_profile.py --reps 9 2>&1 | tee "$OUT/gpu_profile.log" \
     | grep -vE "^(backend|kernel|input|grid|shared|why|copy|kernels) "
+  echo "== a range never seen before against a repeated one (benches/fresh_range.py)"
+  timeout 60 python3 benches/fresh_range.py 2>&1 | tee "$OUT/fresh_range.log"
   if [[ $what == quick ]]; then
     echo "== the CPU backend on every core (benches/cpu_bench.py)"
     timeout 70 python3 benches/cpu_bench.py --log2n 26 > "$OUT/cpu_bench.log" 2>&1
@@ -78,7 +80,7 @@ if [[ $what == final ]]; then
 fi
 if [[ $what == check || $what == all ]]; then
   echo "== gpu tests"
-  python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py tests/test_gpu_engine.py \
+  python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py tests/test_gpu_engine.py tests/test_gpu_proof.py \
     tests/test_accumulator_gpu.py tests/test_polars_hist.py 2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   for tool in memcheck racecheck; do

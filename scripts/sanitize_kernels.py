@@ -67,6 +67,11 @@ hist = [
 ]
 bad += hist[0] != hist[1]
 print("segmented 70000 bins", "ok" if hist[0] == hist[1] else "MISMATCH", flush=True)
+# The proof kernel, float32 and float64 bins over a fresh range.
+for dtype in ["float32", "float64"]:
+    host, device = gh._internal._proof_walks(70_001, (-0.3, 2.9), dtype, "python")
+    bad += host != device
+    print("proof", dtype, "ok" if host == device else "MISMATCH", flush=True)
 # n-D (histdd kernels): every dimension rule kind, both families, weights, and by= groups.
 for kernel in ["shared", "global"]:
     for weights in [None, "w"]:

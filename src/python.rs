@@ -415,6 +415,54 @@ fn estimate_from_extremes(
     })
 }
 
+/// The cheap rule's proof walked on the host and on the GPU (tests hold them equal), for numpy's
+/// `bins` equal bins of a `dtype` ("float32", "float64", "integer") column: over `range` given
+/// as `range_type` ("python", "float32" or "float64" scalars), or taken from the data ("data":
+/// `range` is then the data's extremes). Each walk is `(near, worst)`, the host's first; `None`
+/// where the device does not walk these bins.
+#[pyfunction]
+fn _proof_walks(
+    py: Python<'_>,
+    bins: usize,
+    range: (f64, f64),
+    dtype: &str,
+    range_type: &str,
+) -> PyResult<Option<[(bool, f64); 2]>> {
+    use crate::bins::{BinSpec, Binning, Closed, Extremes, Range, ValueKind};
+    let kind = match dtype {
+        "float32" => ValueKind::Float32,
+        "float64" => ValueKind::Float64,
+        "integer" => ValueKind::Integer,
+        other => return Err(PyValueError::new_err(format!("unknown dtype {other:?}"))),
+    };
+    let (lo, hi) = range;
+    let (range, extremes) = match range_type {
+        "python" => (Some(Range::new(lo, hi)), Extremes::Empty),
+        "float32" | "float64" => (
+            Some(Range {
+                single: range_type == "float32",
+                wide: range_type == "float64",
+                ..Range::new(lo, hi)
+            }),
+            Extremes::Empty,
+        ),
+        "data" if kind == ValueKind::Float32 => (None, Extremes::Float32(lo as f32, hi as f32)),
+        "data" => (None, Extremes::Float64(lo, hi)),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown range_type {other:?}"
+            )))
+        }
+    };
+    call(py, "_proof_walks", || {
+        let spec = BinSpec::resolve(&Binning::Count(bins), range, Closed::Left, kind, || {
+            Ok(extremes)
+        })?;
+        let walks = crate::gpu::proof::both_walks(crate::gpu::get()?, &spec)?;
+        Ok(walks.map(|walks| walks.map(|w| (w.near, w.worst))))
+    })
+}
+
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -433,6 +481,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_kernel_bundle, m)?)?;
     m.add_function(wrap_pyfunction!(build_kernel_bundle, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_from_extremes, m)?)?;
+    m.add_function(wrap_pyfunction!(_proof_walks, m)?)?;
     m.add_class::<PyDeviceArray>()?;
     m.add_class::<histogram::PyHistogram>()?;
     Ok(())

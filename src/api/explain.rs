@@ -98,7 +98,7 @@ pub fn explain(
     };
     let plan = match backend {
         Backend::Gpu => Some(gpu::plan::plan(
-            &gpu::get()?.props,
+            &settled_on_device(&axes)?.props,
             &axes,
             &[physical],
             cells,
@@ -142,6 +142,15 @@ fn cache_line(status: Result<std::path::PathBuf, String>) -> String {
         Ok(dir) => format!("\nkernels  compiled once, kept in {}", dir.display()),
         Err(why) => format!("\nkernels  compiled in memory, not cached: {why}"),
     }
+}
+
+/// The GPU, with the proofs of `axes` settled on it as a call would settle them (a walk on the
+/// host could take longer than the call explained).
+fn settled_on_device(axes: &[Axis]) -> HistResult<&'static gpu::Gpu> {
+    let gpu = gpu::get()?;
+    let stream = gpu.stream_after_default()?;
+    gpu::proof::settle(gpu, &stream, axes)?;
+    Ok(gpu)
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ pub use edges::EdgeBins;
 pub use half::HalfBins;
 use linspace::{increasing, table};
 pub use linspace::{linspace, linspace_as, Edges, Linspace};
-pub use uniform::{BinFloat, Estimate, Origin, Proof, UniformBins};
+pub use uniform::{BinFloat, Estimate, Origin, Proof, UniformBins, Walk};
 
 /// Upper bound on the number of bins (cells, n-D): the result alone is 24 bytes a bin.
 pub const MAX_BINS: usize = 1 << 28;

@@ -444,3 +444,38 @@ fn the_float_proof_is_the_estimates_own() {
         "some case must miss, or the comparison proves nothing"
     );
 }
+
+/// A proof settled from a walk made elsewhere (the device's) is the one the host derives from its
+/// own walk; each thread below starts with nothing remembered.
+#[test]
+fn a_settled_walk_gives_the_hosts_own_proof() {
+    fn float32_bins(lo: f64, hi: f64, n: usize) -> UniformBins<f32> {
+        match spec(
+            Binning::Count(n),
+            Some((lo, hi)),
+            Closed::Left,
+            Extremes::Float32(0.0, 1.0),
+        ) {
+            BinSpec::Uniform32(u) => u,
+            other => panic!("float32 bins, not {other:?}"),
+        }
+    }
+    let mut literal = 0;
+    for (lo, hi, n) in [
+        (0.0, 1.0, 1 << 16),
+        (1e-40, 1e-39, 64),
+        (-3.3, 1e5, 5000),
+        (0.1, 0.7, 1 << 22),
+    ] {
+        let own = std::thread::spawn(move || float32_bins(lo, hi, n).proof());
+        let settled = std::thread::spawn(move || {
+            let u = float32_bins(lo, hi, n);
+            let walk = u.host_walk();
+            u.settle_proof(walk)
+        });
+        let (own, settled) = (own.join().unwrap(), settled.join().unwrap());
+        assert_eq!(own, settled, "[{lo}, {hi}) in {n} bins");
+        literal += own.literal as usize;
+    }
+    assert_eq!(literal, 1, "a subnormal span is counted literally");
+}

@@ -133,6 +133,15 @@ pub struct Proof<F> {
     pub margin: F,
 }
 
+/// What the proof's walks over every bin find, on the host or on the device (`gpu::proof`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Walk {
+    /// numpy's estimate of every bin's first and last value lies within one bin of it.
+    pub near: bool,
+    /// How far the cheap estimate of any value leaves its edge bin, in bins.
+    pub worst: f64,
+}
+
 impl<F: BinFloat> PartialEq for UniformBins<F> {
     /// The same bins and rule (a proof is derived from them, proved or not yet).
     fn eq(&self, other: &Self) -> bool {
@@ -213,36 +222,79 @@ impl<F: BinFloat> UniformBins<F> {
     }
 
     /// The closed-left rule, proved once for these bins (once per thread for bins a formula
-    /// makes: every group of a `group_by().agg()` asks for the same bins).
+    /// makes: every group of a `group_by().agg()` asks for the same bins), by walking them on
+    /// this host where no walk elsewhere settled it first ([`Self::settle_proof`]).
     pub fn proof(&self) -> Proof<F> {
+        self.known_proof().unwrap_or_else(|| {
+            self.settle(
+                || self.numpy_estimate_is_near_everywhere(),
+                || self.cheap_estimate_worst(),
+            )
+        })
+    }
+
+    /// The proof, where it needs no walk: set, settled before, or remembered for these bins.
+    pub fn known_proof(&self) -> Option<Proof<F>> {
+        if let Some(proof) = self.proof.get() {
+            return Some(*proof);
+        }
+        let (literal, margin) = self.proof_key().and_then(proofs::recall)?;
+        Some(*self.proof.get_or_init(|| Proof {
+            literal,
+            margin: F::from_f64(margin),
+        }))
+    }
+
+    /// Settles the proof from what a walk made elsewhere found (the device's, `gpu::proof`),
+    /// derived as [`Self::proof`] derives it from its own.
+    pub fn settle_proof(&self, walk: Walk) -> Proof<F> {
+        self.settle(|| walk.near, || walk.worst)
+    }
+
+    /// What both walks find on this host, whether or not each would decide (tests hold the
+    /// device's walk to it).
+    pub fn host_walk(&self) -> Walk {
+        Walk {
+            near: self.numpy_estimate_is_near_everywhere(),
+            worst: self.cheap_estimate_worst(),
+        }
+    }
+
+    /// The proof from the two walks' findings, each asked for only where it decides, remembered
+    /// for bins a formula makes.
+    fn settle(&self, near: impl FnOnce() -> bool, worst: impl FnOnce() -> f64) -> Proof<F> {
         *self.proof.get_or_init(|| {
-            let key = self.proof_key();
-            if let Some(proof) = key.and_then(proofs::recall) {
-                return Proof {
-                    literal: proof.0,
-                    margin: F::from_f64(proof.1),
-                };
-            }
-            let proof = self.prove();
-            if let Some(key) = key {
+            // Over a subnormal span `scale` overflows and the cheap estimate would walk O(n)
+            // edges a value; numpy's own estimate stays finite there.
+            let literal = self.origin == Origin::NumpyEstimate
+                && (!self.scale.to_f64().is_finite() || !near());
+            let margin = match literal {
+                true => F::HALF,
+                false => self.margin_of(worst),
+            };
+            let proof = Proof { literal, margin };
+            if let Some(key) = self.proof_key() {
                 proofs::remember(key, (proof.literal, proof.margin.to_f64()));
             }
             proof
         })
     }
 
-    fn prove(&self) -> Proof<F> {
-        // Over a subnormal span `scale` overflows and the cheap estimate would walk O(n)
-        // edges a value; numpy's own estimate stays finite there.
-        let literal = self.origin == Origin::NumpyEstimate
-            && (!self.scale.to_f64().is_finite() || !self.numpy_estimate_is_near_everywhere());
-        Proof {
-            literal,
-            margin: if literal {
-                F::HALF
-            } else {
-                self.cheap_estimate_margin()
-            },
+    /// The cheap estimate's margin from its worst slack ([`Self::cheap_estimate_worst`]), with
+    /// room to spare; 0.5 when that is too large to help or the fractional part cannot be
+    /// computed exactly.
+    fn margin_of(&self, worst: impl FnOnce() -> f64) -> F {
+        // f - trunc(f) is exact below 2^24 (float32) or 2^53: keep well inside.
+        let exact_below = if F::SINGLE { 1 << 22 } else { 1 << 50 };
+        if self.len() >= exact_below {
+            return F::HALF;
+        }
+        // Twice the worst case plus a little: the kernel compares a rounded fraction.
+        let margin = 2.0 * worst() + 1e-3;
+        if margin < 0.25 {
+            F::from_f64(margin)
+        } else {
+            F::HALF
         }
     }
 
@@ -327,39 +379,30 @@ impl<F: BinFloat> UniformBins<F> {
     }
 
     /// The largest distance, in bins, by which the cheap estimate of any value leaves its edge
-    /// bin (monotone again: each bin's first and last value bound it), with room to spare; 0.5
-    /// when it is too large to help or the fractional part cannot be computed exactly.
-    fn cheap_estimate_margin(&self) -> F {
+    /// bin: the estimate is monotone, so each bin's first and last value bound it.
+    fn cheap_estimate_worst(&self) -> f64 {
         use rayon::prelude::*;
         let n = self.len();
-        // f - trunc(f) is exact below 2^24 (float32) or 2^53: keep well inside.
-        let exact_below = if F::SINGLE { 1 << 22 } else { 1 << 50 };
-        if n >= exact_below {
-            return F::HALF;
-        }
         let edges = self.edges();
-        let slack = |b: usize| {
-            let first = self.cheap_estimate(edges[b]).to_f64();
-            let last = self.cheap_estimate(last_of(edges, b)).to_f64();
-            (b as f64 - first).max(last - (b + 1) as f64).max(0.0)
-        };
         // Small bins on the calling thread: a trip through the pool costs more than they do.
-        let worst = if n < PARALLEL_LEN {
-            (0..n).map(slack).fold(0.0, f64::max)
+        if n < PARALLEL_LEN {
+            (0..n).map(|b| self.slack(edges, b)).fold(0.0, f64::max)
         } else {
             (0..n)
                 .into_par_iter()
                 .with_min_len(1 << 14)
-                .map(slack)
+                .map(|b| self.slack(edges, b))
                 .reduce(|| 0.0, f64::max)
-        };
-        // Twice the worst case plus a little: the kernel compares a rounded fraction.
-        let margin = 2.0 * worst + 1e-3;
-        if margin < 0.25 {
-            F::from_f64(margin)
-        } else {
-            F::HALF
         }
+    }
+
+    /// How far the cheap estimate of bin `b`'s first or last value (of these bins' `edges`)
+    /// leaves the bin, in bins (0 when it stays).
+    #[inline(always)]
+    fn slack(&self, edges: &[F], b: usize) -> f64 {
+        let first = self.cheap_estimate(edges[b]).to_f64();
+        let last = self.cheap_estimate(last_of(edges, b)).to_f64();
+        (b as f64 - first).max(last - (b + 1) as f64).max(0.0)
     }
 
     /// numpy's estimate before its correction, `n - 1` for `n` as numpy clamps it.

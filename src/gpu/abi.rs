@@ -113,6 +113,23 @@ pub struct EdgesParams {
     pub last: f64,
 }
 
+/// `ProofParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProofParams {
+    pub out: u64,
+    pub n: u32,
+    pub single: u32,
+    pub wide: u32,
+    pub pad: u32,
+    pub start: f64,
+    pub step: f64,
+    pub last: f64,
+    pub denom: f64,
+    pub n_f: f64,
+    pub scale: f64,
+}
+
 // The same sizes as kernels/abi.cuh's static_asserts.
 const _: () = {
     assert!(std::mem::size_of::<Column>() == 40);
@@ -123,12 +140,14 @@ const _: () = {
     assert!(std::mem::size_of::<CountParams>() == 1216);
     assert!(std::mem::size_of::<ExtremesParams>() == 64);
     assert!(std::mem::size_of::<EdgesParams>() == 40);
+    assert!(std::mem::size_of::<ProofParams>() == 72);
 };
 
 // SAFETY: plain old data, laid out as the kernels read it (sizes asserted above and in C).
 unsafe impl DeviceRepr for CountParams {}
 unsafe impl DeviceRepr for ExtremesParams {}
 unsafe impl DeviceRepr for EdgesParams {}
+unsafe impl DeviceRepr for ProofParams {}
 unsafe impl DeviceRepr for Segments {}
 
 /// An axis's rule on the device, with the device buffers it points into (edges, group table),

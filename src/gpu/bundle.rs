@@ -97,7 +97,7 @@ pub fn find(id: &KernelId, arch: u32, driver: u32) -> Option<Vec<u8>> {
 /// The kernels a bundle holds: what plans choose for every column type with numpy's and
 /// Polars' equal bins and explicit edges, counted or weighted, the automatic range, and the
 /// common n-D (two float axes) and `by=` (an integer key beside a float column) jobs; variants
-/// plans seldom need (numpy's literal rule below `UNPROVED_BINS`, flow bins, more axes)
+/// plans seldom need (numpy's literal rule, flow bins, more axes)
 /// compile on first use.
 pub fn common_kernels() -> Vec<KernelId> {
     use Family::{Global, Packed, Segmented, Shared};
@@ -117,6 +117,7 @@ pub fn common_kernels() -> Vec<KernelId> {
     let mut out = vec![KernelId::SegScan, KernelId::SegCount];
     for dtype in [DType::F32, DType::F64] {
         out.push(KernelId::Edges { dtype });
+        out.push(KernelId::Proof { dtype });
     }
     for dtype in DType::ALL {
         out.push(KernelId::Extremes { dtype });
@@ -127,22 +128,12 @@ pub fn common_kernels() -> Vec<KernelId> {
             _ => vec![(RuleKind::U64, 1)],
         };
         for (kind, formula) in numpy {
-            for family in [Shared, Packed] {
+            for family in [Shared, Packed, Segmented, Global] {
                 out.push(one(
                     family,
                     false,
                     dtype,
                     rule(kind, false, formula, false, false),
-                ));
-            }
-            // Past `UNPROVED_BINS` numpy's arithmetic is replayed.
-            let wide = kind == RuleKind::U32 && formula == 1;
-            for family in [Segmented, Global] {
-                out.push(one(
-                    family,
-                    false,
-                    dtype,
-                    rule(kind, false, formula, true, wide),
                 ));
             }
             out.push(one(

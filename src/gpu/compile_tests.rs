@@ -122,6 +122,8 @@ fn kernels() -> Vec<KernelId> {
     out.push(KernelId::SegCount);
     out.push(KernelId::Edges { dtype: DType::F32 });
     out.push(KernelId::Edges { dtype: DType::F64 });
+    out.push(KernelId::Proof { dtype: DType::F32 });
+    out.push(KernelId::Proof { dtype: DType::F64 });
     out
 }
 

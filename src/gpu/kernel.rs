@@ -151,17 +151,11 @@ impl RuleVariant {
     }
 }
 
-/// Above this many bins the kernels replay numpy's arithmetic without asking for the proof of
-/// the cheap rule: the proof walks every bin on the host (milliseconds at a million bins, more
-/// than the kernels take), while the replay costs a division a row in kernels that are not
-/// bound by reading the rows at these bin counts anyway.
-pub const UNPROVED_BINS: usize = 1 << 16;
-
 /// Whether closed-left equal bins are counted by numpy's own arithmetic: always exact for
 /// numpy's bins, and the only exact way where the proof fails.
 fn replays_numpy<F: crate::bins::BinFloat>(u: &UniformBins<F>) -> bool {
     match u.origin {
-        Origin::NumpyEstimate => u.len() > UNPROVED_BINS || u.literal(),
+        Origin::NumpyEstimate => u.literal(),
         Origin::Edges | Origin::Polars => false,
     }
 }
@@ -262,6 +256,10 @@ pub enum KernelId {
     Edges {
         dtype: DType,
     },
+    /// The cheap rule's proof walked over equal bins of float32 or float64 (`gpu::proof`).
+    Proof {
+        dtype: DType,
+    },
 }
 
 impl KernelId {
@@ -281,6 +279,7 @@ impl KernelId {
             KernelId::SegCount => "seg_count",
             KernelId::Extremes { .. } => "extremes",
             KernelId::Edges { .. } => "edges",
+            KernelId::Proof { .. } => "prove",
         }
     }
 
@@ -316,6 +315,10 @@ impl KernelId {
                 out.push("-DKERNEL_EDGES".into());
                 out.push(value(*dtype));
             }
+            KernelId::Proof { dtype } => {
+                out.push("-DKERNEL_PROOF".into());
+                out.push(value(*dtype));
+            }
         }
         out
     }
@@ -342,6 +345,7 @@ impl fmt::Display for KernelId {
             KernelId::SegCount => write!(f, "seg_count"),
             KernelId::Extremes { dtype } => write!(f, "extremes_{}", dtype.name()),
             KernelId::Edges { dtype } => write!(f, "edges_{}", dtype.name()),
+            KernelId::Proof { dtype } => write!(f, "proof_{}", dtype.name()),
         }
     }
 }

@@ -140,6 +140,11 @@ pub fn queue(
             mean_run,
         )
     };
+    gpu.ctx
+        .bind_to_thread()
+        .map_err(driver("binding the context"))?;
+    // A fresh range at many bins is proved on the device, before the plan asks the host.
+    crate::gpu::proof::settle(gpu, stream, &job.axes)?;
     let mut plan = plan_for(None)?;
     if plan.family == Family::Segmented && force.is_none() {
         // Too many bins for shared memory: a look at the rows may find runs in one bin.
@@ -148,9 +153,6 @@ pub fn queue(
         }
     }
     let mut phases = vec![("plan", clock.lap())];
-    gpu.ctx
-        .bind_to_thread()
-        .map_err(driver("binding the context"))?;
     // SAFETY: `out` holds `job.cells` counts of 8 bytes (the caller's contract).
     unsafe { cudarc::driver::result::memset_d8_async(out, 0, job.cells * 8, stream.cu_stream()) }
         .map_err(driver("zeroing the histogram"))?;

@@ -12,6 +12,7 @@ pub mod kernel;
 mod launch;
 pub mod pin;
 pub mod plan;
+pub mod proof;
 mod sample;
 mod scratch;
 pub mod transfer;

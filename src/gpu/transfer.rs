@@ -79,6 +79,18 @@ impl Transfer {
 /// busy at once; a third absorbs jitter between them.
 pub const STAGE_BYTES: usize = 32 << 20;
 pub const STAGE_DEPTH: usize = 3;
+/// Bytes one thread copies (or makes) at a time in a turn of the ring.
+const PIECE_BYTES: usize = 256 << 10;
+
+/// Bytes of one turn of the ring for a copy of `len` bytes: about a sixteenth of it, so that the
+/// first chunk in and the last chunk out, which nothing overlaps, stay short (128 MiB in 32 MiB
+/// turns spent about 40% of its time there); at most a slot, and at least 4 MiB, since every turn
+/// costs events and a wake-up of the threads.
+fn turn_bytes(len: usize) -> usize {
+    (len / 16)
+        .next_multiple_of(PIECE_BYTES)
+        .clamp(4 << 20, STAGE_BYTES)
+}
 /// Chunk size for page-locking in place: registration and copy of consecutive chunks overlap.
 const REGISTER_BYTES: usize = 64 << 20;
 
@@ -188,7 +200,7 @@ pub fn upload(
 pub type Maker<'a> = &'a (dyn Fn(usize, &mut [u8]) + Sync);
 
 /// Like [`upload`], for `len` bytes that `make` writes on the way, several threads at once (each
-/// piece starts at a multiple of 1 MiB). Through the staging ring they are made straight in
+/// piece starts at a multiple of 256 KiB). Through the staging ring they are made straight in
 /// pinned memory; the other transfers copy them from a host buffer made first.
 pub fn upload_made(
     gpu: &Gpu,
@@ -203,9 +215,9 @@ pub fn upload_made(
         Transfer::Staged => staged(gpu, stream, len, dst, make),
         other => {
             let mut made: Vec<u8> = crate::alloc::zeroed(len)?;
-            made.par_chunks_mut(1 << 20)
+            made.par_chunks_mut(PIECE_BYTES)
                 .enumerate()
-                .for_each(|(k, out)| make(k << 20, out));
+                .for_each(|(k, out)| make(k * PIECE_BYTES, out));
             // Both other transfers are done with the host bytes when they return.
             upload(gpu, stream, &made, dst, other)
         }
@@ -225,14 +237,15 @@ fn staged(
     let mut ring = ring()?;
     let (dst_ptr, _record) = dst.device_ptr_mut(stream);
     let copy = driver("copying the column to the device");
-    for (i, start) in (0..len).step_by(STAGE_BYTES).enumerate() {
+    let turn = turn_bytes(len);
+    for (i, start) in (0..len).step_by(turn).enumerate() {
         let slot = &mut ring[i % STAGE_DEPTH];
-        let staging = slot.free(len - start).map_err(&copy)?;
+        let staging = slot.free(turn.min(len - start)).map_err(&copy)?;
         // Several threads: one thread's memcpy reaches about a third of host memory bandwidth.
         staging
-            .par_chunks_mut(1 << 20)
+            .par_chunks_mut(PIECE_BYTES)
             .enumerate()
-            .for_each(|(k, out)| make(start + (k << 20), out));
+            .for_each(|(k, out)| make(start + k * PIECE_BYTES, out));
         // SAFETY: `dst` holds `len` bytes; the staging buffer outlives the copy (the slot is
         // marked in use until it is done, and the ring is never shrunk).
         unsafe {
@@ -283,7 +296,8 @@ pub fn download<T: cudarc::driver::DeviceRepr>(
         stream.synchronize().map_err(&copy)?;
     } else {
         let mut ring = ring()?;
-        let chunks: Vec<&mut [u8]> = dst.chunks_mut(STAGE_BYTES).collect();
+        let turn = turn_bytes(bytes);
+        let chunks: Vec<&mut [u8]> = dst.chunks_mut(turn).collect();
         // Chunk `i` goes through slot `i % STAGE_DEPTH`: every slot's copy is queued before the
         // first is read out, and a slot takes its next chunk as soon as it is emptied.
         let queue_chunk = |slot: &mut Slot, i: usize, len: usize| -> HistResult<()> {
@@ -293,7 +307,7 @@ pub fn download<T: cudarc::driver::DeviceRepr>(
             unsafe {
                 cudarc::driver::result::memcpy_dtoh_async(
                     staging,
-                    src + (i * STAGE_BYTES) as u64,
+                    src + (i * turn) as u64,
                     stream.cu_stream(),
                 )
             }
@@ -310,12 +324,12 @@ pub fn download<T: cudarc::driver::DeviceRepr>(
             // Several threads: one thread's memcpy reaches about a third of host memory
             // bandwidth, and the first touch of fresh pages is paid on every core at once.
             chunk
-                .par_chunks_mut(1 << 20)
-                .zip(staged.par_chunks(1 << 20))
+                .par_chunks_mut(PIECE_BYTES)
+                .zip(staged.par_chunks(PIECE_BYTES))
                 .for_each(|(d, s)| d.copy_from_slice(s));
             let next = i + STAGE_DEPTH;
             if next < count {
-                queue_chunk(slot, next, STAGE_BYTES.min(bytes - next * STAGE_BYTES))?;
+                queue_chunk(slot, next, turn.min(bytes - next * turn))?;
             }
         }
     }
