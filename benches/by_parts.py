@@ -1,5 +1,6 @@
 """Where a `by=` call spends its time: the key's width (int64, int32, int16) on the GPU and the CPU,
-the uploads alone (1-D histograms of the values and of the keys), and a 640k-cell result.
+the uploads alone (1-D histograms of the values and of the keys), one pass over the keys (Polars'
+min and max), a 10k-cell result against a 640k-cell one.
 
 Usage: python benches/by_parts.py (on the GPU host; 2^25 float32 rows, 10,000 groups, 64 bins).
 """
@@ -44,6 +45,14 @@ t(
     "1-D g gpu (int64 up)",
     lambda: frame.select(pl.col("g").gpu_hist.histogram(bins=64, range=(0, 10000), device="gpu")),
 )
+t("g min and max (Polars, one pass over the keys)", lambda: (frame["g"].min(), frame["g"].max()))
+for dev in ("gpu", "cpu"):
+    t(
+        f"by=g {dev}, 1 bin (10k-cell result)",
+        lambda dev=dev: frame.select(
+            pl.col("x").gpu_hist.histogram(bins=1, range=(0.0, 1.0), by="g", device=dev)
+        ),
+    )
 t(
     "by= cpu 2^20 rows (640k-cell result)",
     lambda: frame.head(1 << 20).select(

@@ -101,25 +101,49 @@ impl AxisOut<'_> {
 }
 
 /// `cells` values, value `c` being `values[c / stride % values.len()]`: each value repeated
-/// `stride` times, the whole repeated to the end. Written once, block by block on every core,
-/// each block walking its runs instead of dividing per cell (no zeroing pass before: a 2-D
-/// result of 1M cells spent 15% of its time in memset).
+/// `stride` times, the whole repeated to the end. Written once, block by block on every core, a
+/// run of one value (or a stretch of consecutive values, where `stride` is 1) at a time: no
+/// zeroing pass before (a 2-D result of 1M cells spent 15% of its time in memset), and no step
+/// per cell (a `by=` result of 640k cells spent 40% of its time stepping cell by cell).
 fn repeated<T: Copy + Send + Sync>(
     values: &[T],
     stride: usize,
     cells: usize,
 ) -> HistResult<Vec<T>> {
     const BLOCK: usize = 1 << 14;
+    let len = values.len();
+    // One value makes a single run.
+    let stride = if len == 1 { cells.max(1) } else { stride };
     let fill = |(k, block): (usize, &mut [std::mem::MaybeUninit<T>])| {
         let first = k * BLOCK;
-        let mut bin = first / stride % values.len();
+        let mut bin = first / stride % len;
+        let mut rest = block;
+        if stride == 1 {
+            while !rest.is_empty() {
+                let take = (len - bin).min(rest.len());
+                let (now, later) = rest.split_at_mut(take);
+                now.iter_mut()
+                    .zip(&values[bin..bin + take])
+                    .for_each(|(x, &v)| {
+                        x.write(v);
+                    });
+                (rest, bin) = (later, 0);
+            }
+            return;
+        }
         let mut left = stride - first % stride;
-        for x in block {
-            x.write(values[bin]);
-            left -= 1;
+        while !rest.is_empty() {
+            let take = left.min(rest.len());
+            let (now, later) = rest.split_at_mut(take);
+            let v = values[bin];
+            now.iter_mut().for_each(|x| {
+                x.write(v);
+            });
+            rest = later;
+            left -= take;
             if left == 0 {
                 left = stride;
-                bin = if bin + 1 == values.len() { 0 } else { bin + 1 };
+                bin = if bin + 1 == len { 0 } else { bin + 1 };
             }
         }
     };
@@ -325,4 +349,29 @@ pub fn edge_series(field: &str, values: Vec<f64>, input: &DataType) -> HistResul
             .into_series(),
         _ => Float64Chunked::from_vec(field.into(), values).into_series(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every cell holds `values[c / stride % len]`: runs and stretches across blocks, a single
+    /// value, strides past the cells, on one thread and on the pool.
+    #[test]
+    fn repeated_values_fill_every_cell_by_the_rule() {
+        for len in [1usize, 2, 3, 64, 1000] {
+            let values: Vec<u64> = (0..len as u64).map(|v| v * 7 + 1).collect();
+            for stride in [1usize, 2, 3, 17, 64, 16_384, 70_000] {
+                for cells in [0usize, 1, 5, 16_383, 16_385, 100_000, 300_001] {
+                    let got = super::repeated(&values, stride, cells).unwrap();
+                    assert_eq!(got.len(), cells);
+                    for (c, &v) in got.iter().enumerate() {
+                        assert_eq!(
+                            v,
+                            values[c / stride % len],
+                            "len {len} stride {stride} cell {c}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

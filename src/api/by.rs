@@ -196,15 +196,21 @@ fn integer_table(physical: &Series) -> HistResult<Option<(Series, Groups, Vec<Id
         return Ok(None);
     }
     let lo = lo as i64;
-    let firsts = crate::with_dtype!(dtype, |T| first_rows::<T>(&column, lo, span));
-    // Slots in order of first appearance.
-    let mut seen: Vec<(u64, usize)> = firsts
-        .iter()
-        .enumerate()
-        .filter(|(_, &row)| row != u64::MAX)
-        .map(|(slot, &row)| (row, slot))
-        .collect();
-    seen.par_sort_unstable();
+    // Slots in order of first appearance (found in that order where the first rows held them
+    // all, else sorted by their first row).
+    let seen = match crate::with_dtype!(dtype, |T| first_rows::<T>(&column, lo, span)) {
+        FirstRows::InOrder(seen) => seen,
+        FirstRows::BySlot(firsts) => {
+            let mut seen: Vec<(u64, usize)> = firsts
+                .iter()
+                .enumerate()
+                .filter(|(_, &row)| row != u64::MAX)
+                .map(|(slot, &row)| (row, slot))
+                .collect();
+            seen.par_sort_unstable();
+            seen
+        }
+    };
     let mut table = vec![u32::MAX; span];
     for (id, &(_, slot)) in seen.iter().enumerate() {
         table[slot] = id as u32;
@@ -217,11 +223,19 @@ fn integer_table(physical: &Series) -> HistResult<Option<(Series, Groups, Vec<Id
     Ok(Some((physical.clone(), groups, firsts)))
 }
 
-/// The first row of each key value `lo..lo + span` (`u64::MAX` where it never appears). The rows
-/// are read in order until every value of the span has appeared (keys numbered `0..groups` all
-/// appear early: the rest is never read), then the rest by stretches in parallel, each with a
+/// The first row of each key value of a span.
+enum FirstRows {
+    /// Every value of the span, as `(first row, value - lo)` in order of first appearance.
+    InOrder(Vec<(u64, usize)>),
+    /// By `value - lo`: its first row, or `u64::MAX` where it never appears.
+    BySlot(Vec<u64>),
+}
+
+/// The first row of each key value `lo..lo + span`. The rows are read in order until every value
+/// of the span has appeared (keys numbered `0..groups` all appear early: the rest is never read,
+/// and the values were found in order), then the rest by stretches in parallel, each with a
 /// table of its own, merged by minimum.
-fn first_rows<T: Value>(column: &HostColumn<'_>, lo: i64, span: usize) -> Vec<u64> {
+fn first_rows<T: Value>(column: &HostColumn<'_>, lo: i64, span: usize) -> FirstRows {
     const STRETCH: usize = 1 << 20;
     let chunks: Vec<&[T]> = column
         .chunks
@@ -235,18 +249,19 @@ fn first_rows<T: Value>(column: &HostColumn<'_>, lo: i64, span: usize) -> Vec<u6
         false => 0,
     };
     let mut first = vec![u64::MAX; span];
-    let (mut seen, mut row) = (0usize, 0u64);
+    let mut found = Vec::new();
+    let mut row = 0u64;
     'prefix: for values in &chunks {
         for &x in values.iter() {
             if row == prefix_rows as u64 {
                 break 'prefix;
             }
-            let slot = &mut first[(x.as_i64() - lo) as usize];
-            if *slot == u64::MAX {
-                *slot = row;
-                seen += 1;
-                if seen == span {
-                    return first;
+            let slot = (x.as_i64() - lo) as usize;
+            if first[slot] == u64::MAX {
+                first[slot] = row;
+                found.push((row, slot));
+                if found.len() == span {
+                    return FirstRows::InOrder(found);
                 }
             }
             row += 1;
@@ -292,5 +307,5 @@ fn first_rows<T: Value>(column: &HostColumn<'_>, lo: i64, span: usize) -> Vec<u6
             .zip(rest)
             .for_each(|(a, b)| *a = (*a).min(b));
     }
-    first
+    FirstRows::BySlot(first)
 }
