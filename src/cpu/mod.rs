@@ -331,3 +331,46 @@ pub fn sum_blocks(
     sums.truncate(n);
     Ok(sums)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every path of `count_blocks` (interleaved and plain private counters, direct totals)
+    /// counts what a plain loop counts: random, sorted and one-valued cells, with rows not
+    /// counted (`n`).
+    #[test]
+    fn every_counting_path_counts_each_row_once() {
+        for n in [100usize, 70_000, 300_000, 5_000_000] {
+            for rows in [n / 16, n / 4, n, 3 * n + 7] {
+                for shape in ["random", "sorted", "one"] {
+                    let mut state = (n as u64) ^ (rows as u64) << 20;
+                    let cells: Vec<u32> = (0..rows)
+                        .map(|r| {
+                            state = state
+                                .wrapping_mul(6364136223846793005)
+                                .wrapping_add(1442695040888963407);
+                            match shape {
+                                "random" => ((state >> 33) % (n as u64 + 1)) as u32,
+                                "sorted" => (r * (n + 1) / rows.max(1)) as u32,
+                                _ => (n / 2) as u32,
+                            }
+                        })
+                        .collect();
+                    let mut expected = vec![0u64; n + 1];
+                    cells.iter().for_each(|&c| expected[c as usize] += 1);
+                    expected.truncate(n);
+                    let mut at = 0;
+                    let got = count_blocks(n, rows, |idx| {
+                        let len = BLOCK.min(rows - at);
+                        idx[..len].copy_from_slice(&cells[at..at + len]);
+                        at += len;
+                        len
+                    })
+                    .unwrap();
+                    assert!(got == expected, "{n} cells, {rows} rows, {shape}");
+                }
+            }
+        }
+    }
+}
