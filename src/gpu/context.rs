@@ -195,6 +195,18 @@ impl Gpu {
         })
     }
 
+    /// A launch of 256-thread blocks, one of `items` a thread, at most 8 blocks an SM: the
+    /// kernel strides over the rest (the `edges` and `prove` kernels).
+    pub fn strided_launch(&self, items: u64) -> LaunchConfig {
+        const BLOCK: u32 = 256;
+        let blocks = items.div_ceil(BLOCK as u64).max(1);
+        LaunchConfig {
+            grid_dim: (blocks.min(self.props.sm_count as u64 * 8) as u32, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
     /// The kernel `id`, found prebuilt (the wheel's bundle), in the disk cache or compiled, and
     /// loaded on first use; `shared_bytes` of dynamic shared memory allowed.
     pub fn kernel(&self, id: KernelId, shared_bytes: u32) -> HistResult<CudaFunction> {

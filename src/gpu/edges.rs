@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaStream, PushKernelArg};
 
 use crate::bins::{BinSpec, Linspace};
 use crate::dtype::DType;
@@ -87,7 +87,6 @@ fn launch(
     dtype: DType,
     out: u64,
 ) -> HistResult<()> {
-    const BLOCK: u32 = 256;
     let (n, last) = (spec.len(), spec.edge(spec.len()));
     let func = gpu.kernel(KernelId::Edges { dtype }, 0)?;
     let params = EdgesParams {
@@ -98,12 +97,7 @@ fn launch(
         step: formula.step,
         last,
     };
-    let blocks = (n as u64 + 1).div_ceil(BLOCK as u64);
-    let cfg = LaunchConfig {
-        grid_dim: (blocks.min(gpu.props.sm_count as u64 * 8) as u32, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = gpu.strided_launch(n as u64 + 1);
     // SAFETY: `EdgesParams` is the kernel's one parameter (abi.rs); `out` holds n + 1 values
     // of `dtype` and outlives the launch (freed in stream order, or the caller's).
     unsafe { stream.launch_builder(&func).arg(&params).launch(cfg) }

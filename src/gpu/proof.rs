@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaStream, DevicePtr, PushKernelArg};
 
 use crate::bins::{BinFloat, BinSpec, UniformBins, Walk};
 use crate::dtype::DType;
@@ -52,7 +52,6 @@ pub fn walk<F: BinFloat>(
     bins: &UniformBins<F>,
     dtype: DType,
 ) -> HistResult<Walk> {
-    const BLOCK: u32 = 256;
     let formula = bins.linspace().expect("equal bins made by a formula");
     let n = bins.len();
     let func = gpu.kernel(KernelId::Proof { dtype }, 0)?;
@@ -72,12 +71,7 @@ pub fn walk<F: BinFloat>(
         n_f: bins.estimate.n,
         scale: bins.scale.to_f64(),
     };
-    let blocks = (n as u64).div_ceil(BLOCK as u64);
-    let cfg = LaunchConfig {
-        grid_dim: (blocks.min(gpu.props.sm_count as u64 * 8) as u32, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = gpu.strided_launch(n as u64);
     // SAFETY: `ProofParams` is the kernel's one parameter (abi.rs); `found` holds the two
     // values it writes and outlives the copy below, which waits for the kernel.
     unsafe { stream.launch_builder(&func).arg(&params).launch(cfg) }
