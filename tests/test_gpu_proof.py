@@ -116,3 +116,15 @@ def test_many_bins_over_a_fresh_range_count_as_numpy(dtype, bins, range_) -> Non
     for family in ["segmented", "global"]:
         frame = gh.histogram(cp.asarray(values), bins=bins, range=range_, kernel=family)
         np.testing.assert_array_equal(frame["count"].to_numpy(), expected)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("range_type", RANGE_TYPES)
+def test_ordinary_bins_are_walked_on_both_sides(dtype, range_type) -> None:
+    """The comparisons above skip bins numpy refuses; these bins are never refused, so both walks
+    must run and agree (the tests above cannot pass by skipping everything)."""
+    found = _internal._proof_walks(1 << 16, (-0.5, 3.0), dtype, range_type)
+    assert found is not None
+    host, device = found
+    assert device == host
+    assert host[0], "numpy's estimate is near for these bins"
