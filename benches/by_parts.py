@@ -1,6 +1,7 @@
 """Where a `by=` call spends its time: the key's width (int64, int32, int16) on the GPU and the CPU,
 the uploads alone (1-D histograms of the values and of the keys), one pass over the keys (Polars'
-min and max), a 10k-cell result against a 640k-cell one.
+min and max), a 10k-cell result against a 640k-cell one; then the host's phases of each `by=`
+call as the engine reports them (median of each phase over the repetitions).
 
 Usage: python benches/by_parts.py (on the GPU host; 2^25 float32 rows, 10,000 groups, 64 bins).
 """
@@ -11,7 +12,8 @@ from collections.abc import Callable
 import numpy as np
 import polars as pl
 
-import polars_gpu_hist  # noqa: F401
+import polars_gpu_hist
+from polars_gpu_hist import _args, _internal
 
 rng = np.random.default_rng(5)
 n = 1 << 25
@@ -59,3 +61,31 @@ t(
         pl.col("x").gpu_hist.histogram(bins=64, range=(0.0, 1.0), by="g", device="cpu")
     ),
 )
+
+
+def phases(key: str, dev: str, r: int = 7) -> None:
+    """The median of each host phase of `by=key` on `dev`, from the engine's report, and of the
+    native call around them (no Polars query)."""
+    kwargs = _args.histogram_kwargs(64, (0.0, 1.0), False, "left", False, dev, "auto")
+    pickled = polars_gpu_hist._pickled(kwargs)
+    seen: dict[str, list[float]] = {}
+    for _ in range(r + 1):
+        start = time.perf_counter()
+        _, report = _internal._histogram_by_report(frame["x"], frame[key], pickled)
+        seen.setdefault("native call", []).append((time.perf_counter() - start) * 1e3)
+        line = next((ln for ln in report.splitlines() if ln.startswith("time ")), "")
+        line, _, kernels = line.partition(" ms (kernels ")
+        if kernels:
+            line += ", kernels " + kernels.split(" ")[0]
+        for part in line.removeprefix("time").strip().removesuffix(" ms").split(", "):
+            if part:
+                name, ms = part.rsplit(" ", 1)
+                seen.setdefault(name, []).append(float(ms))
+    cells = ", ".join(f"{k} {sorted(v[1:])[len(v[1:]) // 2]:.2f}" for k, v in seen.items())
+    print(f"phases by={key} {dev}: {cells} ms")
+    print("  last report: " + report.replace("\n", "\n    "))
+
+
+for dev in ("gpu", "cpu"):
+    for key in ("g", "g16"):
+        phases(key, dev)

@@ -2,6 +2,9 @@
 //! rank-1 case; n-D adds binned axes and `by=` a group axis; the engine takes any job to a
 //! backend and returns counts in row-major order of the axes.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use crate::bins::{BinSpec, MAX_BINS};
 use crate::dtype::DType;
 use crate::error::{HistError, HistResult};
@@ -32,8 +35,42 @@ pub enum GroupKeys {
     /// The axis column holds the ids themselves (UInt32, no nulls).
     Ids,
     /// The axis column holds integer keys (no nulls) of a narrow span: the id of `x` is
-    /// `table[x - lo]`.
-    Table { lo: i64, table: Vec<u32> },
+    /// `table[x - lo]`. A table read from the first rows only comes with `strays`: every reader
+    /// of the keys checks each against the table's span, leaves a key outside it uncounted and
+    /// marks `strays`, and the count is then not the answer.
+    Table {
+        lo: i64,
+        table: Vec<u32>,
+        strays: Option<Strays>,
+    },
+}
+
+/// Marked by whoever reads a key outside a table made from the first rows (see
+/// [`GroupKeys::Table`]); shared by the job's clones.
+#[derive(Clone, Debug, Default)]
+pub struct Strays(Arc<AtomicBool>);
+
+impl Strays {
+    pub fn mark(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn seen(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl PartialEq for Strays {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl GroupKeys {
+    /// Whether a key fell outside a table made from the first rows.
+    pub fn strayed(&self) -> bool {
+        matches!(self, GroupKeys::Table { strays: Some(s), .. } if s.seen())
+    }
 }
 
 /// One axis of a histogram.

@@ -463,6 +463,23 @@ fn _proof_walks(
     })
 }
 
+/// `by=` as the expression computes it, with the engine's report as text (the host's phases in
+/// ms: grouping the keys, resolving the bins, the engine's own, building the result), for
+/// benchmarks that ask where a call spends its time.
+#[pyfunction]
+fn _histogram_by_report(
+    py: Python<'_>,
+    values: PySeries,
+    keys: PySeries,
+    pickled_options: &[u8],
+) -> PyResult<(PySeries, String)> {
+    let opts: HistogramOptions = unpickle(pickled_options)?;
+    let (series, report) = call(py, "histogram_by", || {
+        crate::api::by::histogram_by_with_report(&values.0, &keys.0, None, &opts)
+    })?;
+    Ok((PySeries(series), report.to_string()))
+}
+
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -482,6 +499,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_kernel_bundle, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_from_extremes, m)?)?;
     m.add_function(wrap_pyfunction!(_proof_walks, m)?)?;
+    m.add_function(wrap_pyfunction!(_histogram_by_report, m)?)?;
     m.add_class::<PyDeviceArray>()?;
     m.add_class::<histogram::PyHistogram>()?;
     Ok(())

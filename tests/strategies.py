@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 from hypothesis import strategies as st
 
+import polars_gpu_hist  # noqa: F401  (the `gpu_hist` namespace of the `by=` helpers)
 from conftest import NUMERIC
 
 
@@ -441,3 +442,36 @@ def by_cases(draw: st.DrawFn) -> tuple[pl.DataFrame, dict[str, Any]]:
     if draw(st.booleans()):
         kwargs["weights"] = "w"
     return frame, kwargs
+
+
+# ---- `by=` keys grouped from their first rows ----
+
+FIRST_ROWS = 1 << 18  # src/api/by.rs: the rows whose keys' span is tried first
+WIDE_KEYS = [pl.Int32, pl.Int64, pl.UInt32, pl.Datetime("us")]
+STRAYS = ["none", "just past the first rows", "below the span", "far, near the end", "the last row"]
+
+
+def by_first_rows_case(dtype: pl.DataType, stray: str) -> pl.DataFrame:
+    """1,000 keys that all appear in the first rows, and one `stray` key later (or none)."""
+    n = 2 * FIRST_ROWS + 5
+    g = (np.arange(n, dtype=np.int64) * 31) % 1_000 + 100
+    if stray == "just past the first rows":
+        g[FIRST_ROWS + 1] = 5_000
+    elif stray == "below the span":
+        g[FIRST_ROWS + 3] = 0
+    elif stray == "far, near the end":
+        g[n - 2] = 2**31 - 1
+    elif stray == "the last row":
+        g[n - 1] = 1_100
+    x = np.random.default_rng(3).random(n)
+    return pl.DataFrame({"x": x, "g": g}).with_columns(pl.col("g").cast(dtype))
+
+
+def by_against_hashed_keys(frame: pl.DataFrame, device: str) -> None:
+    """`by=` on `frame` equals `by=` on its keys as strings (grouped by hashing every row)."""
+    expr = pl.col("x").gpu_hist.histogram(bins=4, range=(0.0, 1.0), by="g", device=device)
+    got = frame.select(expr).unnest("x")
+    hashed = frame.with_columns(pl.col("g").cast(pl.String)).select(expr).unnest("x")
+    assert got["g"].cast(pl.String).equals(hashed["g"])
+    assert got["count"].equals(hashed["count"]) and got["bin_start"].equals(hashed["bin_start"])
+    assert got["count"].sum() == frame.height

@@ -15,6 +15,7 @@ import pytest
 
 import polars_gpu_hist as gh
 import polars_gpu_hist.numpy as ghnp
+from strategies import STRAYS, WIDE_KEYS, by_against_hashed_keys, by_first_rows_case
 
 pytestmark = pytest.mark.gpu
 
@@ -200,6 +201,29 @@ def test_by_keys_travel_as_offsets_from_the_lowest_key(dtype, lo, span, how, mon
         gh.pin(frame["g"])
     try:
         assert frame.select(expr("gpu")).equals(frame.select(expr("cpu")))
+    finally:
+        if how == "pinned":
+            gh.unpin(frame["g"])
+
+
+@pytest.mark.parametrize("dtype", WIDE_KEYS)
+@pytest.mark.parametrize("stray", STRAYS)
+@pytest.mark.parametrize("how", ["staged", "pageable", "windows", "pinned"])
+def test_by_groups_from_the_first_rows_are_checked_on_the_way_to_the_gpu(
+    dtype, stray, how, monkeypatch
+) -> None:
+    """Keys grouped from the first rows travel as offsets that are checked against the span on
+    the way (every transfer, and window by window); a stray has the count redone from every row.
+    A pinned key column, read in place, is grouped from every row."""
+    frame = by_first_rows_case(dtype, stray)
+    if how in ("staged", "pageable"):
+        monkeypatch.setenv("POLARS_GPU_HIST_TRANSFER", how)
+    elif how == "windows":
+        monkeypatch.setenv("POLARS_GPU_HIST_DEVICE_BYTES", str(1 << 21))
+    else:
+        gh.pin(frame["g"])
+    try:
+        by_against_hashed_keys(frame, "gpu")
     finally:
         if how == "pinned":
             gh.unpin(frame["g"])

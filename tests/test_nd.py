@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,15 @@ import pytest
 from hypothesis import given
 
 import polars_gpu_hist as gh
-from strategies import NdCase, by_cases, nd_cases
+from strategies import (
+    STRAYS,
+    WIDE_KEYS,
+    NdCase,
+    by_against_hashed_keys,
+    by_cases,
+    by_first_rows_case,
+    nd_cases,
+)
 
 
 def ours(case: NdCase, density: bool = False, **kwargs: Any) -> pl.DataFrame:
@@ -176,6 +185,19 @@ def test_bad_arguments_are_clear_errors(call: Any, message: str) -> None:
 @given(by_cases())
 def test_by_equals_group_by_agg(case: tuple[pl.DataFrame, dict[str, Any]]) -> None:
     frame, kwargs = case
+    by = pl.col("x").gpu_hist.histogram(by="g", device="cpu", **kwargs)
+    if frame.height == 0:
+        # No groups, so group_by().agg() never calls the plugin: `by=` is held to the 1-D call on
+        # the same empty column, which checks the bins all the same.
+        try:
+            frame.select(pl.col("x").gpu_hist.histogram(device="cpu", **kwargs))
+        except pl.exceptions.PolarsError as e:
+            same = re.escape(str(e).splitlines()[0][-30:])
+            with pytest.raises(pl.exceptions.PolarsError, match=same):
+                frame.select(by)
+            return
+        assert frame.select(by).unnest("x").height == 0
+        return
     try:
         expected = (
             frame.group_by("g", maintain_order=True)
@@ -187,10 +209,10 @@ def test_by_equals_group_by_agg(case: tuple[pl.DataFrame, dict[str, Any]]) -> No
         # Bins that collapse (a float32 range too narrow) are refused either way.
         message = str(e).splitlines()[0].split(": ", 1)[-1]
         with pytest.raises(pl.exceptions.PolarsError, match="too many bins"):
-            frame.select(pl.col("x").gpu_hist.histogram(by="g", device="cpu", **kwargs))
+            frame.select(by)
         assert "too many bins" in message
         return
-    got = frame.select(pl.col("x").gpu_hist.histogram(by="g", device="cpu", **kwargs)).unnest("x")
+    got = frame.select(by).unnest("x")
     assert got.schema == expected.schema
     # Groups in order of first appearance, then bins: exactly group_by(maintain_order=True).
     np.testing.assert_array_equal(got["g"].to_numpy(), expected["g"].to_numpy())
@@ -232,6 +254,17 @@ def test_by_orders_groups_by_first_appearance_in_long_columns(layout: str) -> No
         expected, _ = np.histogram(x[g == keys[k]], bins=4, range=(0.0, 1.0))
         np.testing.assert_array_equal(counts[k], expected)
     assert counts.sum() == n
+
+
+@pytest.mark.parametrize("dtype", WIDE_KEYS)
+@pytest.mark.parametrize("stray", STRAYS)
+def test_by_groups_from_the_first_rows_are_checked_against_every_row(
+    dtype: pl.DataType, stray: str
+) -> None:
+    """Wide integer keys are grouped from the first rows where those show every key of a narrow
+    span: every later row is checked against that span while it is counted, and a key outside
+    it has the count redone from every row, so the groups and counts are those of hashing."""
+    by_against_hashed_keys(by_first_rows_case(dtype, stray), "cpu")
 
 
 def test_by_shares_the_whole_columns_range() -> None:

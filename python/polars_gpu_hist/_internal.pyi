@@ -53,6 +53,9 @@ class Histogram:
     @property
     def dtypes(self) -> list[str | None]: ...
 
+def _histogram_by_report(
+    values: Series, keys: Series, pickled_options: bytes
+) -> tuple[Series, str]: ...
 def _proof_walks(
     bins: int, range: tuple[float, float], dtype: str, range_type: str
 ) -> list[tuple[bool, float]] | None: ...

@@ -7,7 +7,7 @@ use crate::api::axes::{readable, resolve_axis, weights_f64, Flavour, HostAxis};
 use crate::engine::{self, Placement, Report};
 use crate::error::{guarded, HistError, HistResult};
 use crate::input::{HostColumn, Value};
-use crate::job::{Axis, GroupKeys, Groups, HostRows, Job, Rows, Rule};
+use crate::job::{Axis, GroupKeys, Groups, HostRows, Job, Rows, Rule, Strays};
 use crate::options::HistogramOptions;
 use crate::output::{self, AxisOut};
 
@@ -88,59 +88,92 @@ pub fn histogram_by_with_report(
             values.len()
         )));
     }
+    let clock = crate::gpu::Clock::start();
     let (physical, reading) = readable(values)?;
     let weights = weights.map(|w| weights_f64(values.len(), w)).transpose()?;
-    let (key_column, groups, firsts) = group_axis(keys)?;
-    let rows = HostRows::new(
-        vec![HostColumn::new(&key_column)?, HostColumn::new(&physical)?],
-        weights.as_ref().map(HostColumn::new).transpose()?,
-    )?;
-    let spec = resolve_axis(
-        &options.bins,
-        options.range,
-        options.closed,
-        values.dtype(),
-        reading.kind(),
-        Flavour::Histogram,
-        weights.is_some(),
-        &HostAxis {
-            rows: &rows,
-            axis: 1,
-        },
-    )?;
-    let axes = vec![
-        Axis {
-            rule: Rule::Groups(groups),
-            flow: false,
-        },
-        Axis::bins(spec, options.flow),
-    ];
-    let job = Job::new(axes, Rows::Host(rows))?;
-    let placement = Placement {
-        device: options.device,
-        kernel: options.kernel,
-    };
-    let (counts, report) = engine::count(&job, placement)?;
-    let firsts = IdxCa::from_vec("firsts".into(), firsts);
-    let out = [
-        AxisOut::Group {
-            key: keys.take(&firsts)?,
-        },
-        AxisOut::bins(
-            job.axes[1].spec().expect("a binned axis"),
-            values.dtype().clone(),
-            options.flow,
-        ),
-    ];
-    let series = output::to_struct(values.name().clone(), &out, counts, options.density)?;
-    Ok((series, report))
+    let mut strayed = None;
+    for look in [Look::FirstRows, Look::AllRows] {
+        let (key_column, groups, firsts) = group_axis(keys, look)?;
+        let grouped = clock.lap();
+        let rows = HostRows::new(
+            vec![HostColumn::new(&key_column)?, HostColumn::new(&physical)?],
+            weights.as_ref().map(HostColumn::new).transpose()?,
+        )?;
+        let spec = resolve_axis(
+            &options.bins,
+            options.range,
+            options.closed,
+            values.dtype(),
+            reading.kind(),
+            Flavour::Histogram,
+            weights.is_some(),
+            &HostAxis {
+                rows: &rows,
+                axis: 1,
+            },
+        )?;
+        let axes = vec![
+            Axis {
+                rule: Rule::Groups(groups),
+                flow: false,
+            },
+            Axis::bins(spec, options.flow),
+        ];
+        let job = Job::new(axes, Rows::Host(rows))?;
+        let placement = Placement {
+            device: options.device,
+            kernel: options.kernel,
+        };
+        let resolved = clock.lap();
+        let (counts, report) = engine::count(&job, placement)?;
+        if matches!(&job.axes[0].rule, Rule::Groups(g) if g.keys.strayed()) {
+            // The first rows did not show every key: these counts are not the answer.
+            strayed = Some(grouped + resolved + clock.lap());
+            continue;
+        }
+        clock.lap();
+        let firsts = IdxCa::from_vec("firsts".into(), firsts);
+        let out = [
+            AxisOut::Group {
+                key: keys.take(&firsts)?,
+            },
+            AxisOut::bins(
+                job.axes[1].spec().expect("a binned axis"),
+                values.dtype().clone(),
+                options.flow,
+            ),
+        ];
+        let series = output::to_struct(values.name().clone(), &out, counts, options.density)?;
+        let mut report = report.between(resolved, clock.lap());
+        report.phases.insert(0, ("groups", grouped));
+        if let Some(ms) = strayed {
+            report
+                .phases
+                .insert(0, ("a count from the first rows' keys, redone", ms));
+        }
+        return Ok((series, report));
+    }
+    unreachable!("the groups of every row have no strays")
+}
+
+/// How much of an integer key column its groups are read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Look {
+    /// The first rows, where they show a narrow span of 32- or 64-bit keys that they fill and a
+    /// spread sample of the rest lies in: the count then checks every key against it (see
+    /// [`GroupKeys::Table`]), and is redone from every row where one strays. This spares a pass
+    /// over the keys before the count: 3.7 ms of a 16.5 ms GPU call with 2^25 Int64 keys on the
+    /// H100 host (BENCHMARKS.md, 2026-11-27).
+    FirstRows,
+    /// Every row.
+    AllRows,
 }
 
 /// The group axis of `keys`: the column it reads (the keys' own integers where a table maps
 /// them, else UInt32 ids), how it maps them, and each group's first row.
-fn group_axis(keys: &Series) -> HistResult<(Series, Groups, Vec<IdxSize>)> {
+fn group_axis(keys: &Series, look: Look) -> HistResult<(Series, Groups, Vec<IdxSize>)> {
     let physical = keys.to_physical_repr().into_owned();
-    if let Some(found) = integer_table(&physical)? {
+    if let Some(found) = integer_table(&physical, look)? {
         return Ok(found);
     }
     let groups = keys.group_tuples(true, true)?;
@@ -176,7 +209,10 @@ const MAX_TABLE_SLOTS: usize = 1 << 24;
 
 /// Groups of integer keys without nulls over a narrow span: the first row of every key value,
 /// found in parallel, ranks the groups by first appearance.
-fn integer_table(physical: &Series) -> HistResult<Option<(Series, Groups, Vec<IdxSize>)>> {
+fn integer_table(
+    physical: &Series,
+    look: Look,
+) -> HistResult<Option<(Series, Groups, Vec<IdxSize>)>> {
     let dtype = match crate::dtype::DType::of_primitive(physical.dtype()) {
         Some(d) if !d.is_float() && d != crate::dtype::DType::U64 => d,
         _ => return Ok(None),
@@ -185,30 +221,47 @@ fn integer_table(physical: &Series) -> HistResult<Option<(Series, Groups, Vec<Id
         return Ok(None);
     }
     let column = HostColumn::new(physical)?;
-    let pieces = crate::input::pieces(&[&column]);
-    let crate::bins::Extremes::Integer(lo, hi) =
-        crate::cpu::extremes::extremes(&[&column], &pieces, 0)
-    else {
-        return Ok(None);
+    // A pinned key column is read in place on the device, where nothing checks it against a
+    // table of the first rows.
+    let first_rows_only =
+        look == Look::FirstRows && dtype.size() >= 4 && crate::gpu::pin::find(&column).is_none();
+    let from_first_rows = match first_rows_only {
+        true => crate::with_dtype!(dtype, |T| span_of_first_rows::<T>(&column)),
+        false => None,
     };
-    let span = (hi - lo + 1) as usize;
-    if span > MAX_TABLE_SLOTS.min((4 * physical.len()).max(1 << 16)) {
-        return Ok(None);
-    }
-    let lo = lo as i64;
-    // Slots in order of first appearance (found in that order where the first rows held them
-    // all, else sorted by their first row).
-    let seen = match crate::with_dtype!(dtype, |T| first_rows::<T>(&column, lo, span)) {
-        FirstRows::InOrder(seen) => seen,
-        FirstRows::BySlot(firsts) => {
-            let mut seen: Vec<(u64, usize)> = firsts
-                .iter()
-                .enumerate()
-                .filter(|(_, &row)| row != u64::MAX)
-                .map(|(slot, &row)| (row, slot))
-                .collect();
-            seen.par_sort_unstable();
-            seen
+    // The table's lowest key and span, its slots in order of first appearance as
+    // `(first row, slot)`, and its strays where it was made from the first rows.
+    let (lo, span, seen, strays) = match from_first_rows {
+        // The first rows held every key of their span.
+        Some((lo, seen)) => (lo, seen.len(), seen, Some(Strays::default())),
+        None => {
+            let pieces = crate::input::pieces(&[&column]);
+            let crate::bins::Extremes::Integer(lo, hi) =
+                crate::cpu::extremes::extremes(&[&column], &pieces, 0)
+            else {
+                return Ok(None);
+            };
+            let span = (hi - lo + 1) as usize;
+            if span > MAX_TABLE_SLOTS.min((4 * physical.len()).max(1 << 16)) {
+                return Ok(None);
+            }
+            let lo = lo as i64;
+            // Slots in order of first appearance (found in that order where the first rows held
+            // them all, else sorted by their first row).
+            let seen = match crate::with_dtype!(dtype, |T| first_rows::<T>(&column, lo, span)) {
+                FirstRows::InOrder(seen) => seen,
+                FirstRows::BySlot(firsts) => {
+                    let mut seen: Vec<(u64, usize)> = firsts
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &row)| row != u64::MAX)
+                        .map(|(slot, &row)| (row, slot))
+                        .collect();
+                    seen.par_sort_unstable();
+                    seen
+                }
+            };
+            (lo, span, seen, None)
         }
     };
     let mut table = vec![u32::MAX; span];
@@ -217,10 +270,94 @@ fn integer_table(physical: &Series) -> HistResult<Option<(Series, Groups, Vec<Id
     }
     let groups = Groups {
         count: seen.len(),
-        keys: GroupKeys::Table { lo, table },
+        keys: GroupKeys::Table { lo, table, strays },
     };
     let firsts = seen.iter().map(|&(row, _)| row as IdxSize).collect();
     Ok(Some((physical.clone(), groups, firsts)))
+}
+
+/// Rows of the keys whose extremes bound the span [`Look::FirstRows`] proposes, and how many
+/// rows spread over the rest must lie in it (enough to find sorted or clustered keys, which
+/// would have every row counted twice; each is a cache miss).
+const FIRST_ROWS: usize = 1 << 18;
+const SPREAD_SAMPLE: usize = 256;
+
+/// A span of keys from the first rows of a long column: the extremes of its first
+/// [`FIRST_ROWS`] rows, where the span is narrow, every row of a spread sample of the rest lies
+/// in it, and every key of it appears in the first rows (found in order, within the rows
+/// [`first_rows`] would read in order). Then its lowest key, and its keys as
+/// `(first row, key - lo)` in order of first appearance.
+fn span_of_first_rows<T: Value>(column: &HostColumn<'_>) -> Option<(i64, Vec<(u64, usize)>)> {
+    let chunks: Vec<&[T]> = column
+        .chunks
+        .iter()
+        .map(|chunk| T::values(chunk.values).expect("the column's own type"))
+        .collect();
+    let len: usize = chunks.iter().map(|c| c.len()).sum();
+    if len <= FIRST_ROWS {
+        return None;
+    }
+    let (mut lo, mut hi, mut left) = (i64::MAX, i64::MIN, FIRST_ROWS);
+    for chunk in &chunks {
+        let take = left.min(chunk.len());
+        for x in &chunk[..take] {
+            (lo, hi) = (lo.min(x.as_i64()), hi.max(x.as_i64()));
+        }
+        left -= take;
+    }
+    let span = hi.abs_diff(lo).saturating_add(1);
+    if span > IN_ORDER_SLOTS as u64 {
+        return None;
+    }
+    let inside = |x: i64| x.abs_diff(lo) < span && x >= lo;
+    // The rest, at evenly spread rows, the last included.
+    let rest = len - FIRST_ROWS;
+    let sample = (0..SPREAD_SAMPLE).map(|k| FIRST_ROWS + k * (rest - 1) / (SPREAD_SAMPLE - 1));
+    if !sample.map(|row| value_at(&chunks, row)).all(inside) {
+        return None;
+    }
+    let span = span as usize;
+    let mut first = vec![false; span];
+    let mut seen = Vec::with_capacity(span);
+    let rows = chunks.iter().flat_map(|c| c.iter().map(|x| x.as_i64()));
+    for (row, x) in rows.take(in_order_rows(span)).enumerate() {
+        if !inside(x) {
+            return None;
+        }
+        let slot = (x - lo) as usize;
+        if !first[slot] {
+            first[slot] = true;
+            seen.push((row as u64, slot));
+            if seen.len() == span {
+                return Some((lo, seen));
+            }
+        }
+    }
+    None
+}
+
+/// Row `row` of a column in `chunks`, as i64.
+fn value_at<T: Value>(chunks: &[&[T]], mut row: usize) -> i64 {
+    for chunk in chunks {
+        match chunk.get(row) {
+            Some(x) => return x.as_i64(),
+            None => row -= chunk.len(),
+        }
+    }
+    unreachable!("row {row} past the column's end")
+}
+
+/// Spans of at most this many keys are looked for in order in the first rows.
+const IN_ORDER_SLOTS: usize = 1 << 17;
+
+/// How many first rows are read in order for the keys of a span of `span` slots: enough for
+/// `span` random keys to have all appeared (about `span ln span`) with room to spare; none past
+/// [`IN_ORDER_SLOTS`], where that is too long on one thread.
+fn in_order_rows(span: usize) -> usize {
+    match span <= IN_ORDER_SLOTS {
+        true => (16 * span).max(1 << 16),
+        false => 0,
+    }
 }
 
 /// The first row of each key value of a span.
@@ -242,12 +379,7 @@ fn first_rows<T: Value>(column: &HostColumn<'_>, lo: i64, span: usize) -> FirstR
         .iter()
         .map(|chunk| T::values(chunk.values).expect("the column's own type"))
         .collect();
-    // In order first, over enough rows for `span` random keys to have all appeared (about
-    // `span ln span`) with room to spare; past 2^17 slots that is too long on one thread.
-    let prefix_rows = match span <= 1 << 17 {
-        true => (16 * span).max(1 << 16),
-        false => 0,
-    };
+    let prefix_rows = in_order_rows(span);
     let mut first = vec![u64::MAX; span];
     let mut found = Vec::new();
     let mut row = 0u64;
@@ -308,4 +440,106 @@ fn first_rows<T: Value>(column: &HostColumn<'_>, lo: i64, span: usize) -> FirstR
             .for_each(|(a, b)| *a = (*a).min(b));
     }
     FirstRows::BySlot(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use polars::prelude::*;
+
+    use super::*;
+    use crate::options::{Bins, Device};
+
+    fn options() -> HistogramOptions {
+        HistogramOptions {
+            bins: Bins::Count(8),
+            range: Some((0.0.into(), 1.0.into())),
+            device: Device::Cpu,
+            ..Default::default()
+        }
+    }
+
+    /// `by=` of `keys` (Int64) against the same keys as strings, which are grouped by hashing
+    /// every row: the same groups in the same order, the same counts.
+    fn by_against_hashed(keys: Vec<i64>) -> Report {
+        let n = keys.len();
+        let values: Vec<f64> = (0..n).map(|i| (i * 7919 % 1000) as f64 / 1000.0).collect();
+        let values = Series::new("x".into(), values);
+        let keys = Series::new("g".into(), keys);
+        let (got, report) = histogram_by_with_report(&values, &keys, None, &options()).expect("by");
+        let strings = keys.cast(&DataType::String).expect("strings");
+        let (hashed, _) =
+            histogram_by_with_report(&values, &strings, None, &options()).expect("by");
+        let (got, hashed) = (got.struct_().unwrap(), hashed.struct_().unwrap());
+        for field in ["bin_start", "count"] {
+            assert!(got
+                .field_by_name(field)
+                .unwrap()
+                .equals(&hashed.field_by_name(field).unwrap()));
+        }
+        let got_keys = got
+            .field_by_name("g")
+            .unwrap()
+            .cast(&DataType::String)
+            .unwrap();
+        assert!(got_keys.equals(&hashed.field_by_name("g").unwrap()));
+        report
+    }
+
+    fn redone(report: &Report) -> bool {
+        report
+            .phases
+            .iter()
+            .any(|(what, _)| what.contains("redone"))
+    }
+
+    #[test]
+    fn keys_that_the_first_rows_show_are_grouped_from_them() {
+        let n = 3 * FIRST_ROWS;
+        let keys: Vec<i64> = (0..n as i64).map(|i| (i * 31) % 1000 - 500).collect();
+        let physical = Series::new("g".into(), keys.clone());
+        let (_, groups, firsts) = group_axis(&physical, Look::FirstRows).expect("groups");
+        assert!(matches!(
+            groups.keys,
+            GroupKeys::Table {
+                strays: Some(_),
+                ..
+            }
+        ));
+        assert_eq!((groups.count, firsts.len()), (1000, 1000));
+        assert!(!redone(&by_against_hashed(keys)));
+    }
+
+    #[test]
+    fn a_key_the_first_rows_did_not_show_redoes_the_count_from_every_row() {
+        // Rows the spread sample does not read: just past the first rows, and just before the
+        // last sampled row.
+        let n = 3 * FIRST_ROWS;
+        for (row, stray) in [
+            (FIRST_ROWS + 1, 1000),
+            (FIRST_ROWS + 2, -501),
+            (n - 2, i64::MIN),
+            (n - 3, i64::MAX),
+        ] {
+            let mut keys: Vec<i64> = (0..n as i64).map(|i| (i * 31) % 1000 - 500).collect();
+            keys[row] = stray;
+            assert!(redone(&by_against_hashed(keys)), "key {stray} at row {row}");
+        }
+    }
+
+    #[test]
+    fn first_rows_that_do_not_show_every_key_of_their_span_group_from_every_row() {
+        let n = 3 * FIRST_ROWS;
+        // Sorted keys: the first rows hold one key, the spread sample finds others.
+        let sorted: Vec<i64> = (0..n as i64).map(|i| i / 1000).collect();
+        // A gap: 0 and 2 but never 1 in the first rows.
+        let gap: Vec<i64> = (0..n as i64).map(|i| 2 * (i % 2)).collect();
+        // A span too wide for the first rows.
+        let wide: Vec<i64> = (0..n as i64).map(|i| (i * 7) % 1_000_000).collect();
+        for keys in [sorted, gap, wide] {
+            let physical = Series::new("g".into(), keys.clone());
+            let (_, groups, _) = group_axis(&physical, Look::FirstRows).expect("groups");
+            assert!(matches!(groups.keys, GroupKeys::Table { strays: None, .. }));
+            assert!(!redone(&by_against_hashed(keys)));
+        }
+    }
 }

@@ -13,7 +13,7 @@ use crate::bins::BinSpec;
 use crate::counts::{zeroed, Counts};
 use crate::error::HistResult;
 use crate::input::{Chunk, Value, Values};
-use crate::job::{Axis, GroupKeys, HostRows, Job, Rule};
+use crate::job::{Axis, GroupKeys, HostRows, Job, Rule, Strays};
 
 /// Rows handled per block (fits in L1 beside a small histogram).
 pub const BLOCK: usize = 2048;
@@ -194,9 +194,20 @@ fn axis_cells(axis: &Axis, part: &Chunk<'_>, out: &mut [u32]) {
                 };
                 out.copy_from_slice(ids);
             }
-            GroupKeys::Table { lo, table } => crate::with_values!(part.values, |v: T| {
+            GroupKeys::Table { lo, table, strays } => crate::with_values!(part.values, |v: T| {
+                let mut strayed = false;
                 for (o, &x) in out.iter_mut().zip(v) {
-                    *o = table[(x.as_i64() - lo) as usize];
+                    *o = match table.get(x.as_i64().wrapping_sub(*lo) as usize) {
+                        Some(&id) => id,
+                        None => {
+                            strayed = true;
+                            n
+                        }
+                    };
+                }
+                if strayed {
+                    debug_assert!(strays.is_some(), "a key outside a table of every key");
+                    strays.iter().for_each(Strays::mark);
                 }
             }),
         },

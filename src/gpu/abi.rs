@@ -193,7 +193,7 @@ impl DeviceRule {
             }
             AxisRule::Groups(groups) => {
                 rule.n = groups.count as u32;
-                if let GroupKeys::Table { lo, table: ids } = &groups.keys {
+                if let GroupKeys::Table { lo, table: ids, .. } = &groups.keys {
                     let slice = stream.clone_htod(ids).map_err(&copy)?;
                     rule.table = slice.device_ptr(stream).0;
                     rule.lo = *lo;

@@ -75,22 +75,15 @@ impl Transfer {
     }
 }
 
-/// Bytes of one staging buffer, and how many the ring holds: two keep the CPU copy and the DMA
-/// busy at once; a third absorbs jitter between them.
-pub const STAGE_BYTES: usize = 32 << 20;
+/// Bytes of one turn of the ring (and of each of its buffers), and how many buffers it holds:
+/// two keep the CPU copy and the DMA busy at once; a third absorbs jitter between them. Each turn
+/// costs the threads' copy about 0.2 ms beyond its bytes (waking the pool, the slowest piece); on
+/// an H100 host 128 MiB went up at 18 GB/s in 4 MiB turns, 25-38 in 8 MiB turns, 40-43 in 16 MiB
+/// turns and 38-40 in 32 MiB turns (`examples/staging_ring.rs`, BENCHMARKS.md 2026-11-27).
+pub const TURN_BYTES: usize = 16 << 20;
 pub const STAGE_DEPTH: usize = 3;
 /// Bytes one thread copies (or makes) at a time in a turn of the ring.
 const PIECE_BYTES: usize = 256 << 10;
-
-/// Bytes of one turn of the ring for a copy of `len` bytes: about a sixteenth of it, so that the
-/// first chunk in and the last chunk out, which nothing overlaps, stay short (128 MiB in 32 MiB
-/// turns spent about 40% of its time there); at most a slot, and at least 4 MiB, since every turn
-/// costs events and a wake-up of the threads.
-fn turn_bytes(len: usize) -> usize {
-    (len / 16)
-        .next_multiple_of(PIECE_BYTES)
-        .clamp(4 << 20, STAGE_BYTES)
-}
 /// Chunk size for page-locking in place: registration and copy of consecutive chunks overlap.
 const REGISTER_BYTES: usize = 64 << 20;
 
@@ -160,7 +153,7 @@ impl Slot {
     }
 }
 
-/// The process's pinned staging ring (STAGE_DEPTH x STAGE_BYTES).
+/// The process's pinned staging ring (STAGE_DEPTH x TURN_BYTES).
 static RING: Mutex<Vec<Slot>> = Mutex::new(Vec::new());
 
 /// The staging ring, allocated on first use; holding it keeps other callers out.
@@ -168,7 +161,7 @@ fn ring() -> HistResult<MutexGuard<'static, Vec<Slot>>> {
     let mut ring = RING.lock().unwrap_or_else(|p| p.into_inner());
     while ring.len() < STAGE_DEPTH {
         ring.push(Slot {
-            buffer: PageLocked::new(STAGE_BYTES)?,
+            buffer: PageLocked::new(TURN_BYTES)?,
             copied: None,
         });
     }
@@ -176,7 +169,7 @@ fn ring() -> HistResult<MutexGuard<'static, Vec<Slot>>> {
 }
 
 /// Copies `src` (host) into `dst` (device) on `stream` as `how` says. Returns when the copy is
-/// queued; for `Staged` and `Registered` the host memory may be reused once this returns.
+/// queued; the host memory may be reused once this returns.
 pub fn upload(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
@@ -184,79 +177,126 @@ pub fn upload(
     dst: &mut CudaSlice<u8>,
     how: Transfer,
 ) -> HistResult<()> {
-    match how.resolved() {
-        Transfer::Pageable => stream
-            .memcpy_htod(src, dst)
-            .map_err(driver("copying the column to the device")),
-        Transfer::Staged => staged(gpu, stream, src.len(), dst, &|at, out| {
-            out.copy_from_slice(&src[at..at + out.len()])
-        }),
-        Transfer::Registered => registered(gpu, stream, src, dst),
-        Transfer::Auto => unreachable!("resolved"),
-    }
+    let (dst, _record) = dst.device_ptr_mut(stream);
+    // SAFETY: `dst` holds `src.len()` bytes (the caller's slice of that length).
+    unsafe { upload_all(gpu, stream, &[(Outgoing::Copied(src), dst)], how) }
 }
 
 /// Makes bytes `at..at + out.len()` of a host column that exists only on its way to the device.
-pub type Maker<'a> = &'a (dyn Fn(usize, &mut [u8]) + Sync);
+pub type Maker<'a> = Box<dyn Fn(usize, &mut [u8]) + Sync + 'a>;
 
-/// Like [`upload`], for `len` bytes that `make` writes on the way, several threads at once (each
-/// piece starts at a multiple of 256 KiB). Through the staging ring they are made straight in
-/// pinned memory; the other transfers copy them from a host buffer made first.
-pub fn upload_made(
-    gpu: &Gpu,
-    stream: &Arc<CudaStream>,
-    len: usize,
-    dst: &mut CudaSlice<u8>,
-    how: Transfer,
-    make: Maker<'_>,
-) -> HistResult<()> {
-    use rayon::prelude::*;
-    match how.resolved() {
-        Transfer::Staged => staged(gpu, stream, len, dst, make),
-        other => {
-            let mut made: Vec<u8> = crate::alloc::zeroed(len)?;
-            made.par_chunks_mut(PIECE_BYTES)
-                .enumerate()
-                .for_each(|(k, out)| make(k * PIECE_BYTES, out));
-            // Both other transfers are done with the host bytes when they return.
-            upload(gpu, stream, &made, dst, other)
+/// Host bytes on their way to the device: copied as they are, or made on the way (several
+/// threads at once, each piece starting at a multiple of 256 KiB).
+pub enum Outgoing<'a> {
+    Copied(&'a [u8]),
+    Made { len: usize, make: Maker<'a> },
+}
+
+impl Outgoing<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            Outgoing::Copied(bytes) => bytes.len(),
+            Outgoing::Made { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes its bytes `at..at + out.len()` into `out`.
+    fn write(&self, at: usize, out: &mut [u8]) {
+        match self {
+            Outgoing::Copied(bytes) => out.copy_from_slice(&bytes[at..at + out.len()]),
+            Outgoing::Made { make, .. } => make(at, out),
         }
     }
 }
 
-/// Bytes `0..len` made by `make` in the pinned ring a chunk at a time, each chunk copied to `dst`
-/// while the next is made.
+/// Copies each item to the device address beside it on `stream`, as `how` says. Through the
+/// staging ring all items go in one pass, so that the DMA engine never waits between them.
+/// Returns when the copies are queued; the host memory may be reused once this returns.
+///
+/// # Safety
+/// Each device address must have room for its item's bytes, and stay allocated until the copies
+/// queued on `stream` are done.
+pub unsafe fn upload_all(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    items: &[(Outgoing<'_>, sys::CUdeviceptr)],
+    how: Transfer,
+) -> HistResult<()> {
+    use rayon::prelude::*;
+    let copy = driver("copying the column to the device");
+    if how.resolved() == Transfer::Staged {
+        return staged(gpu, stream, items);
+    }
+    for (item, dst) in items {
+        let made: Vec<u8>;
+        let bytes = match item {
+            Outgoing::Copied(bytes) => *bytes,
+            Outgoing::Made { len, make } => {
+                made = {
+                    let mut out: Vec<u8> = crate::alloc::zeroed(*len)?;
+                    out.par_chunks_mut(PIECE_BYTES)
+                        .enumerate()
+                        .for_each(|(k, piece)| make(k * PIECE_BYTES, piece));
+                    out
+                };
+                &made
+            }
+        };
+        match how.resolved() {
+            Transfer::Pageable => {
+                // SAFETY: the caller's contract for `dst`; a copy from pageable memory has read
+                // its source when it returns (the driver stages it).
+                unsafe {
+                    cudarc::driver::result::memcpy_htod_async(*dst, bytes, stream.cu_stream())
+                }
+                .map_err(&copy)?
+            }
+            // SAFETY: the caller's contract for `dst`.
+            Transfer::Registered => unsafe { registered(gpu, stream, bytes, *dst) }?,
+            Transfer::Auto | Transfer::Staged => unreachable!("resolved, staged above"),
+        }
+    }
+    Ok(())
+}
+
+/// The items' bytes made in the pinned ring a turn at a time, each turn copied to its device
+/// address while the next is made.
 fn staged(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
-    len: usize,
-    dst: &mut CudaSlice<u8>,
-    make: Maker<'_>,
+    items: &[(Outgoing<'_>, sys::CUdeviceptr)],
 ) -> HistResult<()> {
     use rayon::prelude::*;
     let mut ring = ring()?;
-    let (dst_ptr, _record) = dst.device_ptr_mut(stream);
     let copy = driver("copying the column to the device");
-    let turn = turn_bytes(len);
-    for (i, start) in (0..len).step_by(turn).enumerate() {
-        let slot = &mut ring[i % STAGE_DEPTH];
-        let staging = slot.free(turn.min(len - start)).map_err(&copy)?;
-        // Several threads: one thread's memcpy reaches about a third of host memory bandwidth.
-        staging
-            .par_chunks_mut(PIECE_BYTES)
-            .enumerate()
-            .for_each(|(k, out)| make(start + k * PIECE_BYTES, out));
-        // SAFETY: `dst` holds `len` bytes; the staging buffer outlives the copy (the slot is
-        // marked in use until it is done, and the ring is never shrunk).
-        unsafe {
-            cudarc::driver::result::memcpy_htod_async(
-                dst_ptr + start as u64,
-                &staging[..],
-                stream.cu_stream(),
-            )
+    let mut turns = 0;
+    for (item, dst) in items {
+        let len = item.len();
+        for start in (0..len).step_by(TURN_BYTES) {
+            let slot = &mut ring[turns % STAGE_DEPTH];
+            turns += 1;
+            let staging = slot.free(TURN_BYTES.min(len - start)).map_err(&copy)?;
+            // Several threads: one thread's memcpy reaches about a third of host memory bandwidth.
+            staging
+                .par_chunks_mut(PIECE_BYTES)
+                .enumerate()
+                .for_each(|(k, out)| item.write(start + k * PIECE_BYTES, out));
+            // SAFETY: `dst` holds `len` bytes (the caller's contract); the staging buffer outlives
+            // the copy (the slot is marked in use until it is done, and the ring is never shrunk).
+            unsafe {
+                cudarc::driver::result::memcpy_htod_async(
+                    dst + start as u64,
+                    &staging[..],
+                    stream.cu_stream(),
+                )
+            }
+            .map_err(&copy)?;
+            slot.in_use_until(gpu, stream)?;
         }
-        .map_err(&copy)?;
-        slot.in_use_until(gpu, stream)?;
     }
     // The caller's stream orders the copies before its kernels; the slots' events let the next
     // caller reuse them. Return only when the last copy has left the staging memory so that the
@@ -296,7 +336,7 @@ pub fn download<T: cudarc::driver::DeviceRepr>(
         stream.synchronize().map_err(&copy)?;
     } else {
         let mut ring = ring()?;
-        let turn = turn_bytes(bytes);
+        let turn = TURN_BYTES;
         let chunks: Vec<&mut [u8]> = dst.chunks_mut(turn).collect();
         // Chunk `i` goes through slot `i % STAGE_DEPTH`: every slot's copy is queued before the
         // first is read out, and a slot takes its next chunk as soon as it is emptied.
@@ -339,14 +379,16 @@ pub fn download<T: cudarc::driver::DeviceRepr>(
 }
 
 /// Page-locks `src` in chunks on all threads, copies each at pinned speed, unlocks them.
-fn registered(
+///
+/// # Safety
+/// `dst` must have room for `src.len()` bytes.
+unsafe fn registered(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
     src: &[u8],
-    dst: &mut CudaSlice<u8>,
+    dst_ptr: sys::CUdeviceptr,
 ) -> HistResult<()> {
     use rayon::prelude::*;
-    let (dst_ptr, _record) = dst.device_ptr_mut(stream);
     let chunks: Vec<&[u8]> = src.chunks(REGISTER_BYTES).collect();
     let locked: Vec<HistResult<bool>> = chunks.par_iter().map(|c| lock(gpu, c)).collect();
     let mut result = Ok(());

@@ -13,9 +13,9 @@ use crate::gpu::abi;
 use crate::gpu::context::{driver, Gpu};
 use crate::gpu::pin::{self, Pinned};
 use crate::gpu::plan::Plan;
-use crate::gpu::transfer::{self, Transfer};
+use crate::gpu::transfer::{self, Outgoing, Transfer};
 use crate::input::{Chunk, Piece, Value};
-use crate::job::{Axis, GroupKeys, HostRows, Rows, Rule};
+use crate::job::{Axis, GroupKeys, Groups, HostRows, Rows, Rule, Strays};
 
 /// Rows on the device, contiguous in every column: one column per axis, and the weights.
 #[derive(Clone, Debug)]
@@ -80,13 +80,23 @@ impl fmt::Display for Route {
 /// How each host column of a job lies on the device: a pinned copy read in place, or copied; a
 /// `by=` key mapped by a table and not pinned travels as its offsets from the table's lowest key,
 /// in the narrowest unsigned type that holds them (10,000 groups of Int64 keys: 2 bytes a row
-/// instead of 8, made while staging, and the table read from 0).
+/// instead of 8, made while staging, and the table read from 0). A table made from the first rows
+/// always travels so (pinned or not), since making the offsets checks every key against it.
 pub struct DeviceLayout {
     /// Each column's type as the kernels read it.
     pub dtypes: Vec<DType>,
     pinned: Vec<Option<Arc<Pinned>>>,
-    /// The lowest key, where a column travels as offsets from it.
-    rebased: Vec<Option<i64>>,
+    /// Where a column travels as offsets from its table's lowest key.
+    rebased: Vec<Option<Rebase>>,
+}
+
+/// A key column made into offsets from its table's lowest key on the way to the device.
+#[derive(Clone, Debug)]
+struct Rebase {
+    lo: i64,
+    /// The table's length: a key at or past `lo + span` (or below `lo`) strays.
+    span: u64,
+    strays: Option<Strays>,
 }
 
 impl DeviceLayout {
@@ -101,34 +111,49 @@ impl DeviceLayout {
                 }
             }
         };
-        let pinned: Vec<Option<Arc<Pinned>>> = rows.columns.iter().map(pin::find).collect();
-        let (dtypes, rebased) = rows
-            .columns
-            .iter()
-            .zip(axes)
-            .zip(&pinned)
-            .map(|((column, axis), pinned)| match (&axis.rule, pinned) {
-                (Rule::Groups(groups), None) => match &groups.keys {
-                    GroupKeys::Table { lo, table } => {
-                        let narrow = match table.len() <= 1 << 16 {
-                            true => DType::U16,
-                            false => DType::U32,
-                        };
-                        match narrow.size() < column.dtype.size() {
-                            true => (narrow, Some(*lo)),
-                            false => (column.dtype, None),
-                        }
-                    }
-                    GroupKeys::Ids => (column.dtype, None),
-                },
-                _ => (column.dtype, None),
-            })
-            .unzip();
-        DeviceLayout {
-            dtypes,
-            pinned,
-            rebased,
+        let mut layout = DeviceLayout {
+            dtypes: Vec::new(),
+            pinned: Vec::new(),
+            rebased: Vec::new(),
+        };
+        for (column, axis) in rows.columns.iter().zip(axes) {
+            let pinned = pin::find(column);
+            let table = match &axis.rule {
+                Rule::Groups(Groups {
+                    keys: GroupKeys::Table { lo, table, strays },
+                    ..
+                }) => Some((*lo, table.len(), strays)),
+                _ => None,
+            };
+            let rebase = table.and_then(|(lo, span, strays)| {
+                let narrow = match span <= 1 << 16 {
+                    true => DType::U16,
+                    false => DType::U32,
+                };
+                let narrower = narrow.size() < column.dtype.size() && pinned.is_none();
+                (narrower || strays.is_some()).then(|| {
+                    let rebase = Rebase {
+                        lo,
+                        span: span as u64,
+                        strays: strays.clone(),
+                    };
+                    (narrow, rebase)
+                })
+            });
+            match rebase {
+                Some((narrow, rebase)) => {
+                    layout.dtypes.push(narrow);
+                    layout.pinned.push(None);
+                    layout.rebased.push(Some(rebase));
+                }
+                None => {
+                    layout.dtypes.push(column.dtype);
+                    layout.pinned.push(pinned);
+                    layout.rebased.push(None);
+                }
+            }
         }
+        layout
     }
 
     /// Whether column `c` travels as offsets from its lowest key (its table is then read from 0).
@@ -254,42 +279,42 @@ fn cut(pieces: &[Piece], rows: usize) -> Vec<Vec<Piece>> {
 }
 
 /// The device form of `pieces`: pinned columns by address, the others copied as `layout` says
-/// (their buffers in `keep`).
-fn device_pieces(
+/// (their buffers in `keep`), all in one upload.
+fn device_pieces<'r>(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
-    rows: &HostRows<'_>,
+    rows: &HostRows<'r>,
     pieces: &[Piece],
     layout: &DeviceLayout,
     transfer: Transfer,
     keep: &mut Vec<CudaSlice<u8>>,
 ) -> HistResult<Vec<DevicePiece>> {
-    // `len` bytes on the device, made by `make` on the way, or copied from `bytes`.
-    let mut send = |len: usize, bytes: Option<&[u8]>, make: transfer::Maker<'_>| {
-        // SAFETY: filled by the copy before any kernel reads it (same stream).
-        let mut d = unsafe { stream.alloc::<u8>(len.max(1)) }
+    let mut outgoing: Vec<(Outgoing<'r>, u64)> = Vec::new();
+    // Room on the device for `what`, filled by the upload below.
+    let mut room = |what: Outgoing<'r>| {
+        // SAFETY: filled by the upload before any kernel reads it (same stream).
+        let d = unsafe { stream.alloc::<u8>(what.len().max(1)) }
             .map_err(driver("allocating device memory for the rows"))?;
-        match bytes {
-            Some(bytes) => transfer::upload(gpu, stream, bytes, &mut d, transfer)?,
-            None => transfer::upload_made(gpu, stream, len, &mut d, transfer, make)?,
-        }
         let ptr = d.device_ptr(stream).0;
         keep.push(d);
+        outgoing.push((what, ptr));
         HistResult::Ok(ptr)
     };
-    let none: transfer::Maker<'_> = &|_, _| unreachable!("copied, not made");
-    let mut copied = |part: &Chunk<'_>, c: Option<usize>| -> HistResult<abi::Column> {
-        let values = match c.and_then(|c| layout.rebased[c].map(|lo| (lo, layout.dtypes[c]))) {
-            Some((lo, narrow)) => crate::with_values!(part.values, |v: T| {
-                let make = |at: usize, out: &mut [u8]| offsets::<T>(v, lo, narrow, at, out);
-                send(v.len() * narrow.size(), None, &make)?
-            }),
-            None => send(part.values.bytes().len(), Some(part.values.bytes()), none)?,
+    let mut copied = |part: Chunk<'r>, c: Option<usize>| -> HistResult<abi::Column> {
+        let rebased = c.and_then(|c| layout.rebased[c].clone().map(|r| (r, layout.dtypes[c])));
+        let values = match rebased {
+            Some((rebase, narrow)) => {
+                crate::with_values!(part.values, |v: T| room(Outgoing::Made {
+                    len: v.len() * narrow.size(),
+                    make: Box::new(move |at, out| offsets::<T>(v, &rebase, narrow, at, out)),
+                })?)
+            }
+            None => room(Outgoing::Copied(part.values.bytes()))?,
         };
         let (validity, validity_offset) = match part.validity {
             Some(v) => {
                 let (bytes, offset) = v.bytes_for(part.len());
-                (send(bytes.len(), Some(bytes), none)?, offset as u64)
+                (room(Outgoing::Copied(bytes))?, offset as u64)
             }
             None => (0, 0),
         };
@@ -302,7 +327,7 @@ fn device_pieces(
         })
     };
     let axes = rows.columns.len();
-    pieces
+    let device = pieces
         .iter()
         .map(|piece| {
             let columns = rows
@@ -311,12 +336,12 @@ fn device_pieces(
                 .enumerate()
                 .map(|(c, column)| match &layout.pinned[c] {
                     Some(p) => Ok(p.column(stream, piece.at[c], piece.len)),
-                    None => copied(&piece.part(column, c), Some(c)),
+                    None => copied(piece.part(column, c), Some(c)),
                 })
                 .collect::<HistResult<Vec<_>>>()?;
             let weights = match &rows.weights {
                 Some(w) => {
-                    let c = copied(&piece.part(w, axes), None)?;
+                    let c = copied(piece.part(w, axes), None)?;
                     abi::WeightColumn {
                         values: c.values,
                         validity: c.validity,
@@ -331,23 +356,45 @@ fn device_pieces(
                 weights,
             })
         })
-        .collect()
+        .collect::<HistResult<Vec<_>>>()?;
+    // SAFETY: each address is a buffer of its item's length, kept in `keep` until the kernels
+    // queued after the copies are done (freed in stream order).
+    unsafe { transfer::upload_all(gpu, stream, &outgoing, transfer) }?;
+    Ok(device)
 }
 
-/// Bytes `at..at + out.len()` of the keys `values` as offsets from `lo`, in `narrow` (UInt16 or
-/// UInt32): every key lies in the table's span, so every offset fits.
-fn offsets<T: Value>(values: &[T], lo: i64, narrow: DType, at: usize, out: &mut [u8]) {
+/// Bytes `at..at + out.len()` of the keys `values` as offsets from `rebase.lo`, in `narrow`
+/// (UInt16 or UInt32). A key outside the table's span marks its strays and travels as 0, so that
+/// the kernels never read past the table (its count is not the answer, see [`GroupKeys`]).
+fn offsets<T: Value>(values: &[T], rebase: &Rebase, narrow: DType, at: usize, out: &mut [u8]) {
     let keys = &values[at / narrow.size()..];
+    let offset = |x: &T| {
+        let d = x.as_i64().wrapping_sub(rebase.lo) as u64;
+        match d < rebase.span {
+            true => (d, false),
+            false => (0, true),
+        }
+    };
+    let mut strayed = false;
     match narrow {
-        DType::U16 => out
-            .chunks_exact_mut(2)
-            .zip(keys)
-            .for_each(|(o, x)| o.copy_from_slice(&((x.as_i64() - lo) as u16).to_ne_bytes())),
-        DType::U32 => out
-            .chunks_exact_mut(4)
-            .zip(keys)
-            .for_each(|(o, x)| o.copy_from_slice(&((x.as_i64() - lo) as u32).to_ne_bytes())),
+        DType::U16 => out.chunks_exact_mut(2).zip(keys).for_each(|(o, x)| {
+            let (d, stray) = offset(x);
+            strayed |= stray;
+            o.copy_from_slice(&(d as u16).to_ne_bytes())
+        }),
+        DType::U32 => out.chunks_exact_mut(4).zip(keys).for_each(|(o, x)| {
+            let (d, stray) = offset(x);
+            strayed |= stray;
+            o.copy_from_slice(&(d as u32).to_ne_bytes())
+        }),
         other => unreachable!("keys travel as UInt16 or UInt32, not {other:?}"),
+    }
+    if strayed {
+        debug_assert!(
+            rebase.strays.is_some(),
+            "a key outside a table of every key"
+        );
+        rebase.strays.iter().for_each(Strays::mark);
     }
 }
 
@@ -358,13 +405,16 @@ mod tests {
     use super::*;
     use crate::bins::{BinSpec, Binning, Closed, Range, ValueKind};
     use crate::input::HostColumn;
-    use crate::job::Groups;
+
+    fn rebase(lo: i64, span: u64, strays: Option<Strays>) -> Rebase {
+        Rebase { lo, span, strays }
+    }
 
     #[test]
     fn keys_become_offsets_from_the_lowest_key() {
         let keys: [i64; 4] = [-7, 65_528, 0, 100];
         let mut out = [0u8; 6];
-        offsets(&keys, -7, DType::U16, 2, &mut out);
+        offsets(&keys, &rebase(-7, 1 << 16, None), DType::U16, 2, &mut out);
         let wide: Vec<u16> = out
             .chunks(2)
             .map(|b| u16::from_ne_bytes([b[0], b[1]]))
@@ -372,7 +422,13 @@ mod tests {
         assert_eq!(wide, [65_535, 7, 107]);
         let keys: [i32; 3] = [i32::MIN, i32::MIN + 70_000, -1];
         let mut out = [0u8; 12];
-        offsets(&keys, i32::MIN as i64, DType::U32, 0, &mut out);
+        offsets(
+            &keys,
+            &rebase(i32::MIN as i64, 1 << 31, None),
+            DType::U32,
+            0,
+            &mut out,
+        );
         let wide: Vec<u32> = out
             .chunks(4)
             .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
@@ -380,13 +436,46 @@ mod tests {
         assert_eq!(wide, [0, 70_000, i32::MAX as u32]);
     }
 
-    fn table(span: usize) -> Axis {
+    #[test]
+    fn keys_outside_a_table_of_the_first_rows_mark_its_strays_and_travel_as_zero() {
+        let strays = Strays::default();
+        let mut out = [0u8; 8];
+        let inside: [i64; 4] = [10, 11, 19, 12];
+        offsets(
+            &inside,
+            &rebase(10, 10, Some(strays.clone())),
+            DType::U16,
+            0,
+            &mut out,
+        );
+        assert!(!strays.seen());
+        for stray in [9, 20, i64::MIN, i64::MAX] {
+            let strays = Strays::default();
+            let keys: [i64; 4] = [10, stray, 19, 12];
+            offsets(
+                &keys,
+                &rebase(10, 10, Some(strays.clone())),
+                DType::U16,
+                0,
+                &mut out,
+            );
+            let wide: Vec<u16> = out
+                .chunks(2)
+                .map(|b| u16::from_ne_bytes([b[0], b[1]]))
+                .collect();
+            assert_eq!(wide, [0, 0, 9, 2], "key {stray}");
+            assert!(strays.seen(), "key {stray}");
+        }
+    }
+
+    fn table(span: usize, first_rows: bool) -> Axis {
         Axis {
             rule: Rule::Groups(Groups {
                 count: 1,
                 keys: GroupKeys::Table {
                     lo: 0,
                     table: vec![0; span],
+                    strays: first_rows.then(Strays::default),
                 },
             }),
             flow: false,
@@ -407,15 +496,17 @@ mod tests {
             || unreachable!("a range is given"),
         )
         .expect("bins");
-        let layout = |keys: &Series, span: usize| {
+        let layout_of = |keys: &Series, span: usize, first_rows: bool| {
             let columns = vec![
                 HostColumn::new(keys).expect("keys"),
                 HostColumn::new(&values).expect("values"),
             ];
             let rows = Rows::Host(HostRows::new(columns, None).expect("rows"));
-            let l = DeviceLayout::of(&rows, &[table(span), Axis::bins(bins.clone(), false)]);
+            let axes = [table(span, first_rows), Axis::bins(bins.clone(), false)];
+            let l = DeviceLayout::of(&rows, &axes);
             (l.dtypes.clone(), l.is_rebased(0), l.is_rebased(1))
         };
+        let layout = |keys: &Series, span: usize| layout_of(keys, span, false);
         assert_eq!(
             layout(&int64, 1 << 16),
             (vec![DType::U16, DType::F64], true, false)
@@ -436,6 +527,15 @@ mod tests {
         assert_eq!(
             layout(&int8, 2),
             (vec![DType::I8, DType::F64], false, false)
+        );
+        // A table of the first rows: always offsets, which check every key on the way.
+        assert_eq!(
+            layout_of(&int32, (1 << 16) + 1, true),
+            (vec![DType::U32, DType::F64], true, false)
+        );
+        assert_eq!(
+            layout_of(&int8, 2, true),
+            (vec![DType::U16, DType::F64], true, false)
         );
     }
 }
