@@ -148,8 +148,7 @@ fn cache_line(status: Result<std::path::PathBuf, String>) -> String {
 /// host could take longer than the call explained).
 fn settled_on_device(axes: &[Axis]) -> HistResult<&'static gpu::Gpu> {
     let gpu = gpu::get()?;
-    let stream = gpu.stream_after_default()?;
-    gpu::proof::settle(gpu, &stream, axes)?;
+    gpu::proof::settle(gpu, axes)?;
     Ok(gpu)
 }
 

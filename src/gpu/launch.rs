@@ -144,7 +144,7 @@ pub fn queue(
         .bind_to_thread()
         .map_err(driver("binding the context"))?;
     // A fresh range at many bins is proved on the device, before the plan asks the host.
-    crate::gpu::proof::settle(gpu, stream, &job.axes)?;
+    crate::gpu::proof::settle(gpu, &job.axes)?;
     let mut plan = plan_for(None)?;
     if plan.family == Family::Segmented && force.is_none() {
         // Too many bins for shared memory: a look at the rows may find runs in one bin.

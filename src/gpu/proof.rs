@@ -20,9 +20,12 @@ use crate::job::Axis;
 pub const DEVICE_PROOF_BINS: usize = 1 << 14;
 
 /// Settles on the device the proof of every axis of equal bins that needs one: made by a
-/// formula, at least [`DEVICE_PROOF_BINS`] of them, and not proved or remembered before.
-pub fn settle(gpu: &Gpu, stream: &Arc<CudaStream>, axes: &[Axis]) -> HistResult<()> {
+/// formula, at least [`DEVICE_PROOF_BINS`] of them, and not proved or remembered before. On the
+/// calling thread's own stream (idle between calls): the walk reads no rows, so it need not wait
+/// for the work queued before on the caller's stream.
+pub fn settle(gpu: &Gpu, axes: &[Axis]) -> HistResult<()> {
     for axis in axes {
+        let stream = || gpu.stream();
         match axis.spec() {
             Some(BinSpec::Uniform32(u)) => settle_one(gpu, stream, u, DType::F32)?,
             Some(BinSpec::Uniform64(u)) => settle_one(gpu, stream, u, DType::F64)?,
@@ -34,14 +37,14 @@ pub fn settle(gpu: &Gpu, stream: &Arc<CudaStream>, axes: &[Axis]) -> HistResult<
 
 fn settle_one<F: BinFloat>(
     gpu: &Gpu,
-    stream: &Arc<CudaStream>,
+    stream: impl FnOnce() -> HistResult<Arc<CudaStream>>,
     bins: &UniformBins<F>,
     dtype: DType,
 ) -> HistResult<()> {
     if bins.len() < DEVICE_PROOF_BINS || bins.linspace().is_none() || bins.known_proof().is_some() {
         return Ok(());
     }
-    bins.settle_proof(walk(gpu, stream, bins, dtype)?);
+    bins.settle_proof(walk(gpu, &stream()?, bins, dtype)?);
     Ok(())
 }
 
