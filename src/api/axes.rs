@@ -7,7 +7,7 @@ use crate::bins::{BinSpec, Binning, Closed, Extremes, MAX_BINS};
 use crate::dtype::{self, Reading, ValueKind};
 use crate::error::{HistError, HistResult};
 use crate::input::Value;
-use crate::options::{edges_for, range_for, BinRule, Bins, Scalar};
+use crate::options::{edges_for, range_for, BinRule, Bins, HistogramOptions, Scalar};
 
 /// What resolving an axis may ask of its data.
 pub(crate) trait AxisData {
@@ -22,6 +22,20 @@ pub(crate) trait AxisData {
 pub(crate) enum Flavour {
     Histogram,
     Histogramdd,
+}
+
+/// The bins a 1-D histogram's `options` (`bins`, `range`, `closed`) give a column of `dtype` read
+/// as `kind`: the value axis of `histogram`, `by=`, the device entry points and `explain` alike.
+pub(crate) fn histogram_axis(
+    options: &HistogramOptions,
+    dtype: &DataType,
+    kind: ValueKind,
+    weighted: bool,
+    data: &dyn AxisData,
+) -> HistResult<BinSpec> {
+    let flavour = Flavour::Histogram;
+    let (bins, range, closed) = (&options.bins, options.range, options.closed);
+    resolve_axis(bins, range, closed, dtype, kind, flavour, weighted, data)
 }
 
 /// The bins of one axis over a column of `dtype` read as `kind`.

@@ -3,7 +3,7 @@
 use polars::prelude::*;
 use rayon::prelude::*;
 
-use crate::api::axes::{readable, resolve_axis, weights_f64, Flavour, HostAxis};
+use crate::api::axes::{histogram_axis, readable, weights_f64, HostAxis};
 use crate::engine::{self, Placement, Report};
 use crate::error::{guarded, HistError, HistResult};
 use crate::input::{HostColumn, Value};
@@ -99,13 +99,10 @@ pub fn histogram_by_with_report(
             vec![HostColumn::new(&key_column)?, HostColumn::new(&physical)?],
             weights.as_ref().map(HostColumn::new).transpose()?,
         )?;
-        let spec = resolve_axis(
-            &options.bins,
-            options.range,
-            options.closed,
+        let spec = histogram_axis(
+            options,
             values.dtype(),
             reading.kind(),
-            Flavour::Histogram,
             weights.is_some(),
             &HostAxis {
                 rows: &rows,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cudarc::driver::CudaStream;
 use polars::prelude::*;
 
-use crate::api::axes::{resolve_axis, AxisData, Flavour};
+use crate::api::axes::{histogram_axis, resolve_axis, AxisData, Flavour};
 use crate::api::histdd::check_dims;
 use crate::bins::{BinSpec, Extremes};
 use crate::dtype::DType;
@@ -158,13 +158,10 @@ fn job_1d(
         values.len,
         weights,
         |_, data| {
-            resolve_axis(
-                &options.bins,
-                options.range,
-                options.closed,
+            histogram_axis(
+                options,
                 &polars,
                 values.dtype.kind(),
-                Flavour::Histogram,
                 weights.is_some(),
                 data,
             )

@@ -2,7 +2,7 @@
 
 use polars::prelude::DataType;
 
-use crate::api::axes::{resolve_axis, AxisData, Flavour};
+use crate::api::axes::{histogram_axis, AxisData};
 use crate::bins::Extremes;
 use crate::dtype::{self, ValueKind};
 use crate::engine::{self, Backend, Placement, Report, Shape};
@@ -57,13 +57,10 @@ pub fn explain(
 ) -> HistResult<String> {
     let on_device = location == Location::Device;
     let physical = dtype::reading(dtype)?.dtype();
-    let spec = resolve_axis(
-        &options.bins,
-        options.range,
-        options.closed,
+    let spec = histogram_axis(
+        options,
         dtype,
         physical.kind(),
-        Flavour::Histogram,
         weighted,
         &NoData(physical.kind()),
     )?;

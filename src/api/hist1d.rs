@@ -2,7 +2,7 @@
 
 use polars::prelude::*;
 
-use crate::api::axes::{readable, resolve_axis, weights_f64, Flavour, HostAxis};
+use crate::api::axes::{histogram_axis, readable, weights_f64, HostAxis};
 use crate::engine::{self, Placement, Report};
 use crate::error::{guarded, HistResult};
 use crate::input::HostColumn;
@@ -59,13 +59,10 @@ pub fn histogram_with_report(
         vec![HostColumn::new(&physical)?],
         weights.as_ref().map(HostColumn::new).transpose()?,
     )?;
-    let spec = resolve_axis(
-        &options.bins,
-        options.range,
-        options.closed,
+    let spec = histogram_axis(
+        options,
         values.dtype(),
         reading.kind(),
-        Flavour::Histogram,
         weights.is_some(),
         &HostAxis {
             rows: &rows,

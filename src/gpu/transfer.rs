@@ -77,9 +77,9 @@ impl Transfer {
 
 /// Bytes of one turn of the ring (and of each of its buffers), and how many buffers it holds:
 /// two keep the CPU copy and the DMA busy at once; a third absorbs jitter between them. Each turn
-/// costs the threads' copy about 0.2 ms beyond its bytes (waking the pool, the slowest piece); on
-/// an H100 host 128 MiB went up at 18 GB/s in 4 MiB turns, 25-38 in 8 MiB turns, 40-43 in 16 MiB
-/// turns and 38-40 in 32 MiB turns (`examples/staging_ring.rs`, BENCHMARKS.md 2026-11-27).
+/// costs the threads' copy 0.1-0.2 ms beyond its bytes (waking the pool, the slowest piece); on
+/// H100 hosts 128 MiB went up at 16-20 GB/s in 4 MiB turns, 25-38 in 8 MiB turns, 38-43 in 16 MiB
+/// turns and 36-40 in 32 MiB turns (`examples/staging_ring.rs`, BENCHMARKS.md 2026-11-27).
 pub const TURN_BYTES: usize = 16 << 20;
 pub const STAGE_DEPTH: usize = 3;
 /// Bytes one thread copies (or makes) at a time in a turn of the ring.
