@@ -285,11 +285,7 @@ const SPREAD_SAMPLE: usize = 256;
 /// [`first_rows`] would read in order). Then its lowest key, and its keys as
 /// `(first row, key - lo)` in order of first appearance.
 fn span_of_first_rows<T: Value>(column: &HostColumn<'_>) -> Option<(i64, Vec<(u64, usize)>)> {
-    let chunks: Vec<&[T]> = column
-        .chunks
-        .iter()
-        .map(|chunk| T::values(chunk.values).expect("the column's own type"))
-        .collect();
+    let chunks = values_of::<T>(column);
     let len: usize = chunks.iter().map(|c| c.len()).sum();
     if len <= FIRST_ROWS {
         return None;
@@ -333,6 +329,16 @@ fn span_of_first_rows<T: Value>(column: &HostColumn<'_>) -> Option<(i64, Vec<(u6
     None
 }
 
+/// The values of each chunk of a column of `T`.
+fn values_of<'a, T: Value>(column: &HostColumn<'a>) -> Vec<&'a [T]> {
+    let values = |chunk: &crate::input::Chunk<'a>| T::values(chunk.values);
+    column
+        .chunks
+        .iter()
+        .map(|chunk| values(chunk).expect("the column's own type"))
+        .collect()
+}
+
 /// Row `row` of a column in `chunks`, as i64.
 fn value_at<T: Value>(chunks: &[&[T]], mut row: usize) -> i64 {
     for chunk in chunks {
@@ -371,11 +377,7 @@ enum FirstRows {
 /// table of its own, merged by minimum.
 fn first_rows<T: Value>(column: &HostColumn<'_>, lo: i64, span: usize) -> FirstRows {
     const STRETCH: usize = 1 << 20;
-    let chunks: Vec<&[T]> = column
-        .chunks
-        .iter()
-        .map(|chunk| T::values(chunk.values).expect("the column's own type"))
-        .collect();
+    let chunks = values_of::<T>(column);
     let prefix_rows = in_order_rows(span);
     let mut first = vec![u64::MAX; span];
     let mut found = Vec::new();
