@@ -267,6 +267,9 @@ pub struct HistogramOptions {
     pub device: Device,
     /// Pins the GPU kernel family (benchmarks and tests); the plan chooses when `None`.
     pub kernel: Option<Family>,
+    /// Explicit edges under numpy's rule, which lets an edge repeat (the numpy drop-in sets
+    /// it); otherwise they must increase strictly, as Polars' `hist` asks.
+    pub repeated_edges: bool,
 }
 
 /// The arguments of an n-D histogram: one `bins` (and optionally one `range`) per dimension.
@@ -281,6 +284,8 @@ pub struct HistogramDdOptions {
     pub flow: bool,
     pub device: Device,
     pub kernel: Option<Family>,
+    /// As [`HistogramOptions::repeated_edges`], for every dimension.
+    pub repeated_edges: bool,
 }
 
 #[cfg(test)]

@@ -282,6 +282,74 @@ def test_the_numpy_module_histogramdd_on_cupy() -> None:
         np.testing.assert_array_equal(a.get(), b)
 
 
+def _library_arrays(x: np.ndarray) -> list:
+    """`x` as a CuPy array and, where PyTorch is installed, a CUDA tensor."""
+    out = [cp.asarray(x)]
+    try:
+        import torch
+    except ImportError:
+        return out
+    return [*out, torch.as_tensor(x, device="cuda")]
+
+
+def _host(a) -> np.ndarray:
+    return a.get() if isinstance(a, cp.ndarray) else a.cpu().numpy()
+
+
+@pytest.mark.parametrize("edges", [[0.0, 0.25, 0.25, 0.5, 1.0, 1.0], [0.5, 0.5]])
+def test_the_numpy_module_takes_repeated_edges_on_the_device(edges: list) -> None:
+    x = np.random.default_rng(3).random(1 << 20)
+    x[::97] = 0.25
+    x[::89] = 1.0
+    x[::83] = 0.5
+    expected, _ = np.histogram(x, edges)
+    expected_dd, _ = np.histogramdd(np.column_stack([x, x]), [edges, [0.0, 0.5, 0.5, 1.0]])
+    for a in _library_arrays(x):
+        got, got_edges = ghnp.histogram(a, edges)
+        np.testing.assert_array_equal(_host(got), expected)
+        np.testing.assert_array_equal(_host(got_edges), edges)
+        got_dd, _ = ghnp.histogramdd([a, a], [edges, [0.0, 0.5, 0.5, 1.0]])
+        np.testing.assert_array_equal(_host(got_dd), expected_dd)
+
+
+@pytest.mark.filterwarnings("ignore:Converting input from bool")
+def test_the_numpy_module_counts_device_booleans_as_numpy() -> None:
+    x = np.random.default_rng(4).random(1 << 16) < 0.3
+    y = np.ascontiguousarray(x[::-1])
+    expected, edges = np.histogram(x, 3)
+    expected_2d = np.histogram2d(x, y, 2)[0]
+    for a, b in zip(_library_arrays(x), _library_arrays(y)):
+        got, got_edges = ghnp.histogram(a, 3)
+        np.testing.assert_array_equal(_host(got), expected)
+        np.testing.assert_array_equal(_host(got_edges), edges)
+        np.testing.assert_array_equal(_host(ghnp.histogram2d(a, b, 2)[0]), expected_2d)
+
+
+def test_the_numpy_module_sums_complex_weights_on_the_device() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.random(1 << 18)
+    w = rng.random(1 << 18) + 1j * rng.random(1 << 18)
+    expected, _ = np.histogram(x, 64, weights=w)
+    for a, wa in zip(_library_arrays(x), _library_arrays(w)):
+        got, _ = ghnp.histogram(a, 64, weights=wa)
+        assert type(got) is type(a)
+        np.testing.assert_allclose(_host(got), expected, rtol=1e-12)
+        assert _host(got).dtype == np.complex128
+
+
+def test_the_numpy_module_histogramdd_of_one_dimension_on_the_device() -> None:
+    x = (np.random.default_rng(6).random(1 << 18) * 100).astype(np.float32)
+    for kwargs in ({}, {"range": [(10.0, 60.0)]}):
+        expected, edges = np.histogramdd(x[:, None], 33, **kwargs)
+        for a in _library_arrays(x):
+            for sample in (a[:, None], [a], a):
+                got, got_edges = ghnp.histogramdd(sample, 33, **kwargs)
+                assert got.shape == (33,)
+                np.testing.assert_array_equal(_host(got), expected)
+                assert _host(got_edges[0]).dtype == edges[0].dtype
+                np.testing.assert_array_equal(_host(got_edges[0]), edges[0])
+
+
 # ---- issue 12.3: equal bins' edges made on the device, in numpy's dtype ----
 
 EDGE_CASES = [

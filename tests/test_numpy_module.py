@@ -163,3 +163,106 @@ def test_refusals_raise_numpys_exception(call: Any) -> None:
     assert _builtin_base(ours.value) is _builtin_base(theirs.value), (ours.value, theirs.value)
     if "estimat" in str(theirs.value):
         assert str(ours.value) == str(theirs.value)
+
+
+# Edges numpy takes: never decreasing, so an edge may repeat (a bin of no width).
+REPEATING_EDGES = st.lists(st.sampled_from([-2.0, -0.5, 0.0, 0.25, 1.0, 3.0]), min_size=2).map(
+    sorted
+)
+SMALL_FLOATS = hnp.arrays(np.float64, st.integers(0, 200), elements=st.floats(-3, 4))
+
+
+@given(SMALL_FLOATS, REPEATING_EDGES)
+@example(np.array([0.0, 0.5, 1.0, 1.5, 2.0]), [0.0, 1.0, 1.0])  # the last bin has no width
+@example(np.array([1.0, 1.0, 2.0]), [1.0, 1.0, 1.0])  # every bin has none
+def test_repeated_edges_count_as_numpy_counts_them(x: np.ndarray, edges: list) -> None:
+    same(ghnp.histogram(x, edges), np.histogram(x, edges))
+    w = np.arange(len(x), dtype=np.float64)
+    same(ghnp.histogram(x, edges, weights=w), np.histogram(x, edges, weights=w))
+    sample = np.column_stack([x, x[::-1]])
+    got, got_edges = ghnp.histogramdd(sample, [edges, [-1.0, 0.0, 0.0, 2.0]])
+    expected, expected_edges = np.histogramdd(sample, [edges, [-1.0, 0.0, 0.0, 2.0]])
+    np.testing.assert_array_equal(got, expected)
+    for g, e in zip(got_edges, expected_edges):
+        np.testing.assert_array_equal(g, e)
+
+
+def test_decreasing_edges_are_refused_as_numpy_refuses_them() -> None:
+    x = np.linspace(0.0, 1.0, 10)
+    for module in (np, ghnp):
+        with pytest.raises(ValueError, match="monotonically"):
+            module.histogram(x, [0.0, 1.0, 0.5])
+
+
+def test_the_package_keeps_polars_rule_for_edges() -> None:
+    # Polars' `hist` refuses repeated edges, and so do this package's own functions.
+    import polars_gpu_hist as gh
+
+    with pytest.raises(ValueError, match="increase strictly"):
+        gh.histogram(np.linspace(0.0, 1.0, 10), [0.0, 1.0, 1.0])
+
+
+@pytest.mark.filterwarnings("ignore:Converting input from bool")
+@given(hnp.arrays(np.bool_, st.integers(1, 100)), st.integers(1, 5))
+def test_booleans_count_as_numpy_counts_them(x: np.ndarray, bins: int) -> None:
+    same(ghnp.histogram(x, bins), np.histogram(x, bins))
+    same(ghnp.histogram(x, bins, range=(0, 2)), np.histogram(x, bins, range=(0, 2)))
+    got, ex, ey = ghnp.histogram2d(x, x[::-1], bins=bins)
+    expected, eex, eey = np.histogram2d(x, x[::-1], bins=bins)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(ex, eex)
+    np.testing.assert_array_equal(ey, eey)
+
+
+def test_booleans_warn_as_numpy_warns() -> None:
+    with pytest.warns(RuntimeWarning, match="Converting input from bool"):
+        ghnp.histogram(np.array([True, False, True]), 2)
+
+
+@given(SMALL_FLOATS.filter(len), st.integers(1, 8))
+def test_complex_weights_sum_as_numpy_sums_them(x: np.ndarray, bins: int) -> None:
+    w = np.arange(len(x)) % 3 + 1j * (np.arange(len(x)) % 5)
+    same(ghnp.histogram(x, bins, weights=w), np.histogram(x, bins, weights=w))
+    same(
+        ghnp.histogram(x, [-3.0, 0.0, 4.0], weights=w), np.histogram(x, [-3.0, 0.0, 4.0], weights=w)
+    )
+    with np.errstate(all="ignore"):
+        got, edges = ghnp.histogram(x, bins, weights=w, density=True)
+        expected, expected_edges = np.histogram(x, bins, weights=w, density=True)
+    assert got.dtype == expected.dtype == np.complex128
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    np.testing.assert_array_equal(edges, expected_edges)
+
+
+def test_complex_weights_in_histogramdd_are_refused_as_numpy_refuses_them() -> None:
+    sample = np.random.default_rng(1).random((20, 2))
+    for module in (np, ghnp):
+        with pytest.raises(TypeError):
+            module.histogramdd(sample, 3, weights=np.ones(20) * 1j)
+
+
+@given(
+    hnp.arrays(
+        st.sampled_from([np.float32, np.float64, np.int32]),
+        st.integers(0, 100),
+        elements=st.integers(-50, 50),
+    ),
+    st.integers(1, 6),
+)
+def test_histogramdd_of_one_dimension(x: np.ndarray, bins: int) -> None:
+    for sample in (x[:, None], [x], x):
+        for kwargs in ({}, {"range": [(-10, 10)]}, {"weights": np.ones(len(x))}):
+            got, got_edges = ghnp.histogramdd(sample, bins, **kwargs)
+            expected, expected_edges = np.histogramdd(sample, bins, **kwargs)
+            np.testing.assert_array_equal(got, expected)
+            assert len(got_edges) == len(expected_edges) == 1
+            assert got_edges[0].dtype == expected_edges[0].dtype
+            np.testing.assert_array_equal(got_edges[0], expected_edges[0])
+
+
+def test_nd_counts_are_int64_where_numpy_gives_float64() -> None:
+    # The README's table: exact integer counts, which float64 holds only below 2**53.
+    x = np.linspace(0.0, 1.0, 10)
+    assert ghnp.histogram2d(x, x, 3)[0].dtype == np.int64
+    assert np.histogram2d(x, x, 3)[0].dtype == np.float64
+    assert ghnp.histogramdd(np.column_stack([x, x]), 3, weights=x)[0].dtype == np.float64

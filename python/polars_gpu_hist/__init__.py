@@ -195,9 +195,15 @@ def histogram_expr(
         kwargs = {"options": kwargs, "key": key.meta.output_name(raise_if_undetermined=False)}
     if weights is not None:
         args.append(_expr(weights))
+    return _plugin("histogram" if by is None else "histogram_by", args, kwargs)
+
+
+def _plugin(function_name: str, args: list[pl.Expr], kwargs: dict[str, Any]) -> pl.Expr:
+    """A call of the plugin's `function_name`: one row per bin (or cell), whatever the input's
+    length."""
     return register_plugin_function(
         plugin_path=_PLUGIN_PATH,
-        function_name="histogram" if by is None else "histogram_by",
+        function_name=function_name,
         args=args,
         kwargs=kwargs,
         is_elementwise=False,
@@ -284,18 +290,8 @@ class GpuHistSeriesNamespace:
         """The histogram as a Struct Series named like this one (:func:`histogram_expr`);
         ``weights`` is a Series (or array) of the same length."""
         s = self._series
-        out = _host_histogram(
-            s,
-            weights,
-            bins=bins,
-            range=range,
-            density=density,
-            closed=closed,
-            flow=flow,
-            device=device,
-            kernel=kernel,
-        )
-        return out.alias(s.name)
+        kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+        return _host_histogram(s, weights, kwargs).alias(s.name)
 
     def hist(
         self,
@@ -349,41 +345,30 @@ def histogram(
     where they lie, without a copy to the host; their ``weights`` must be a float64 array in GPU
     memory of the same length.
     """
+    kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
     iface = _cuda.cuda_array(data)
     if iface is not None:
         length = iface["shape"][0]
         weights_ptr = _cuda.weights_pointer(weights, length)
         _cuda.sync_stream(iface)
-        kwargs = _pickled(
-            _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
-        )
         series, _report, _ms = _internal.histogram_cuda(
-            "x", int(iface["data"][0]), length, iface["typestr"], kwargs, weights_ptr
+            "x", int(iface["data"][0]), length, iface["typestr"], _pickled(kwargs), weights_ptr
         )
         return series.struct.unnest()
-    out = _host_histogram(
-        data,
-        weights,
-        bins=bins,
-        range=range,
-        density=density,
-        closed=closed,
-        flow=flow,
-        device=device,
-        kernel=kernel,
-    )
-    return out.struct.unnest()
+    return _host_histogram(data, weights, kwargs).struct.unnest()
 
 
-def _host_histogram(data: Any, weights: Any, **options: Any) -> pl.Series:
-    """The histogram of host data as a Struct Series named ``x``. The data and its weights sit
-    in a frame of their own under fixed names, so no name of the caller's can collide."""
+def _host_histogram(data: Any, weights: Any, kwargs: dict[str, Any]) -> pl.Series:
+    """The histogram of host data under the plugin's `kwargs`, as a Struct Series named ``x``.
+    The data and its weights sit in a frame of their own under fixed names, so no name of the
+    caller's can collide."""
     frame = pl.DataFrame({"x": _host_series(data, "x")})
+    args = [pl.col("x")]
     if weights is not None:
         frame = frame.with_columns(_host_series(weights, "w", "weights").alias("w"))
-    weighted = None if weights is None else pl.col("w")
+        args.append(pl.col("w"))
     with _memory_errors():
-        return frame.select(histogram_expr(pl.col("x"), weights=weighted, **options)).to_series()
+        return frame.select(_plugin("histogram", args, kwargs)).to_series()
 
 
 def _host_series(data: Any, name: str, what: str = "column") -> pl.Series:
@@ -458,49 +443,33 @@ def histogramdd(
             f"histogramdd takes 2 to 8 columns, got {len(columns)}"
             + (": use histogram for one column" if len(columns) == 1 else "")
         )
-    dd = {
-        "options": _args.dd_kwargs(
-            len(columns), bins, range, density, closed, flow, device, kernel
-        ),
-        "weighted": weights is not None,
-    }
+    options = _args.dd_kwargs(len(columns), bins, range, density, closed, flow, device, kernel)
     if all(isinstance(c, (str, pl.Expr)) for c in columns):
         args = [_expr(c) for c in columns]
         if weights is not None:
             args.append(_expr(weights))
-        return register_plugin_function(
-            plugin_path=_PLUGIN_PATH,
-            function_name="histogramdd",
-            args=args,
-            kwargs=dd,
-            is_elementwise=False,
-            changes_length=True,
-        )
-    # Series and array-likes: a frame of them, then the expression above.
+        return _plugin("histogramdd", args, {"options": options, "weighted": weights is not None})
+    return _host_histogramdd(columns, weights, options)
+
+
+def _host_histogramdd(columns: Any, weights: Any, options: dict[str, Any]) -> pl.DataFrame:
+    """The n-D histogram of host Series or array-likes under the plugin's `options`: a frame of
+    them, then the plugin."""
     series = [
         c if isinstance(c, pl.Series) else pl.Series(f"x{i}", c) for i, c in enumerate(columns)
     ]
     for c in series:
         _args.refuse_object(c)
     frame = pl.DataFrame(series)
-    names = frame.columns
+    args = [pl.col(n) for n in frame.columns]
     # The weights' column must not replace a column of the same name.
-    weights_name = "__weights" + "_" * max((len(n) for n in names), default=0)
+    weights_name = "__weights" + "_" * max((len(n) for n in frame.columns), default=0)
     if weights is not None:
         frame = frame.with_columns(
             _host_series(weights, weights_name, "weights").alias(weights_name)
         )
-    expr = histogramdd(
-        *names,
-        bins=bins,
-        range=range,
-        weights=None if weights is None else weights_name,
-        density=density,
-        closed=closed,
-        flow=flow,
-        device=device,
-        kernel=kernel,
-    )
+        args.append(pl.col(weights_name))
+    expr = _plugin("histogramdd", args, {"options": options, "weighted": weights is not None})
     with _memory_errors():
         return frame.select(expr).to_series().struct.unnest()
 

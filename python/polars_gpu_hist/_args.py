@@ -118,8 +118,9 @@ def _numpy() -> Any:
     return numpy
 
 
-def bins(value: Any) -> int | str | list[float | dict[str, Any]]:
-    """`bins`: a positive count, a rule's name, or a sequence of edges."""
+def bins(value: Any, repeated_edges: bool = False) -> int | str | list[float | dict[str, Any]]:
+    """`bins`: a positive count, a rule's name, or a sequence of edges (strictly increasing, or
+    with `repeated_edges` never decreasing, as numpy takes them)."""
     if isinstance(value, bool):
         raise TypeError(f"`bins` must be an int, a rule name or a sequence of edges, got {value!r}")
     if isinstance(value, str):
@@ -150,7 +151,7 @@ def bins(value: Any) -> int | str | list[float | dict[str, Any]]:
     if isinstance(value, pl.Series):
         value = value.to_list()
     edges = [scalar(edge, "a bin edge") for edge in value]
-    _check_edges(edges)
+    _check_edges(edges, repeated_edges)
     return edges
 
 
@@ -166,9 +167,9 @@ def _plain(value: float | dict[str, Any]) -> tuple[str, float] | None:
     return (f"{kind} in {unit}{' aware' if value['aware'] else ''}", value["value"])
 
 
-def _check_edges(edges: list[float | dict[str, Any]]) -> None:
-    """Explicit edges: at least two, finite, strictly increasing (checked again in the plugin,
-    for Rust callers)."""
+def _check_edges(edges: list[float | dict[str, Any]], repeated_edges: bool) -> None:
+    """Explicit edges: at least two, finite, strictly increasing, or with `repeated_edges` never
+    decreasing (checked again in the plugin, for Rust callers)."""
     if len(edges) < 2:
         raise ValueError(
             f"`bins` as edges needs at least two edges, got {len(edges)}: give two or more, or a "
@@ -180,7 +181,14 @@ def _check_edges(edges: list[float | dict[str, Any]]) -> None:
             raise ValueError(f"`bins` edges must be finite, but edge {i} is {p[1]!r}")
     for i in builtins.range(len(edges) - 1):
         a, b = plain[i], plain[i + 1]
-        if a is not None and b is not None and a[0] == b[0] and not a[1] < b[1]:
+        if a is None or b is None or a[0] != b[0]:
+            continue
+        if repeated_edges and a[1] > b[1]:
+            raise ValueError(
+                f"`bins` must increase monotonically, but edge {i} ({a[1]!r}) > edge {i + 1} "
+                f"({b[1]!r}): sort them"
+            )
+        if not repeated_edges and not a[1] < b[1]:
             raise ValueError(
                 f"`bins` edges must increase strictly, but edge {i} ({a[1]!r}) >= edge {i + 1} "
                 f"({b[1]!r}): sort them and drop repeats"
@@ -256,11 +264,21 @@ def common(density: Any, closed: Any, flow: Any, device: Any, kernel: Any) -> di
 
 
 def histogram_kwargs(
-    bins_: Any, range: Any, density: Any, closed: Any, flow: Any, device: Any, kernel: Any
+    bins_: Any,
+    range: Any,
+    density: Any,
+    closed: Any,
+    flow: Any,
+    device: Any,
+    kernel: Any,
+    repeated_edges: bool = False,
 ) -> dict[str, Any]:
-    """The plugin's kwargs for a 1-D histogram (and `by=`)."""
-    out = {"bins": bins(bins_), "range": range_(range)}
+    """The plugin's kwargs for a 1-D histogram (and `by=`); `repeated_edges` takes numpy's rule
+    for explicit edges (the numpy drop-in's)."""
+    out = {"bins": bins(bins_, repeated_edges), "range": range_(range)}
     out.update(common(density, closed, flow, device, kernel))
+    if repeated_edges:
+        out["repeated_edges"] = True
     if isinstance(out["bins"], list) and out["range"] is not None:
         raise ValueError("`range` cannot be combined with explicit bin edges: drop one of them")
     return out
@@ -275,10 +293,11 @@ def dd_kwargs(
     flow: Any,
     device: Any,
     kernel: Any,
+    repeated_edges: bool = False,
 ) -> dict[str, Any]:
     """The plugin's kwargs for `histogramdd`: one `bins` (and `range`) per dimension."""
     if isinstance(bins_, (str, bytes, bool)) or _is_count(bins_):
-        per_dim = [bins(bins_)] * dims
+        per_dim = [bins(bins_, repeated_edges)] * dims
     else:
         if isinstance(bins_, (dict, set)) or not isinstance(bins_, Iterable):
             raise TypeError(
@@ -289,7 +308,7 @@ def dd_kwargs(
             raise ValueError(
                 f"`bins` has {len(entries)} entries for {dims} dimensions: give one per dimension"
             )
-        per_dim = [bins(entry) for entry in entries]
+        per_dim = [bins(entry, repeated_edges) for entry in entries]
     ranges: list[Any] = []
     if range is not None:
         entries = list(range)
@@ -301,6 +320,8 @@ def dd_kwargs(
         ranges = [range_(entry) for entry in entries]
     out = {"bins": per_dim, "range": ranges}
     out.update(common(density, closed, flow, device, kernel))
+    if repeated_edges:
+        out["repeated_edges"] = True
     return out
 
 

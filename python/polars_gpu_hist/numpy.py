@@ -16,12 +16,13 @@ does (NaN is not counted rather than refused; see the README's semantics).
 from __future__ import annotations
 
 import builtins
+import warnings
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from polars_gpu_hist import _args, _cuda, _internal, _pickled
+from polars_gpu_hist import _args, _cuda, _host_histogram, _host_histogramdd, _internal, _pickled
 
 __all__ = ["histogram", "histogram2d", "histogram_bin_edges", "histogramdd"]
 
@@ -39,10 +40,46 @@ def _library(data: Any) -> str:
 
 
 def _device_input(data: Any) -> Any:
-    """A device array as its library holds it, contiguous; torch tensors detached."""
+    """A device array as its library holds it, contiguous; torch tensors detached; booleans as
+    uint8 (numpy counts them as 0 and 1)."""
     if _library(data) == "torch":
-        return data.detach().contiguous()
-    return data
+        import torch
+
+        data = data.detach().contiguous()
+        return data.to(torch.uint8) if data.dtype == torch.bool else data
+    return data.astype("uint8") if data.dtype == bool else data
+
+
+def _warn_bool(dtype: Any) -> None:
+    """numpy.histogram's warning for boolean input, which it counts as uint8."""
+    if str(dtype) in ("bool", "torch.bool"):
+        warnings.warn(
+            "Converting input from bool to <class 'numpy.uint8'> for compatibility.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def _is_complex(weights: Any) -> bool:
+    """Whether `weights` are complex (numpy sums them as such; this module, each part alone)."""
+    if weights is None:
+        return False
+    dtype = getattr(weights, "dtype", None)
+    if dtype is None:
+        return bool(np.iscomplexobj(np.asarray(weights)))
+    if _library(weights) == "torch":
+        return bool(weights.is_complex())
+    return np.dtype(dtype).kind == "c"
+
+
+def _real_weights(weights: Any) -> Any:
+    """Host weights as float64, refusing complex ones (which numpy.histogramdd refuses too)."""
+    if _is_complex(weights):
+        raise TypeError(
+            "Cannot cast array data from dtype('complex128') to dtype('float64') according to "
+            "the rule 'safe'"
+        )
+    return np.asarray(weights, dtype=np.float64).reshape(-1)
 
 
 def _edge_dtype(a_dtype: np.dtype, bins: Any, range: Any) -> np.dtype:
@@ -123,11 +160,17 @@ def histogram(
     ``bins`` takes numpy's estimators (``"auto"``, ``"fd"``, ...) but not ``"integer"``, which
     is :func:`polars_gpu_hist.histogram`'s (numpy raises ``ValueError`` for it here too)."""
     _check_estimator(bins, weights)
+    if _is_complex(weights):
+        return _complex_histogram(a, bins, range, density, weights)
     if _explicit(bins):
         range = None  # numpy ignores `range` beside explicit edges
     if _library(a) != "numpy":
+        _warn_bool(a.dtype)
         return _device_histogram(a, bins, range, density, weights)
     x = _host(a)
+    if x.dtype == np.bool_:
+        _warn_bool(x.dtype)
+        x = x.astype(np.uint8)
     frame = _frame_histogram(x, bins, range, density, weights)
     # One copy each (numpy's arrays are writable; Polars' buffers are not).
     counts = frame["count"].to_numpy().astype(_counts_dtype(weights is not None, density))
@@ -137,6 +180,19 @@ def histogram(
     edges = np.empty(len(starts) + 1, dtype=_edge_dtype(x.dtype, bins, range))
     edges[:-1] = starts
     edges[-1] = frame["bin_end"][-1]
+    return counts, edges
+
+
+def _complex_histogram(
+    a: Any, bins: Any, range: Any, density: Any, weights: Any
+) -> tuple[Any, Any]:
+    """Complex weights, as numpy sums them: the real and the imaginary parts each counted alone
+    (each sum exact as a float64 sum is), then joined."""
+    real, edges = histogram(a, bins, range, None, weights.real)
+    imag, _ = histogram(a, bins, range, None, weights.imag)
+    counts = real + 1j * imag
+    if density:
+        counts = counts / _diff(edges, _library(edges)) / counts.sum()
     return counts, edges
 
 
@@ -156,10 +212,11 @@ def _host(a: Any) -> np.ndarray:
 def _frame_histogram(
     x: np.ndarray, bins: Any, range: Any, density: Any, weights: Any
 ) -> pl.DataFrame:
-    from polars_gpu_hist import histogram as gh_histogram
-
     w = None if weights is None else np.asarray(weights, dtype=np.float64).reshape(-1)
-    return gh_histogram(x, bins, range=range, weights=w, density=bool(density))
+    kwargs = _args.histogram_kwargs(
+        bins, range, bool(density), "left", False, "auto", "auto", repeated_edges=True
+    )
+    return _host_histogram(x, w, kwargs).struct.unnest()
 
 
 def _hashable(bins: Any, range: Any) -> tuple[Any, ...] | None:
@@ -187,7 +244,11 @@ def _prepared(bins: Any, range: Any, typestr: str) -> tuple[bytes, str | None]:
     found = None if key is None else _PREPARED.get((*key, typestr))
     if found is not None:
         return found
-    kwargs = _pickled(_args.histogram_kwargs(bins, range, False, "left", False, "auto", "auto"))
+    kwargs = _pickled(
+        _args.histogram_kwargs(
+            bins, range, False, "left", False, "auto", "auto", repeated_edges=True
+        )
+    )
     edge_dtype = None if _explicit(bins) else _edge_dtype(np.dtype(typestr), bins, range).str
     if key is not None:
         if len(_PREPARED) > 256:
@@ -273,23 +334,28 @@ def histogramdd(
     ``(N, D)`` array or a sequence of D arrays (host or device). As numpy, ``bins`` takes no
     estimator (:func:`polars_gpu_hist.histogramdd` does, per dimension)."""
     columns = _columns(sample)
-    _check_dd_bins(bins, len(columns))
+    dims = len(columns)
+    _check_dd_bins(bins, dims)
+    if dims > 8:
+        raise ValueError(f"histogramdd takes at most 8 dimensions here, got {dims}")
+    if _is_complex(weights):
+        _real_weights(weights)
     lib = _library(columns[0])
     if lib != "numpy":
         return _device_histogramdd(sample, columns, bins, range, density, weights, lib)
-    from polars_gpu_hist import histogramdd as gh_histogramdd
-
-    arrays = [np.asarray(c).reshape(-1) for c in columns]
-    w = None if weights is None else np.asarray(weights, dtype=np.float64).reshape(-1)
-    frame = gh_histogramdd(*arrays, bins=bins, range=range, weights=w, density=bool(density))
-    dims = len(arrays)
-    names = [f"x{i}" for i in builtins.range(dims)]
-    edges = [_axis_edges(frame, n) for n in names]
-    shape = tuple(len(e) - 1 for e in edges)
+    # numpy compares booleans as 0 and 1, without a warning here.
+    arrays = [x.astype(np.uint8) if x.dtype == np.bool_ else x for x in map(_host, columns)]
+    w = None if weights is None else _real_weights(weights)
+    options = _args.dd_kwargs(dims, bins, range, bool(density), "left", False, "auto", "auto", True)
+    frame = _host_histogramdd(arrays, w, options)
+    shape = tuple(_known_bins(_entry(bins, i, dims)) or 0 for i in builtins.range(dims))
+    edges = [_axis_edges(frame, f"x{i}", shape, i) for i in builtins.range(dims)]
     counts = frame["count"].to_numpy().astype(_counts_dtype(weights is not None, density))
-    sample_dtype = np.result_type(*arrays)
+    sample_dtype, empty = np.result_type(*arrays), len(arrays[0]) == 0
     edges = [
-        _dd_edges(e, _entry(bins, i, dims), sample_dtype, _entry(range, i, dims))
+        _dd_edges(
+            e, _entry(bins, i, dims), _dd_edge_dtype(sample_dtype, _entry(range, i, dims), empty)
+        )
         for i, e in enumerate(edges)
     ]
     return counts.reshape(shape), edges
@@ -335,42 +401,51 @@ def _entry(value: Any, i: int, dims: int) -> Any:
     return entries[i] if len(entries) == dims else value
 
 
-def _axis_edges(frame: pl.DataFrame, name: str) -> np.ndarray:
-    starts = frame[f"{name}_start"].unique(maintain_order=True).to_numpy()
-    return np.append(starts, frame[f"{name}_end"].max())
+def _axis_edges(frame: pl.DataFrame, name: str, shape: tuple[int, ...], axis: int) -> np.ndarray:
+    """An axis's edges from the cells in row-major order: its bins' starts a stride apart, then
+    its last end (an edge that repeats stays repeated)."""
+    stride = int(np.prod(shape[axis + 1 :], dtype=np.int64))
+    starts = frame[f"{name}_start"].to_numpy()[::stride][: shape[axis]]
+    return np.append(starts, frame[f"{name}_end"][-1])
 
 
-def _dd_edge_dtype(sample_dtype: np.dtype, range: Any) -> np.dtype:
+def _dd_edge_dtype(sample_dtype: np.dtype, range: Any, empty: bool) -> np.dtype:
     """numpy.histogramdd's dtype for equal bins' edges: `linspace` of the sample's extremes (its
-    dtype) or of the range (its scalars' type)."""
+    dtype; an empty sample's (0, 1) are Python ints) or of the range (its scalars' type)."""
     if range is None:
-        kind = sample_dtype if np.issubdtype(sample_dtype, np.floating) else np.float64
+        floating = np.issubdtype(sample_dtype, np.floating) and not empty
+        kind = sample_dtype if floating else np.float64
     else:
         lo, hi = range
         kind = np.result_type(lo, hi, 1.0)
     return np.dtype(kind)
 
 
-def _dd_edges(edges: np.ndarray, bins: Any, sample_dtype: np.dtype, range: Any) -> np.ndarray:
-    """numpy.histogramdd's edges: explicit as given, equal ones in numpy's dtype."""
+def _dd_edges(edges: np.ndarray, bins: Any, dtype: np.dtype) -> np.ndarray:
+    """numpy.histogramdd's edges: explicit as given, equal ones in `dtype`."""
     if _explicit(bins):
         return np.asarray(bins)
-    return edges.astype(_dd_edge_dtype(sample_dtype, range))
+    return edges.astype(dtype)
 
 
-def _device_sample(sample: Any, columns: list[Any], lib: str) -> tuple[list[int], list[int], Any]:
-    """The sample's columns where they lie, as (pointers, strides in values, interface): an
-    (n, d) C-contiguous array, or 1-D contiguous arrays of one dtype and length; otherwise (other
-    layouts, mixed dtypes) one stacked copy in numpy's common dtype."""
+def _device_sample(
+    sample: Any, columns: list[Any], lib: str
+) -> tuple[list[int], list[int], Any, list[Any]]:
+    """The sample's columns where they lie, as (pointers, strides in values, interface, owners):
+    an (n, d) C-contiguous array, or 1-D contiguous arrays of one dtype and length; otherwise
+    (other layouts, mixed dtypes) one stacked copy in numpy's common dtype. The caller holds the
+    owners until the kernels are queued: a copy freed sooner could become the counts' memory."""
     module = _module(lib)
     if getattr(sample, "ndim", 0) == 2:
-        iface = _cuda.cuda_array(_device_input(sample), ndim=2)
+        matrix = _device_input(sample)
+        iface = _cuda.cuda_array(matrix, ndim=2)
         strides = iface.get("strides")
         itemsize = int(iface["typestr"][2:])
         dims = iface["shape"][1]
         if strides is None or tuple(strides) == (dims * itemsize, itemsize):
             base = int(iface["data"][0])
-            return [base + j * itemsize for j in builtins.range(dims)], [dims] * dims, iface
+            ptrs = [base + j * itemsize for j in builtins.range(dims)]
+            return ptrs, [dims] * dims, iface, [matrix]
     arrays = [_device_input(c) for c in columns]
     ifaces = [getattr(c, "__cuda_array_interface__", None) for c in arrays]
     same = all(
@@ -382,15 +457,16 @@ def _device_sample(sample: Any, columns: list[Any], lib: str) -> tuple[list[int]
         for i in ifaces
     )
     if same:
-        return [int(i["data"][0]) for i in ifaces], [1] * len(ifaces), ifaces[0]
+        return [int(i["data"][0]) for i in ifaces], [1] * len(ifaces), ifaces[0], arrays
     stacked = module.stack(arrays, 1)
     stacked = stacked.contiguous() if lib == "torch" else module.ascontiguousarray(stacked)
     iface = _cuda.cuda_array(stacked, ndim=2)
     itemsize = int(iface["typestr"][2:])
     base, dims = int(iface["data"][0]), iface["shape"][1]
-    # Freed while the kernels still read it, the copy goes back to its library's pool for
-    # this stream: whatever reuses it is queued after them.
-    return [base + j * itemsize for j in builtins.range(dims)], [dims] * dims, iface
+    ptrs = [base + j * itemsize for j in builtins.range(dims)]
+    # Freed once the kernels are queued, the copy goes back to its library's pool for this
+    # stream: whatever reuses it then is queued after them.
+    return ptrs, [dims] * dims, iface, [stacked]
 
 
 def _device_histogramdd(
@@ -404,18 +480,22 @@ def _device_histogramdd(
 ) -> tuple[Any, list[Any]]:
     first = _device_input(columns[0])
     module = _module(lib)
-    ptrs, col_strides, iface = _device_sample(sample, columns, lib)
+    ptrs, col_strides, iface, _owners = _device_sample(sample, columns, lib)
     length, dims = iface["shape"][0], len(ptrs)
     if weights is not None:
         weights = _to_float64(_device_input(weights), lib)
     weights_ptr = _cuda.weights_pointer(weights, length)
     stream = _current_stream(lib, first)
     _cuda.sync_stream(iface, stream)
-    kwargs = _pickled(_args.dd_kwargs(dims, bins, range, False, "left", False, "auto", "auto"))
+    kwargs = _pickled(
+        _args.dd_kwargs(dims, bins, range, False, "left", False, "auto", "auto", True)
+    )
     sample_dtype = np.dtype(iface["typestr"])
     axis_bins = [_entry(bins, i, dims) for i in builtins.range(dims)]
     edge_dtypes = [
-        None if _explicit(b) else _dd_edge_dtype(sample_dtype, _entry(range, i, dims)).str
+        None
+        if _explicit(b)
+        else _dd_edge_dtype(sample_dtype, _entry(range, i, dims), length == 0).str
         for i, b in enumerate(axis_bins)
     ]
     shape = [_known_bins(b) for b in axis_bins]

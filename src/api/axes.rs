@@ -3,7 +3,7 @@
 
 use polars::prelude::*;
 
-use crate::bins::{BinSpec, Binning, Closed, Extremes, MAX_BINS};
+use crate::bins::{check_strictly_increasing, BinSpec, Binning, Closed, Extremes, MAX_BINS};
 use crate::dtype::{self, Reading, ValueKind};
 use crate::error::{HistError, HistResult};
 use crate::input::Value;
@@ -35,7 +35,27 @@ pub(crate) fn histogram_axis(
 ) -> HistResult<BinSpec> {
     let flavour = Flavour::Histogram;
     let (bins, range, closed) = (&options.bins, options.range, options.closed);
-    resolve_axis(bins, range, closed, dtype, kind, flavour, weighted, data)
+    let order = EdgeOrder::of(options.repeated_edges);
+    resolve_axis(
+        bins, range, closed, dtype, kind, flavour, order, weighted, data,
+    )
+}
+
+/// What explicit edges a front end takes: strictly increasing (Polars' rule), or numpy's, where
+/// an edge may repeat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EdgeOrder {
+    Strict,
+    Repeats,
+}
+
+impl EdgeOrder {
+    pub(crate) fn of(repeated_edges: bool) -> EdgeOrder {
+        match repeated_edges {
+            true => EdgeOrder::Repeats,
+            false => EdgeOrder::Strict,
+        }
+    }
 }
 
 /// The bins of one axis over a column of `dtype` read as `kind`.
@@ -47,13 +67,20 @@ pub(crate) fn resolve_axis(
     dtype: &DataType,
     kind: ValueKind,
     flavour: Flavour,
+    order: EdgeOrder,
     weighted: bool,
     data: &dyn AxisData,
 ) -> HistResult<BinSpec> {
     let range = range_for(range, dtype)?;
     let binning = match bins {
         &Bins::Count(n) => Binning::Count(n),
-        Bins::Edges(edges) => edges_for(edges, dtype)?,
+        Bins::Edges(edges) => {
+            let binning = edges_for(edges, dtype)?;
+            if let (Binning::Edges(e), EdgeOrder::Strict) = (&binning, order) {
+                check_strictly_increasing(e)?;
+            }
+            binning
+        }
         Bins::Rule(BinRule::Integer) => {
             integer_edges(range.map(|r| (r.lo, r.hi)), kind, dtype, data)?
         }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cudarc::driver::CudaStream;
 use polars::prelude::*;
 
-use crate::api::axes::{histogram_axis, resolve_axis, AxisData, Flavour};
+use crate::api::axes::{histogram_axis, resolve_axis, AxisData, EdgeOrder, Flavour};
 use crate::api::histdd::check_dims;
 use crate::bins::{BinSpec, Extremes};
 use crate::dtype::DType;
@@ -216,6 +216,7 @@ fn job_dd(
                 &polars,
                 dtype.kind(),
                 Flavour::Histogramdd,
+                EdgeOrder::of(options.repeated_edges),
                 weights.is_some(),
                 data,
             )

@@ -1,8 +1,8 @@
-//! `histogramdd`: the n-D histogram of 2 to 8 columns, as `numpy.histogramdd`.
+//! `histogramdd`: the n-D histogram of 1 to 8 columns, as `numpy.histogramdd`.
 
 use polars::prelude::*;
 
-use crate::api::axes::{readable, resolve_axis, weights_f64, Flavour, HostAxis};
+use crate::api::axes::{readable, resolve_axis, weights_f64, EdgeOrder, Flavour, HostAxis};
 use crate::dtype::{self, DType};
 use crate::engine::{self, Placement, Report};
 use crate::error::{guarded, HistError, HistResult};
@@ -14,7 +14,7 @@ use crate::output::{self, AxisOut};
 /// The most dimensions an n-D histogram may have.
 pub const MAX_DIMS: usize = crate::job::MAX_RANK;
 
-/// The n-D histogram of `columns` (2 to 8 of the same length), optionally weighted, as a Struct
+/// The n-D histogram of `columns` (1 to 8 of the same length), optionally weighted, as a Struct
 /// Series named like the first column: one row per cell in row-major order, with fields
 /// `<column>_start` and `<column>_end` for each column and `count`. Counts equal
 /// `numpy.histogramdd` of the sample the columns make (numpy's common dtype), over the rows with
@@ -47,9 +47,9 @@ pub fn histogramdd_dtype(inputs: &[Field], weighted: bool, density: bool) -> His
 
 /// The checks every n-D entry point makes on the number of dimensions and per-dimension options.
 pub(crate) fn check_dims(d: usize, options: &HistogramDdOptions) -> HistResult<()> {
-    if !(2..=MAX_DIMS).contains(&d) {
+    if !(1..=MAX_DIMS).contains(&d) {
         return Err(HistError::InvalidArgument(format!(
-            "histogramdd takes 2 to {MAX_DIMS} columns, got {d}"
+            "histogramdd takes 1 to {MAX_DIMS} columns, got {d}"
         )));
     }
     if options.bins.len() != d {
@@ -121,6 +121,7 @@ pub fn histogramdd_with_report(
                 columns[i].dtype(),
                 kind,
                 Flavour::Histogramdd,
+                EdgeOrder::of(options.repeated_edges),
                 weights.is_some(),
                 &HostAxis {
                     rows: &host_rows,

@@ -71,7 +71,7 @@ pub fn histogram_by(
     )
 }
 
-/// The n-D histogram of `columns` (2 to 8), optionally weighted (see [`crate::histogramdd`]):
+/// The n-D histogram of `columns` (1 to 8), optionally weighted (see [`crate::histogramdd`]):
 /// a Struct column named like the first column, one row per cell.
 pub fn histogramdd(columns: Vec<Expr>, weights: Option<Expr>, options: HistogramDdOptions) -> Expr {
     let dims = columns.len();

@@ -3,7 +3,9 @@
 
 use crate::bins::Closed;
 
-/// Explicit, strictly increasing float64 edges.
+/// Explicit float64 edges that never decrease. A repeated edge makes a bin of no width, which
+/// holds no value unless it is the closed end (the last bin closed left, the first closed
+/// right): numpy's `searchsorted` rule, which the walk and the search below both follow.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EdgeBins {
     pub edges: Vec<f64>,

@@ -414,15 +414,29 @@ fn validate_edges(edges: &[f64]) -> HistResult<()> {
             "bin edges must be finite, got {bad}"
         )));
     }
-    if let Some(i) = edges.windows(2).position(|w| w[0] >= w[1]) {
+    if let Some(i) = edges.windows(2).position(|w| w[0] > w[1]) {
         return Err(HistError::InvalidArgument(format!(
-            "bin edges must increase strictly, but edge {i} ({:?}) >= edge {} ({:?})",
+            "bin edges must increase, but edge {i} ({:?}) > edge {} ({:?})",
             edges[i],
             i + 1,
             edges[i + 1]
         )));
     }
     Ok(())
+}
+
+/// The front ends' rule for edges a user gives (Polars' `hist` and boost-histogram's too):
+/// strictly increasing. The bins themselves take numpy's, under which an edge may repeat.
+pub fn check_strictly_increasing(edges: &[f64]) -> HistResult<()> {
+    match edges.windows(2).position(|w| w[0] >= w[1]) {
+        Some(i) => Err(HistError::InvalidArgument(format!(
+            "bin edges must increase strictly, but edge {i} ({:?}) >= edge {} ({:?})",
+            edges[i],
+            i + 1,
+            edges[i + 1]
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn validate_range(r: Range) -> HistResult<Range> {

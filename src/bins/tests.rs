@@ -62,6 +62,40 @@ fn explicit_edges_both_conventions() {
 }
 
 #[test]
+fn repeated_edges_follow_numpy() {
+    // numpy.histogram([0, .5, 1, 1.5, 2], bins=E) for each E, a value's bin as searchsorted
+    // gives it: a bin of no width is empty unless it is the closed end.
+    let xs = [0.0, 0.5, 1.0, 1.5, 2.0];
+    for (edges, left) in [
+        (vec![0.0, 1.0, 1.0, 2.0], [0, 0, 2, 2, 2]),
+        (vec![0.0, 0.0, 1.0], [1, 1, 1, 2, 2]),
+        (vec![0.0, 1.0, 1.0], [0, 0, 1, 2, 2]),
+        (vec![1.0, 1.0], [1, 1, 0, 1, 1]),
+        (vec![1.0, 1.0, 1.0], [2, 2, 1, 2, 2]),
+    ] {
+        let s = spec(
+            Binning::Edges(edges.clone()),
+            None,
+            Closed::Left,
+            Extremes::Empty,
+        );
+        let bins: Vec<usize> = xs.iter().map(|&x| bin64(&s, x)).collect();
+        assert_eq!(bins, left, "{edges:?}");
+    }
+    // Closed right mirrors it: the first bin holds its lower edge.
+    let s = spec(
+        Binning::Edges(vec![0.0, 0.0, 1.0]),
+        None,
+        Closed::Right,
+        Extremes::Empty,
+    );
+    let bins: Vec<usize> = xs.iter().map(|&x| bin64(&s, x)).collect();
+    assert_eq!(bins, vec![0, 1, 1, 2, 2]);
+    assert!(check_strictly_increasing(&[0.0, 1.0, 1.0]).is_err());
+    assert!(check_strictly_increasing(&[0.0, 1.0, 2.0]).is_ok());
+}
+
+#[test]
 fn the_edge_guide_changes_speed_not_answers() {
     // Even, skewed (crowded: no guide) and sparse-then-dense edges, both sides.
     let sets: Vec<Vec<f64>> = vec![
@@ -248,7 +282,8 @@ fn bad_arguments_are_errors() {
     assert!(r(Binning::Count(0), None).is_err());
     assert!(r(Binning::Count(MAX_BINS + 1), None).is_err());
     assert!(r(Binning::Edges(vec![1.0]), None).is_err());
-    assert!(r(Binning::Edges(vec![0.0, 1.0, 1.0]), None).is_err());
+    assert!(r(Binning::Edges(vec![0.0, 1.0, 0.5]), None).is_err());
+    assert!(r(Binning::Edges(vec![0.0, 1.0, 1.0]), None).is_ok());
     assert!(r(Binning::Edges(vec![0.0, f64::NAN]), None).is_err());
     assert!(r(Binning::Edges(vec![0.0, f64::INFINITY]), None).is_err());
     assert!(r(Binning::Count(3), Some((1.0, 0.0))).is_err());

@@ -107,7 +107,7 @@ fn histogramdd_field(inputs: &[Field], kwargs: &DdKwargs) -> PolarsResult<Field>
     Ok(Field::new(inputs[0].name().clone(), dtype))
 }
 
-/// `inputs`: the 2 to 8 columns, then optionally the weights.
+/// `inputs`: the 1 to 8 columns, then optionally the weights.
 fn histogramdd(inputs: &[Series], kwargs: &DdKwargs) -> PolarsResult<Series> {
     let (dims, weights) = kwargs.dims(inputs);
     for_python(crate::histogramdd(dims, weights, &kwargs.options))
