@@ -337,6 +337,17 @@ def test_the_numpy_module_sums_complex_weights_on_the_device() -> None:
         assert _host(got).dtype == np.complex128
 
 
+def test_the_numpy_module_takes_host_weights_beside_device_data() -> None:
+    x = np.random.default_rng(7).random(1000)
+    w = np.arange(1000) % 7
+    expected, _ = np.histogram(x, 10, weights=w)
+    for a in _library_arrays(x):
+        for weights in (w, w.tolist()):
+            got, _ = ghnp.histogram(a, 10, weights=weights)
+            assert type(got) is type(a)
+            np.testing.assert_array_equal(_host(got), expected)
+
+
 def test_the_numpy_module_histogramdd_of_one_dimension_on_the_device() -> None:
     x = (np.random.default_rng(6).random(1 << 18) * 100).astype(np.float32)
     for kwargs in ({}, {"range": [(10.0, 60.0)]}):

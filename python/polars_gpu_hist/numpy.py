@@ -47,7 +47,7 @@ def _device_input(data: Any) -> Any:
 
         data = data.detach().contiguous()
         return data.to(torch.uint8) if data.dtype == torch.bool else data
-    return data.astype("uint8") if data.dtype == bool else data
+    return data.astype("uint8") if getattr(data, "dtype", None) == np.dtype(np.bool_) else data
 
 
 def _warn_bool(dtype: Any) -> None:
@@ -272,7 +272,7 @@ def _device_histogram(a: Any, bins: Any, range: Any, density: Any, weights: Any)
     iface = _cuda.cuda_array(a)
     length = iface["shape"][0]
     if weights is not None:
-        weights = _to_float64(_device_input(weights), lib)
+        weights = _to_float64(weights, lib, a)
     weights_ptr = _cuda.weights_pointer(weights, length)
     stream = _current_stream(lib, a)
     _cuda.sync_stream(iface, stream)
@@ -483,7 +483,7 @@ def _device_histogramdd(
     ptrs, col_strides, iface, _owners = _device_sample(sample, columns, lib)
     length, dims = iface["shape"][0], len(ptrs)
     if weights is not None:
-        weights = _to_float64(_device_input(weights), lib)
+        weights = _to_float64(weights, lib, first)
     weights_ptr = _cuda.weights_pointer(weights, length)
     stream = _current_stream(lib, first)
     _cuda.sync_stream(iface, stream)
@@ -618,11 +618,15 @@ def _to_device(values: np.ndarray, lib: str, like: Any) -> Any:
     return cupy.asarray(values)
 
 
-def _to_float64(weights: Any, lib: str) -> Any:
+def _to_float64(weights: Any, lib: str, like: Any) -> Any:
+    """The weights as a contiguous float64 array of the data's library on its device (host
+    weights are copied over)."""
     if lib == "torch":
         import torch
 
-        return weights.to(torch.float64).contiguous()
+        if not isinstance(weights, torch.Tensor):
+            weights = torch.as_tensor(np.asarray(weights, dtype=np.float64))
+        return weights.detach().to(device=like.device, dtype=torch.float64).contiguous()
     import cupy
 
     return cupy.ascontiguousarray(weights, dtype=cupy.float64)
