@@ -9,8 +9,10 @@ Host arrays (numpy, lists, Polars Series) give numpy arrays. CuPy arrays give Cu
 PyTorch tensors give tensors on the same device: the data, the counts and equal bins' edges
 never visit the host (those edges are made on the device, in numpy's dtype; explicit edges and
 the rare spans no formula covers are copied over). Counts are int64 (float64 with weights or
-density), equal to numpy's; where this module differs from numpy, it is where the whole package
-does (NaN is not counted rather than refused; see the README's semantics).
+density, complex128 with complex weights), equal to numpy's. Explicit edges follow numpy's rule
+(an edge may repeat) and booleans count as uint8, as in numpy. Where this module differs from
+numpy, it is where the whole package does (NaN is not counted rather than refused; n-D counts
+are int64; see the README's table).
 """
 
 from __future__ import annotations
@@ -188,6 +190,8 @@ def _complex_histogram(
 ) -> tuple[Any, Any]:
     """Complex weights, as numpy sums them: the real and the imaginary parts each counted alone
     (each sum exact as a float64 sum is), then joined."""
+    if not hasattr(weights, "real") or isinstance(weights, (list, tuple)):
+        weights = np.asarray(weights)
     real, edges = histogram(a, bins, range, None, weights.real)
     imag, _ = histogram(a, bins, range, None, weights.imag)
     counts = real + 1j * imag
