@@ -633,7 +633,7 @@ def _to_float64(weights: Any, lib: str, like: Any) -> Any:
         return weights.detach().to(device=like.device, dtype=torch.float64).contiguous()
     import cupy
 
-    return cupy.ascontiguousarray(weights, dtype=cupy.float64)
+    return cupy.ascontiguousarray(cupy.asarray(weights, dtype=cupy.float64))
 
 
 def _diff(edges: Any, lib: str) -> Any:
