@@ -278,7 +278,9 @@ pub fn reading(dtype: &DataType) -> HistResult<Reading> {
 fn refused(dtype: &DataType) -> HistError {
     use DataType as D;
     let hint = match dtype {
-        D::Boolean => "cast it to UInt8 first, which counts false as 0 and true as 1, as numpy does",
+        D::Boolean => {
+            "cast it to UInt8 first, which counts false as 0 and true as 1, as numpy does"
+        }
         // Words both APIs share: their method names differ (`to_physical` in Python,
         // `to_physical_repr` in Rust).
         D::Categorical(..) | D::Enum(..) => {

@@ -170,9 +170,14 @@ REPEATING_EDGES = st.lists(st.sampled_from([-2.0, -0.5, 0.0, 0.25, 1.0, 3.0]), m
     sorted
 )
 SMALL_FLOATS = hnp.arrays(np.float64, st.integers(0, 200), elements=st.floats(-3, 4))
+SMALL_VALUES = st.one_of(
+    SMALL_FLOATS,
+    hnp.arrays(np.float32, st.integers(0, 200), elements=st.floats(-3, 4, width=32)),
+    hnp.arrays(np.int32, st.integers(0, 200), elements=st.integers(-3, 4)),
+)
 
 
-@given(SMALL_FLOATS, REPEATING_EDGES)
+@given(SMALL_VALUES, REPEATING_EDGES)
 @example(np.array([0.0, 0.5, 1.0, 1.5, 2.0]), [0.0, 1.0, 1.0])  # the last bin has no width
 @example(np.array([1.0, 1.0, 2.0]), [1.0, 1.0, 1.0])  # every bin has none
 def test_repeated_edges_count_as_numpy_counts_them(x: np.ndarray, edges: list) -> None:
