@@ -250,9 +250,12 @@ def flag(value: Any, name: str) -> bool:
     raise TypeError(f"`{name}` must be True or False, got {value!r}")
 
 
-def common(density: Any, closed: Any, flow: Any, device: Any, kernel: Any) -> dict[str, Any]:
-    """The options every histogram takes, checked."""
-    return {
+def common(
+    density: Any, closed: Any, flow: Any, device: Any, kernel: Any, repeated_edges: bool
+) -> dict[str, Any]:
+    """The options every histogram takes, checked; `repeated_edges` (numpy's rule for explicit
+    edges, the numpy drop-in's) only where set."""
+    out = {
         "density": flag(density, "density"),
         "closed": choice(closed, "closed", ("left", "right")),
         "flow": flag(flow, "flow"),
@@ -261,6 +264,9 @@ def common(density: Any, closed: Any, flow: Any, device: Any, kernel: Any) -> di
         if kernel == "auto"
         else choice(kernel, "kernel", ("auto", "shared", "packed", "segmented", "global")),
     }
+    if repeated_edges:
+        out["repeated_edges"] = True
+    return out
 
 
 def histogram_kwargs(
@@ -276,9 +282,7 @@ def histogram_kwargs(
     """The plugin's kwargs for a 1-D histogram (and `by=`); `repeated_edges` takes numpy's rule
     for explicit edges (the numpy drop-in's)."""
     out = {"bins": bins(bins_, repeated_edges), "range": range_(range)}
-    out.update(common(density, closed, flow, device, kernel))
-    if repeated_edges:
-        out["repeated_edges"] = True
+    out.update(common(density, closed, flow, device, kernel, repeated_edges))
     if isinstance(out["bins"], list) and out["range"] is not None:
         raise ValueError("`range` cannot be combined with explicit bin edges: drop one of them")
     return out
@@ -319,9 +323,7 @@ def dd_kwargs(
             )
         ranges = [range_(entry) for entry in entries]
     out = {"bins": per_dim, "range": ranges}
-    out.update(common(density, closed, flow, device, kernel))
-    if repeated_edges:
-        out["repeated_edges"] = True
+    out.update(common(density, closed, flow, device, kernel, repeated_edges))
     return out
 
 
