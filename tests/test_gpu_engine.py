@@ -361,6 +361,68 @@ def test_the_numpy_module_histogramdd_of_one_dimension_on_the_device() -> None:
                 np.testing.assert_array_equal(_host(got_edges[0]), edges[0])
 
 
+def test_an_array_on_another_gpu_is_refused_and_the_next_call_works() -> None:
+    if cp.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs two GPUs")
+    with cp.cuda.Device(1):
+        far = cp.arange(1 << 16, dtype=cp.float32)
+    near = cp.arange(1 << 16, dtype=cp.float32)
+    host = near.get()
+    calls = [
+        (lambda a: gh.histogram(a, 10)["count"].to_numpy(), np.histogram(host, 10)[0]),
+        (lambda a: ghnp.histogram(a, 10)[0].get(), np.histogram(host, 10)[0]),
+        (
+            lambda a: ghnp.histogram(a, 10, range=(0.0, 1e5))[0].get(),
+            np.histogram(host, 10, range=(0.0, 1e5))[0],
+        ),
+        (lambda a: ghnp.histogramdd([a, a], 10)[0].get(), np.histogramdd([host, host], 10)[0]),
+    ]
+    for call, expected in calls:
+        with pytest.raises(ValueError, match=r"memory of GPU 1.*CUDA_VISIBLE_DEVICES=1"):
+            call(far)
+        # Nothing ran on the far memory, so the context is whole: the next call counts.
+        np.testing.assert_array_equal(call(near), expected)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="memory of GPU 1"):
+        ghnp.histogram(torch.arange(100.0, device="cuda:1"), 10)
+    assert ghnp.histogram(torch.arange(100.0, device="cuda:0"), 10)[0].sum().item() == 100
+
+
+def test_tensors_from_torch_expandable_segments_are_counted() -> None:
+    # PyTorch maps these with the driver's virtual memory calls: still memory CUDA knows.
+    pytest.importorskip("torch")
+    script = (
+        "import numpy as np, torch, polars_gpu_hist.numpy as ghnp\n"
+        "x = torch.rand(1 << 20, device='cuda')\n"
+        "got = ghnp.histogram(x, 64)[0].cpu().numpy()\n"
+        "assert (got == np.histogram(x.cpu().numpy(), 64)[0]).all()\n"
+        "print('ok')\n"
+    )
+    env = dict(os.environ, PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True")
+    run = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0 and "ok" in run.stdout, run.stderr[-2000:]
+
+
+def test_a_host_pointer_given_as_device_memory_is_refused() -> None:
+    class FakeDevice:
+        def __init__(self, host: np.ndarray) -> None:
+            self._host = host
+            self.__cuda_array_interface__ = {
+                "shape": host.shape,
+                "typestr": host.dtype.str,
+                "data": (host.ctypes.data, False),
+                "version": 3,
+                "strides": None,
+            }
+
+    x = np.arange(1000, dtype=np.float32)
+    with pytest.raises(ValueError, match="not memory CUDA knows"):
+        gh.histogram(FakeDevice(x), 10)
+    assert gh.histogram(cp.asarray(x), 10)["count"].sum() == 1000
+
+
 # ---- issue 12.3: equal bins' edges made on the device, in numpy's dtype ----
 
 EDGE_CASES = [

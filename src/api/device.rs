@@ -113,6 +113,15 @@ fn device_job(
     bins: impl Fn(usize, &DeviceAxis<'_>) -> HistResult<BinSpec>,
     flow: bool,
 ) -> HistResult<Job<'static>> {
+    if len > 0 {
+        // Before anything reads them: the bins may need the data's extremes.
+        for (i, column) in columns.iter().enumerate() {
+            gpu.check_readable(column.ptr, &format!("column {i}"))?;
+        }
+        if let Some(w) = weights {
+            gpu.check_readable(w, "`weights`")?;
+        }
+    }
     let axes = columns
         .iter()
         .enumerate()
@@ -353,6 +362,13 @@ fn fill(
             "room for {} counts, but the histogram has {}",
             target.cells, job.cells
         )));
+    }
+    // The caller's arrays are written: they must be this GPU's too.
+    if target.cells > 0 {
+        gpu.check_readable(target.counts, "the counts' array")?;
+    }
+    for (ptr, _) in target.edges.iter().flatten() {
+        gpu.check_readable(*ptr, "the edges' array")?;
     }
     let mut phases = vec![("resolve", clock.lap())];
     let run = gpu::queue(gpu, stream, &job, kernel, target.counts, clock)?.pending();

@@ -141,6 +141,49 @@ impl Gpu {
         self.ctx.ordinal() as i32
     }
 
+    /// Refuses an address the kernels cannot read: memory CUDA does not know (a host buffer
+    /// handed over as device memory), or device memory of another GPU, which a kernel here
+    /// would fault on (and a fault poisons the context for every later call). Page-locked host
+    /// memory and managed memory are read through unified addressing.
+    pub fn check_readable(&self, ptr: u64, what: &str) -> HistResult<()> {
+        use cudarc::driver::sys::{self, CUmemorytype, CUpointer_attribute as Attr};
+        let mut kind: u32 = 0;
+        let mut managed: u32 = 0;
+        let mut ordinal: i32 = -1;
+        // SAFETY: each out-pointer is valid and of the width its attribute writes (an
+        // unsigned int, an unsigned int, an int).
+        let known = unsafe {
+            sys::cuPointerGetAttribute(
+                (&mut kind as *mut u32).cast(),
+                Attr::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                ptr,
+            ) == sys::CUresult::CUDA_SUCCESS
+                && sys::cuPointerGetAttribute(
+                    (&mut managed as *mut u32).cast(),
+                    Attr::CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                    ptr,
+                ) == sys::CUresult::CUDA_SUCCESS
+                && sys::cuPointerGetAttribute(
+                    (&mut ordinal as *mut i32).cast(),
+                    Attr::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                    ptr,
+                ) == sys::CUresult::CUDA_SUCCESS
+        };
+        if !known {
+            return Err(HistError::InvalidArgument(format!(
+                "{what} at {ptr:#x} is not memory CUDA knows (a host buffer given as GPU                  memory?): pass an array in GPU memory, or a host array or Series"
+            )));
+        }
+        let on_device = kind == CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 && managed == 0;
+        if on_device && ordinal != self.ordinal() {
+            return Err(HistError::InvalidArgument(format!(
+                "{what} is in the memory of GPU {ordinal}, but polars-gpu-hist counts on GPU {}                  (the first this process sees): copy it there, or start the process with                  CUDA_VISIBLE_DEVICES={ordinal} to count on that GPU",
+                self.ordinal()
+            )));
+        }
+        Ok(())
+    }
+
     /// The calling thread's stream, made on its first use: concurrent callers (Polars'
     /// threads) each have their own, and every call synchronizes it before returning. Made
     /// once rather than per call: the driver wrapper synchronizes the whole context whenever a
