@@ -171,13 +171,16 @@ impl Gpu {
         };
         if !known {
             return Err(HistError::InvalidArgument(format!(
-                "{what} at {ptr:#x} is not memory CUDA knows (a host buffer given as GPU                  memory?): pass an array in GPU memory, or a host array or Series"
+                "{what} at {ptr:#x} is not memory CUDA knows (a host buffer given as GPU \
+                 memory?): pass an array in GPU memory, or a host array or Series"
             )));
         }
         let on_device = kind == CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 && managed == 0;
         if on_device && ordinal != self.ordinal() {
             return Err(HistError::InvalidArgument(format!(
-                "{what} is in the memory of GPU {ordinal}, but polars-gpu-hist counts on GPU {}                  (the first this process sees): copy it there, or start the process with                  CUDA_VISIBLE_DEVICES={ordinal} to count on that GPU",
+                "{what} is in the memory of GPU {ordinal}, but polars-gpu-hist counts on GPU {} \
+                 (the first this process sees): copy it there, or start the process with \
+                 CUDA_VISIBLE_DEVICES={ordinal} to count on that GPU",
                 self.ordinal()
             )));
         }
