@@ -274,3 +274,11 @@ def test_nd_counts_are_int64_where_numpy_gives_float64() -> None:
     assert ghnp.histogram2d(x, x, 3)[0].dtype == np.int64
     assert np.histogram2d(x, x, 3)[0].dtype == np.float64
     assert ghnp.histogramdd(np.column_stack([x, x]), 3, weights=x)[0].dtype == np.float64
+
+
+def test_more_than_8_dimensions_are_refused_where_numpy_counts_them() -> None:
+    # The README's table: the engine's rank is at most 8.
+    sample = np.random.default_rng(2).random((20, 9))
+    assert np.histogramdd(sample, 2)[0].sum() == 20
+    with pytest.raises(ValueError, match="at most 8 dimensions"):
+        ghnp.histogramdd(sample, 2)
