@@ -159,6 +159,15 @@ def test_right_closed_mirrors_left() -> None:
     assert right["count"].to_list() == [2, 1, 1]
 
 
+def test_a_series_given_twice_is_a_clear_error() -> None:
+    # As the expression with one column twice: the cells' fields would share their names.
+    x = pl.Series("x", [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"column 'x' appears twice: .*\.alias"):
+        gh.histogram2d(x, x, bins=2)
+    counts = gh.histogram2d(x, x.alias("x2"), bins=2)["count"].to_numpy()
+    np.testing.assert_array_equal(counts, np.histogram2d(x, x, bins=2)[0].ravel())
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [

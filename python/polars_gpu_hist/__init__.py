@@ -460,6 +460,12 @@ def _host_histogramdd(columns: Any, weights: Any, options: dict[str, Any]) -> pl
     ]
     for c in series:
         _args.refuse_object(c)
+    names = [c.name for c in series]
+    for name in names:
+        if names.count(name) > 1:
+            raise ValueError(
+                f"column {name!r} appears twice: give each dimension its own name (`.alias`)"
+            )
     frame = pl.DataFrame(series)
     args = [pl.col(n) for n in frame.columns]
     # The weights' column must not replace a column of the same name.
