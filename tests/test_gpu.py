@@ -204,6 +204,24 @@ def test_segmented_partitions_hot_sorted_and_sparse(bins: int, order: str) -> No
         np.testing.assert_array_equal(frame.unnest("x")["count"].to_numpy(), expected)
 
 
+@pytest.mark.parametrize("kernel", ["auto", "segmented"])
+def test_segmented_rows_past_one_launch(kernel: str) -> None:
+    # More rows than one segmented launch takes (2^28 to 2^30 by the device's memory): every
+    # launch's rows counted once, those at the launches' seams included.
+    from polars_gpu_hist import numpy as ghnp
+
+    n = (1 << 30) + 12_345
+    x = ((cp.arange(n, dtype=cp.uint32) * cp.uint32(2_654_435_761)) >> 24).astype(cp.uint8)
+    x = x[5:]  # an unaligned start
+    per_value = cp.bincount(x, minlength=256).get()
+    expected = np.zeros(1 << 20, dtype=np.int64)
+    expected[:: 1 << 12] = per_value  # value v is bin v * 4096 of 2^20 bins over [0, 256)
+    counts, _ = ghnp.histogram(x, 1 << 20, range=(0, 256))
+    np.testing.assert_array_equal(counts.get(), expected)
+    got = gh.histogram(x, 1 << 20, range=(0, 256), kernel=kernel)["count"].to_numpy()
+    np.testing.assert_array_equal(got, expected)
+
+
 def test_errors_are_clear_and_leave_the_gpu_usable() -> None:
     x = cp.arange(1000, dtype=cp.float32)
     with pytest.raises(ValueError, match="cannot hold"):

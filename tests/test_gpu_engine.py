@@ -432,6 +432,32 @@ def test_a_host_pointer_given_as_device_memory_is_refused() -> None:
     assert gh.histogram(cp.asarray(x), 10)["count"].sum() == 1000
 
 
+def test_managed_and_page_locked_memory_are_counted_where_they_lie() -> None:
+    # Both are memory CUDA knows (unified addressing): read in place by the kernels, counts
+    # exact, and the CuPy array that comes back is in device memory as usual.
+    rng = np.random.default_rng(43)
+    host = rng.random(1 << 20).astype(np.float32)
+    expected = np.histogram(host, 100, range=(0.0, 1.0))[0]
+
+    managed = cp.ndarray(host.shape, host.dtype, cp.cuda.malloc_managed(host.nbytes))
+    managed[...] = cp.asarray(host)
+    locked_memory = cp.cuda.alloc_pinned_memory(host.nbytes)
+    locked_host = np.frombuffer(locked_memory, host.dtype, host.size)
+    locked_host[...] = host
+    unowned = cp.cuda.UnownedMemory(locked_memory.ptr, host.nbytes, locked_memory)
+    locked = cp.ndarray(host.shape, host.dtype, cp.cuda.MemoryPointer(unowned, 0))
+
+    for array in (managed, locked):
+        got, edges = ghnp.histogram(array, 100, range=(0.0, 1.0))
+        np.testing.assert_array_equal(got.get(), expected)
+        assert edges.size == 101
+        frame = gh.histogram(array, 100, range=(0.0, 1.0))
+        np.testing.assert_array_equal(frame["count"].to_numpy(), expected)
+        np.testing.assert_array_equal(
+            ghnp.histogramdd([array, array], 10)[0].get(), np.histogramdd([host, host], 10)[0]
+        )
+
+
 # ---- issue 12.3: equal bins' edges made on the device, in numpy's dtype ----
 
 EDGE_CASES = [

@@ -482,14 +482,14 @@ def _device_histogramdd(
     weights: Any,
     lib: str,
 ) -> tuple[Any, list[Any]]:
-    first = _device_input(columns[0])
+    like = columns[0]  # for its device only: no copy of it is needed
     module = _module(lib)
     ptrs, col_strides, iface, _owners = _device_sample(sample, columns, lib)
     length, dims = iface["shape"][0], len(ptrs)
     if weights is not None:
-        weights = _to_float64(weights, lib, first)
+        weights = _to_float64(weights, lib, like)
     weights_ptr = _cuda.weights_pointer(weights, length)
-    stream = _current_stream(lib, first)
+    stream = _current_stream(lib, like)
     _cuda.sync_stream(iface, stream)
     kwargs = _pickled(
         _args.dd_kwargs(dims, bins, range, False, "left", False, "auto", "auto", True)
@@ -505,9 +505,9 @@ def _device_histogramdd(
     shape = [_known_bins(b) for b in axis_bins]
     if all(n is not None for n in shape):
         cells = int(np.prod(shape))
-        counts = _empty(lib, first, cells, "float64" if weights is not None else "int64")
+        counts = _empty(lib, like, cells, "float64" if weights is not None else "int64")
         dev_edges = [
-            None if dtype is None else _empty(lib, first, n + 1, dtype)
+            None if dtype is None else _empty(lib, like, n + 1, dtype)
             for n, dtype in zip(shape, edge_dtypes)
         ]
         targets = [
@@ -529,9 +529,9 @@ def _device_histogramdd(
         )
         for i, (b, host) in enumerate(zip(axis_bins, host_edges)):
             if dev_edges[i] is None:
-                dev_edges[i] = _to_device(np.asarray(b), lib, first)
+                dev_edges[i] = _to_device(np.asarray(b), lib, like)
             elif host is not None:
-                dev_edges[i][:] = _to_device(host.to_numpy().astype(edge_dtypes[i]), lib, first)
+                dev_edges[i][:] = _to_device(host.to_numpy().astype(edge_dtypes[i]), lib, like)
         counts = counts.reshape(tuple(shape))
         if density:
             counts = _density(counts, [_diff(e, lib) for e in dev_edges], module)
@@ -539,9 +539,9 @@ def _device_histogramdd(
     counts, edges, _report = _internal.histogram_cuda_counts(
         ptrs, col_strides, length, iface["typestr"], kwargs, True, edge_dtypes, weights_ptr
     )
-    counts = _wrap(counts, lib, first)
+    counts = _wrap(counts, lib, like)
     dev_edges = [
-        _axis_device_edges(e, np.asarray(b) if _explicit(b) else None, lib, first, dtype)
+        _axis_device_edges(e, np.asarray(b) if _explicit(b) else None, lib, like, dtype)
         for e, b, dtype in zip(edges, axis_bins, edge_dtypes)
     ]
     shape = tuple(len(e) - 1 for e in dev_edges)

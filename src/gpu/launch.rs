@@ -146,13 +146,14 @@ pub fn queue(
     // A fresh range at many bins is proved on the device, before the plan asks the host.
     crate::gpu::proof::settle(gpu, &job.axes)?;
     let mut plan = plan_for(None)?;
+    let mut phases = vec![("plan", clock.lap())];
     if plan.family == Family::Segmented && force.is_none() {
         // Too many bins for shared memory: a look at the rows may find runs in one bin.
         if let Some(run) = crate::gpu::sample::mean_run(gpu, stream, job)? {
             plan = plan_for(Some(run))?;
         }
+        phases.push(("look", clock.lap()));
     }
-    let mut phases = vec![("plan", clock.lap())];
     // SAFETY: `out` holds `job.cells` counts of 8 bytes (the caller's contract).
     unsafe { cudarc::driver::result::memset_d8_async(out, 0, job.cells * 8, stream.cu_stream()) }
         .map_err(driver("zeroing the histogram"))?;

@@ -102,8 +102,9 @@ fn large_bins_are_segmented_and_forcing_shared_fails_clearly() {
     assert_eq!(p.family, Family::Segmented);
     let seg = p.segments.as_ref().unwrap();
     assert_eq!((seg.partitions, seg.width_bits), (32, 15));
-    assert_eq!(p.rows_per_launch, SEG_ROWS_PER_LAUNCH);
-    assert!(p.scratch_bytes() >= 2 * SEG_ROWS_PER_LAUNCH);
+    // One launch for all 2^29 rows on an 80 GB H100.
+    assert_eq!(p.rows_per_launch, 1 << 29);
+    assert!(p.scratch_bytes() >= 2 << 29);
     assert!(p.to_string().contains("32 partition(s) of 32768 bins"));
     for family in [Family::Shared, Family::Packed] {
         let err = plan(&DeviceProps::h100(), &s, false, 1 << 29, Some(family));
@@ -273,4 +274,18 @@ fn long_runs_in_a_sample_take_the_global_family_past_shared_memory() {
         Some(64.0),
     );
     assert_eq!(p.unwrap().family, Family::Shared);
+}
+
+#[test]
+fn segmented_launches_grow_with_the_device_memory_within_bounds() {
+    let gib = 1u64 << 30;
+    for (memory, rows) in [
+        (8 * gib, 1 << 28),
+        (40 * gib, 1 << 28),
+        (DeviceProps::h100().total_memory, 1 << 29),
+        (141 * gib, 1 << 30),
+        (1 << 44, 1 << 30),
+    ] {
+        assert_eq!(seg_rows_per_launch(memory), rows, "{memory} bytes");
+    }
 }

@@ -1,5 +1,5 @@
-//! Device memory for the kernels' scratch (the segmented family's keys: 512 MiB for a launch of
-//! 2^28 rows) and for the histograms counted on the device, from a pool of this process's own
+//! Device memory for the kernels' scratch (the segmented family's keys: 1 GiB for a launch of
+//! 2^29 rows) and for the histograms counted on the device, from a pool of this process's own
 //! that keeps what it held between calls, up to a bound. The driver's default pool gives its memory back at every
 //! synchronization, so each call mapped its scratch anew: about 0.7 ms of a 5.6 ms call at 1M
 //! bins on an H100. A pool of our own leaves the default pool, which CuPy or PyTorch may share,
@@ -11,9 +11,12 @@ use std::sync::Arc;
 use cudarc::driver::sys::{self, CUmemoryPool};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError};
 
-/// The most scratch a pool keeps between calls: enough for the largest segmented launch, and
-/// never more than a sixteenth of the device's memory.
-const RETAIN_BYTES: u64 = 1 << 30;
+/// The most scratch a pool keeps between calls on a device of `total_memory` bytes: the
+/// largest segmented launch's keys twice over (with its tile tables and the counts of a large
+/// histogram beside them), never more than a sixteenth of the memory.
+fn retain_bytes(total_memory: u64) -> u64 {
+    (4 * crate::gpu::plan::seg_rows_per_launch(total_memory)).min(total_memory / 16)
+}
 
 /// The process's scratch pool on one device.
 pub struct ScratchPool(CUmemoryPool);
@@ -23,8 +26,8 @@ unsafe impl Send for ScratchPool {}
 unsafe impl Sync for ScratchPool {}
 
 impl ScratchPool {
-    /// A pool on device `ordinal` keeping at most `RETAIN_BYTES` (or a sixteenth of
-    /// `total_memory`); None where the device has no stream-ordered pools.
+    /// A pool on device `ordinal` keeping at most `retain_bytes(total_memory)`; None where the
+    /// device has no stream-ordered pools.
     pub fn new(ordinal: i32, total_memory: u64) -> Option<Self> {
         // SAFETY: zeroed props are the driver's defaults (no IPC handles, no size limit); the
         // fields set below are the documented ones for a pinned device pool.
@@ -38,7 +41,7 @@ impl ScratchPool {
         unsafe { sys::cuMemPoolCreate(&mut pool, &props) }
             .result()
             .ok()?;
-        let mut keep: u64 = RETAIN_BYTES.min(total_memory / 16);
+        let mut keep: u64 = retain_bytes(total_memory);
         // SAFETY: the release threshold is a u64 attribute of a pool just made.
         let kept = unsafe {
             sys::cuMemPoolSetAttribute(
