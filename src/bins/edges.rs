@@ -1,5 +1,5 @@
 //! Explicit edges: `e[i] <= x < e[i+1]` (closed left, the last bin closed) or `(e[i], e[i+1]]`
-//! (closed right, the first bin closed), found by a guided walk or a branch-free search.
+//! (closed right, the first bin closed), found through a grid of cells or by a branch-free search.
 
 use crate::bins::Closed;
 
@@ -14,56 +14,105 @@ pub struct EdgeBins {
     pub(crate) guide: Option<Guide>,
 }
 
-/// A uniform grid over [e[0], e[n]]: for each cell, the bin of its lower end. A value's cell
-/// names a bin at most a few edges from its own, found by a short walk, instead of a binary
-/// search of log2(n) dependent loads. The walk checks the edges themselves, so the guide only
-/// affects speed, never the answer.
+/// A uniform grid over [e[0], e[n]] whose cell a value finds by one subtraction and one
+/// multiplication. The interior edges are placed in cells by that same arithmetic, which never
+/// decreases as the value grows, so a cell that holds no edge holds values of one bin only,
+/// whatever the rounding: its slot is that bin. A cell that holds edges ([`Guide::MIXED`]) names
+/// the bin of its lowest values, and its values are at most as many bins up as it holds edges.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Guide {
-    pub(crate) first: Vec<u32>,
+    /// One slot per cell, then the last bin (where the last cell's edges end) and `n` (the
+    /// slot of a value that is not counted).
+    pub(crate) slots: Vec<u32>,
     pub(crate) cells_per_unit: f64,
 }
 
 impl Guide {
-    /// Cells per bin while the table stays in L2 (2^18 cells), then fewer up to 2^20 cells;
-    /// and the most edges one cell may hold before the guide stops paying. With 16 cells a bin
-    /// most values start in their own bin: 257 uneven edges took 1.9 ns a row (AVX-512, one
-    /// thread) against 3.2 with 4.
-    const CELLS_PER_BIN: usize = 16;
+    /// The flag of a cell that holds an edge: its values need a look at the edges.
+    pub(crate) const MIXED: u32 = 1 << 31;
+    /// Cells per bin while the table stays in L2 (2^18 cells), then fewer up to 2^20 cells.
+    /// At most one cell in 16 holds an edge, so most values take their slot as their bin.
+    const CELLS_PER_BIN: usize = 32;
     const CACHED_CELLS: usize = 1 << 18;
     const COARSE_CELLS_PER_BIN: usize = 4;
     const MAX_CELLS: usize = 1 << 20;
-    const MAX_EDGES_PER_CELL: u32 = 4;
 
     fn new(e: &[f64]) -> Option<Guide> {
         let n = e.len() - 1;
+        // A bin must fit in a slot beside the flag.
+        if n >= Self::MIXED as usize {
+            return None;
+        }
         let fine = (n * Self::CELLS_PER_BIN).min(Self::CACHED_CELLS);
         let coarse = (n * Self::COARSE_CELLS_PER_BIN).min(Self::MAX_CELLS);
         let cells = fine.max(coarse).max(16);
         let cells_per_unit = cells as f64 / (e[n] - e[0]);
-        // A span wider than float64 holds has no uniform grid: binary search instead.
+        // A span wider than float64 holds (or none at all) has no grid: binary search instead.
         if !(cells_per_unit.is_finite() && cells_per_unit > 0.0) {
             return None;
         }
         // Only speed depends on the guide: without memory for it, binary search.
-        let first: Vec<u32> = super::linspace::table(cells + 1, |k| {
-            let lower = e[0] + k as f64 / cells_per_unit;
-            (e.partition_point(|&edge| edge <= lower).max(1) - 1).min(n - 1) as u32
-        })
-        .ok()?;
-        let crowded = first
-            .windows(2)
-            .any(|w| w[1] - w[0] > Self::MAX_EDGES_PER_CELL);
-        (!crowded).then_some(Guide {
-            first,
+        let mut slots = crate::alloc::with_capacity(cells + 2).ok()?;
+        let mut guide = Guide {
+            slots: Vec::new(),
             cells_per_unit,
-        })
+        };
+        // The interior edges e[1..n] in order; `next` is the first not yet placed.
+        let mut next = 1;
+        for cell in 0..cells {
+            let first = (next - 1) as u32;
+            let held = e[next..n]
+                .iter()
+                .take_while(|&&edge| guide.cell_within(e[0], edge, cells) == cell)
+                .count();
+            next += held;
+            slots.push(if held > 0 { first | Self::MIXED } else { first });
+        }
+        slots.extend([(n - 1) as u32, n as u32]);
+        guide.slots = slots;
+        Some(guide)
+    }
+
+    /// The cells of the grid (the slots past them are not cells).
+    #[inline(always)]
+    pub(crate) fn cells(&self) -> usize {
+        self.slots.len() - 2
+    }
+
+    /// The slot of a value outside the edges, or NaN: the bin `n`, not counted.
+    #[inline(always)]
+    pub(crate) fn outside(&self) -> usize {
+        self.slots.len() - 1
+    }
+
+    /// The cell of `e[0] <= x <= e[n]`. The vector kernels compute the same, lane by lane.
+    #[inline(always)]
+    pub(crate) fn cell(&self, e0: f64, x: f64) -> usize {
+        self.cell_within(e0, x, self.cells())
     }
 
     #[inline(always)]
-    fn start(&self, e0: f64, x: f64) -> usize {
-        let cell = ((x - e0) * self.cells_per_unit) as usize;
-        self.first[cell.min(self.first.len() - 1)] as usize
+    fn cell_within(&self, e0: f64, x: f64, cells: usize) -> usize {
+        (((x - e0) * self.cells_per_unit) as usize).min(cells - 1)
+    }
+
+    /// The bin of `e[0] <= x <= e[n]` from its cell's slot: the slot itself in a cell without
+    /// edges, else the slot's bin plus the cell's edges that `x` lies above.
+    #[inline(always)]
+    fn bin(&self, e: &[f64], closed: Closed, x: f64) -> usize {
+        let cell = self.cell(e[0], x);
+        let slot = self.slots[cell];
+        if slot & Self::MIXED == 0 {
+            return slot as usize;
+        }
+        let first = (slot & !Self::MIXED) as usize;
+        let end = (self.slots[cell + 1] & !Self::MIXED) as usize;
+        let held = &e[first + 1..=end];
+        first
+            + match closed {
+                Closed::Left => upper_bound(held, x),
+                Closed::Right => lower_bound(held, x),
+            }
     }
 }
 
@@ -105,26 +154,7 @@ impl EdgeBins {
             return n;
         }
         match (self.closed, &self.guide) {
-            (Closed::Left, Some(guide)) => {
-                let mut i = guide.start(e[0], x);
-                while i > 0 && x < e[i] {
-                    i -= 1;
-                }
-                while i < n - 1 && x >= e[i + 1] {
-                    i += 1;
-                }
-                i
-            }
-            (Closed::Right, Some(guide)) => {
-                let mut i = guide.start(e[0], x);
-                while i > 0 && x <= e[i] {
-                    i -= 1;
-                }
-                while i < n - 1 && x > e[i + 1] {
-                    i += 1;
-                }
-                i
-            }
+            (closed, Some(guide)) => guide.bin(e, closed, x),
             // Number of edges <= x, minus one; the last edge belongs to the last bin.
             (Closed::Left, None) => (upper_bound(e, x) - 1).min(n - 1),
             // Number of edges < x, minus one; the first edge belongs to the first bin.

@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::dtype::ValueKind;
 use crate::error::{HistError, HistResult};
 pub use edges::EdgeBins;
+pub(crate) use edges::Guide;
 pub use half::HalfBins;
 use linspace::{increasing, table};
 pub use linspace::{linspace, linspace_as, Edges, Linspace};

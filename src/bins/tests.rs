@@ -97,26 +97,73 @@ fn repeated_edges_follow_numpy() {
 
 #[test]
 fn the_edge_guide_changes_speed_not_answers() {
-    // Even, skewed (crowded: no guide) and sparse-then-dense edges, both sides.
+    // Even, crowded at one end, clustered, sparse-then-dense, at the float64 grid, and large
+    // values close together; both sides. Probes at every edge and every cell boundary, a ulp
+    // either side, and a sweep.
     let sets: Vec<Vec<f64>> = vec![
         (0..=256).map(|i| i as f64 / 256.0).collect(),
         (0..=300).map(|i| (i as f64 / 30.0).exp()).collect(),
         [0.0, 1e-9, 2e-9, 3e-9, 1.0, 1000.0].to_vec(),
         (0..=64).map(|i| ((i * i) as f64).sqrt() - 3.0).collect(),
+        (0..=40)
+            .map(|i| 1.0 + (i * 3 / 2) as f64 * f64::EPSILON)
+            .collect(),
+        (0..=50).map(|i| 1e15 + (i * i) as f64 * 0.125).collect(),
+        [-1e300, -1.0, 0.0, 1e-300, 1.0, 1e300].to_vec(),
     ];
     for edges in sets {
         for closed in [Closed::Left, Closed::Right] {
             let guided = EdgeBins::new(edges.clone(), closed);
+            let guide = guided.guide.clone().expect("a guide for a finite span");
             let searched = EdgeBins {
                 guide: None,
                 ..guided.clone()
             };
             let (lo, hi) = (edges[0], edges[edges.len() - 1]);
-            let probes = edges.iter().flat_map(|&e| [e.next_down(), e, e.next_up()]);
+            let near = |x: f64| [x.next_down(), x, x.next_up()];
+            let at_edges = edges.iter().flat_map(|&e| near(e));
+            let at_cells =
+                (0..=guide.cells()).flat_map(|k| near(lo + k as f64 / guide.cells_per_unit));
             let sweep = (0..=10_000).map(|k| lo + (hi - lo) * k as f64 / 10_000.0);
-            for x in probes.chain(sweep) {
+            for x in at_edges.chain(at_cells).chain(sweep) {
                 assert_eq!(guided.bin(x), searched.bin(x), "x={x} {closed:?}");
             }
+        }
+    }
+}
+
+#[test]
+fn a_cell_without_an_edge_holds_one_bin() {
+    // 257 uneven edges: most cells hold no edge and name their bin outright.
+    let mut state = 7u64;
+    let mut unit = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut edges: Vec<f64> = (0..257).map(|_| unit()).collect();
+    edges.sort_by(f64::total_cmp);
+    let e = EdgeBins::new(edges, Closed::Left);
+    let guide = e.guide.as_ref().expect("a guide");
+    let mixed = guide.slots[..guide.cells()]
+        .iter()
+        .filter(|&&s| s & Guide::MIXED != 0)
+        .count();
+    assert!(
+        mixed <= 255 && mixed * 16 < guide.cells(),
+        "{mixed} of {}",
+        guide.cells()
+    );
+    assert_eq!(guide.slots[guide.outside()], 256);
+    let searched = EdgeBins {
+        guide: None,
+        ..e.clone()
+    };
+    for (cell, &slot) in guide.slots[..guide.cells()].iter().enumerate() {
+        if slot & Guide::MIXED == 0 {
+            let mid = e.edges[0] + (cell as f64 + 0.5) / guide.cells_per_unit;
+            assert_eq!(searched.bin(mid), slot as usize, "cell {cell}");
         }
     }
 }

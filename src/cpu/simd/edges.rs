@@ -1,12 +1,15 @@
-//! Explicit edges in vectors: the guide's walk (a value at a time where gathers are slow), or the
-//! branch-free binary search probe for probe, as [`EdgeBins::bin`] takes them.
+//! Explicit edges in vectors: the guide's cells (their slots a value at a time where gathers are
+//! slow), or the branch-free binary search probe for probe, as [`EdgeBins::bin`] takes them.
 
 use super::kit::{edge_at, fix_lanes, prefetch_ahead, walk, Kit, Run, VECTOR_BINS};
-use crate::bins::{Closed, EdgeBins};
+use crate::bins::{Closed, EdgeBins, Guide};
 
-/// Steps of the guide walk followed in vectors (the guide keeps walks short); a lane that needs
-/// more goes through the scalar rule.
-const GUIDE_STEPS: usize = 6;
+/// Steps of the walk along a cell's edges followed in vectors (most cells hold one edge at most);
+/// a lane that needs more goes through the scalar rule.
+const GUIDE_STEPS: usize = 4;
+
+/// Lanes of the widest vector (AVX-512 float32).
+const MAX_LANES: usize = 16;
 
 /// Explicit edges: the vector rule for whole vectors, the scalar rule for the rest.
 #[inline(always)]
@@ -19,8 +22,7 @@ pub(super) unsafe fn edge_kernel<K: Kit<S = f64>>(b: &EdgeBins, xs: &[f64], out:
     };
     if whole > 0 {
         let (xs, out) = (&xs[..whole], &mut out[..whole]);
-        let guide = b.guide.as_ref().map(|g| (&g.first[..], g.cells_per_unit));
-        match (guide, b.closed) {
+        match (&b.guide, b.closed) {
             (Some(guide), Closed::Left) => edges_guided::<K, false>(b, guide, xs, out),
             (Some(guide), Closed::Right) => edges_guided::<K, true>(b, guide, xs, out),
             (None, Closed::Left) => edges_searched::<K, false>(b, xs, out),
@@ -30,11 +32,13 @@ pub(super) unsafe fn edge_kernel<K: Kit<S = f64>>(b: &EdgeBins, xs: &[f64], out:
     super::scalar_edges(b, &xs[whole..], &mut out[whole..]);
 }
 
-/// The guide's cell names a bin near the value's; the walk from it finds the value's bin.
+/// The guide's cell for each lane, and its slot: the bin itself in cells without edges (most
+/// of them), else where the walk along the cell's edges starts. The slots come by a gather
+/// where gathers are fast, else a lane at a time, which beat AVX2's gathers.
 #[inline(always)]
 unsafe fn edges_guided<K: Kit<S = f64>, const RIGHT: bool>(
     b: &EdgeBins,
-    (first, cells_per_unit): (&[u32], f64),
+    guide: &Guide,
     xs: &[f64],
     out: &mut [u32],
 ) {
@@ -42,11 +46,15 @@ unsafe fn edges_guided<K: Kit<S = f64>, const RIGHT: bool>(
     let n = e.len() - 1;
     let lo = K::splat(e[0]);
     let hi = K::splat(e[n]);
-    let cells = K::splat(cells_per_unit);
-    let last_cell = K::isplat((first.len() - 1) as i32);
+    let cells = K::splat(guide.cells_per_unit);
+    let last_cell = K::isplat((guide.cells() - 1) as i32);
+    let outside = K::isplat(guide.outside() as i32);
+    let slots = &guide.slots[..];
+    let zero = K::isplat(0);
+    let flag = K::isplat(Guide::MIXED as i32);
     let last = K::isplat((n - 1) as i32);
-    let none = K::isplat(n as i32);
-    let mut run = Run::<K>::new(none);
+    let mut run = Run::<K>::new(K::isplat(n as i32));
+    let mut lanes = [0u32; MAX_LANES];
     for start in (0..xs.len()).step_by(K::W) {
         prefetch_ahead(xs.as_ptr().add(start));
         let x = K::load(xs.as_ptr().add(start));
@@ -54,58 +62,40 @@ unsafe fn edges_guided<K: Kit<S = f64>, const RIGHT: bool>(
         if run.repeats(x, dst) {
             continue;
         }
+        let valid = K::and(K::ge(x, lo), K::le(x, hi));
+        let cell = K::trunc_index(K::mul(K::sub(x, lo), cells), last_cell);
+        let slot = K::select_i(valid, cell, outside);
         if K::FAST_GATHER {
-            let valid = K::and(K::ge(x, lo), K::le(x, hi));
-            let cell = K::trunc_index(K::mul(K::sub(x, lo), cells), last_cell);
-            let i = K::imin(K::gather_u32(first.as_ptr(), cell), last);
-            let (i, rest) = walk::<K, RIGHT>(e.as_ptr(), x, i, valid, last, GUIDE_STEPS);
-            K::store(dst, K::select_i(valid, i, none));
-            fix_lanes(rest, start, out, |k| b.bin(xs[k]) as u32);
-        } else {
-            let lanes = start..start + K::W;
-            guided_one_by_one::<RIGHT>(
-                b,
-                (first, cells_per_unit),
-                &xs[lanes.clone()],
-                &mut out[lanes],
-            );
-        }
-        run.remember(xs, out, start);
-    }
-}
-
-/// The guide one value at a time, where gathers are slow: the guide's bin, one step up without a
-/// branch, and a check of both edges; a value the step does not settle takes the scalar rule.
-/// 257 uneven edges took 3.9 ns a row here against 4.9 with AVX2 gathers (one thread of an AMD
-/// EPYC, Zen 3).
-#[inline(always)]
-fn guided_one_by_one<const RIGHT: bool>(
-    b: &EdgeBins,
-    (first, cells_per_unit): (&[u32], f64),
-    xs: &[f64],
-    out: &mut [u32],
-) {
-    let e = &b.edges[..];
-    let n = e.len() - 1;
-    let (lo, hi) = (e[0], e[n]);
-    let last_cell = first.len() - 1;
-    // Closed left: x is above bin i's upper edge when x >= e[i + 1]; closed right, when x > it.
-    let above = |x: f64, edge: f64| if RIGHT { x > edge } else { x >= edge };
-    for (o, &x) in out.iter_mut().zip(xs) {
-        *o = if x >= lo && x <= hi {
-            // SAFETY: lo <= x <= hi, both finite (a guide needs a finite span), so the cell lies
-            // in 0..=cells and fits an i32.
-            let cell = unsafe { ((x - lo) * cells_per_unit).to_int_unchecked::<i32>() };
-            let mut i = first[(cell as usize).min(last_cell)] as usize;
-            i += (i < n - 1 && above(x, e[i + 1])) as usize;
-            let settled = (i == 0 || above(x, e[i])) && (i == n - 1 || !above(x, e[i + 1]));
-            match settled {
-                true => i as u32,
-                false => b.bin(x) as u32,
+            let found = K::gather_u32(slots.as_ptr(), slot);
+            // MIXED is the sign bit; subtracting it clears it. The walk reads edges at every
+            // lane's index, so those of the other lanes (up to `n`) are kept at `last`.
+            let mixed = K::igt(zero, found);
+            if K::bits(mixed) == 0 {
+                K::store(dst, found);
+            } else {
+                let from = K::imin(K::select_i(mixed, K::isub(found, flag), found), last);
+                let (i, rest) = walk::<K, RIGHT>(e.as_ptr(), x, from, mixed, last, GUIDE_STEPS);
+                K::store(dst, K::select_i(mixed, i, found));
+                fix_lanes(rest, start, out, |k| b.bin(xs[k]) as u32);
             }
         } else {
-            n as u32
-        };
+            K::store(lanes.as_mut_ptr(), slot);
+            let mut seen = 0;
+            for (k, &slot) in lanes[..K::W].iter().enumerate() {
+                // SAFETY: a cell is clamped to the last one, and the outside slot is the last.
+                let found = *slots.get_unchecked(slot as usize);
+                seen |= found;
+                *dst.add(k) = found;
+            }
+            if seen & Guide::MIXED != 0 {
+                for k in 0..K::W {
+                    if *dst.add(k) & Guide::MIXED != 0 {
+                        *dst.add(k) = b.bin(xs[start + k]) as u32;
+                    }
+                }
+            }
+        }
+        run.remember(xs, out, start);
     }
 }
 

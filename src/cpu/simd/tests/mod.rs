@@ -159,8 +159,17 @@ fn assert_paths(
     }
 }
 
+/// Every path against the binary search of the scalar rule (numpy's `searchsorted`), whether
+/// `e` has a guide or not.
 fn check_edges<T: Value>(e: &EdgeBins, values: &[T], what: &str) {
-    let expected: Vec<u32> = values.iter().map(|&x| e.bin(x.to_f64()) as u32).collect();
+    let searched = EdgeBins {
+        guide: None,
+        ..e.clone()
+    };
+    let expected: Vec<u32> = values
+        .iter()
+        .map(|&x| searched.bin(x.to_f64()) as u32)
+        .collect();
     let what = format!(
         "{what}: {} edges in [{:?}, {:?}], {:?}, guided {}",
         e.edges.len(),
