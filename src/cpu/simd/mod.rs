@@ -5,8 +5,8 @@
 //! (the same IEEE operations in the same order, no fused multiply-add) and its own proof or
 //! correction: the cheap rule's `margin` test, and where that fails the scalar walk along the
 //! edges replayed step by step with gathered edges; numpy's literal rule and Polars' rule with
-//! their single corrections; the explicit edges' guide cells (the same arithmetic) with their walk, or the binary search probe
-//! for probe. A lane whose walk runs longer than the vector code follows goes through the scalar
+//! their single corrections; the explicit edges' guide cells with their walk, or the binary
+//! search probe for probe. A lane whose walk runs longer than the vector code follows goes through the scalar
 //! rule itself, so nothing is assumed about the bins beyond what the scalar code reads. A vector
 //! that repeats, bit for bit, the value of the last vector resolved the long way takes that
 //! vector's bins (degenerate data often sits on an edge).
