@@ -6,10 +6,10 @@
 //! correction: the cheap rule's `margin` test, and where that fails the scalar walk along the
 //! edges replayed step by step with gathered edges; numpy's literal rule and Polars' rule with
 //! their single corrections; the explicit edges' guide cells with their walk, or the binary
-//! search probe for probe. A lane whose walk runs longer than the vector code follows goes through the scalar
-//! rule itself, so nothing is assumed about the bins beyond what the scalar code reads. A vector
-//! that repeats, bit for bit, the value of the last vector resolved the long way takes that
-//! vector's bins (degenerate data often sits on an edge).
+//! search probe for probe. A lane whose walk runs longer than the vector code follows goes
+//! through the scalar rule itself, so nothing is assumed about the bins beyond what the scalar
+//! code reads. A vector that repeats, bit for bit, the value of the last vector resolved the
+//! long way takes that vector's bins (degenerate data often sits on an edge).
 //!
 //! The instruction set is chosen once per process: AVX-512 (F and VL) or AVX2 on x86-64, NEON on
 //! aarch64, scalar elsewhere. `POLARS_GPU_HIST_SIMD=scalar|avx2|avx512|neon` forces one (a path
