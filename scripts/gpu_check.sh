@@ -5,7 +5,8 @@
 #   device run: bash scripts/gpu_check.sh [check|avx512|bench|all]   carrying .gpu
 # check: build info, the first call in a fresh process (empty kernel cache), the `gpu` tests,
 #        compute-sanitizer memcheck + racecheck on every kernel family.
-# avx512: the CPU suites against numpy with the AVX-512 index loops forced (where the CPU has it).
+# avx512: explicit edges on each SIMD path, and the CPU suites against numpy with the AVX-512
+#         index loops forced (where the CPU has it).
 # bench: the peers (../shared/bench/peers.py) and our benchmark in the same run, the kernel lab
 #        beside the previous kernels' lab, a table last.
 # final: quick without the CPU bench, with compute-sanitizer memcheck and racecheck.
@@ -93,6 +94,12 @@ if [[ $what == check || $what == all ]]; then
 fi
 if [[ $what == avx512 || $what == all ]]; then
   if grep -q avx512f /proc/cpuinfo; then
+    echo "== explicit edges on the CPU, each SIMD path forced (scripts/edges_check.py)"
+    for isa in avx512 avx2 scalar; do
+      echo "  $isa: $(POLARS_GPU_HIST_SIMD=$isa timeout 60 python3 scripts/edges_check.py | tail -1)"
+    done
+    # With -n 8 the suites meet the hang of several processes on one GPU (scripts/
+    # concurrent_processes.py): test_large_chunked_column_with_nulls_matches_numpy stops.
     echo "== the CPU suites against numpy with the AVX-512 index loops forced"
     POLARS_GPU_HIST_SIMD=avx512 timeout 300 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_numpy_parity.py \
       tests/test_nd.py tests/test_features.py 2>&1 | tee "$OUT/pytest_avx512.log" | tail -3
