@@ -262,22 +262,27 @@ impl<F: BinFloat> UniformBins<F> {
 
     /// The proof from the two walks' findings, each asked for only where it decides, remembered
     /// for bins a formula makes.
+    ///
+    /// The walks run outside the cell: they fan out on the thread pool, and a thread waiting on
+    /// them may be handed a task that asks for this same proof, which would wait forever on an
+    /// initialization that its own stack holds. Threads that race here walk twice and agree.
     fn settle(&self, near: impl FnOnce() -> bool, worst: impl FnOnce() -> f64) -> Proof<F> {
-        *self.proof.get_or_init(|| {
-            // Over a subnormal span `scale` overflows and the cheap estimate would walk O(n)
-            // edges a value; numpy's own estimate stays finite there.
-            let literal = self.origin == Origin::NumpyEstimate
-                && (!self.scale.to_f64().is_finite() || !near());
-            let margin = match literal {
-                true => F::HALF,
-                false => self.margin_of(worst),
-            };
-            let proof = Proof { literal, margin };
-            if let Some(key) = self.proof_key() {
-                proofs::remember(key, (proof.literal, proof.margin.to_f64()));
-            }
-            proof
-        })
+        if let Some(proof) = self.proof.get() {
+            return *proof;
+        }
+        // Over a subnormal span `scale` overflows and the cheap estimate would walk O(n)
+        // edges a value; numpy's own estimate stays finite there.
+        let literal =
+            self.origin == Origin::NumpyEstimate && (!self.scale.to_f64().is_finite() || !near());
+        let margin = match literal {
+            true => F::HALF,
+            false => self.margin_of(worst),
+        };
+        let proof = Proof { literal, margin };
+        if let Some(key) = self.proof_key() {
+            proofs::remember(key, (proof.literal, proof.margin.to_f64()));
+        }
+        *self.proof.get_or_init(|| proof)
     }
 
     /// The cheap estimate's margin from its worst slack ([`Self::cheap_estimate_worst`]), with

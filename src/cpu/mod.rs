@@ -39,6 +39,7 @@ pub fn count(job: &Job<'_>, rows: &HostRows<'_>) -> HistResult<Counts> {
     // Equal bins make their edges on first use: here, where running out of memory is an error.
     for spec in job.axes.iter().filter_map(|a| a.spec()) {
         spec.make_edges()?;
+        spec.prove();
     }
     let cells = job.cells;
     let tasks = task_ranges(rows.len, cells);
