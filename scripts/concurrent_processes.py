@@ -3,8 +3,10 @@
 Run eight at once on the GPU host (`for i in $(seq 8); do python3 scripts/concurrent_processes.py &
 done; wait`): on an H200 host, 5 of 8 stopped for good in the 65,536-bin call on a chunked host
 column with nulls, every thread waiting on a futex, with either transfer mode
-(POLARS_GPU_HIST_TRANSFER=pageable or staged). One process at a time never did (8 of 8).
-The faulthandler ends a stuck process after 25 s and prints where Python waited.
+(POLARS_GPU_HIST_TRANSFER=pageable or staged). One process at a time never did (8 of 8), nor
+did eight with one-thread pools (POLARS_MAX_THREADS=1 or RAYON_NUM_THREADS=1). The likely
+cause, equal bins' proof walked in parallel inside a once-only initializer, is fixed; run this
+to confirm. The faulthandler ends a stuck process after 25 s and prints where Python waited.
 """
 
 import faulthandler

@@ -100,7 +100,7 @@ if [[ $what == avx512 || $what == all ]]; then
     done
     # With -n 8 the suites meet the hang of several processes on one GPU, which
     # scripts/concurrent_processes.py repeats: test_large_chunked_column_with_nulls_matches_numpy
-    # stops there (found 2026-11-27, not fixed).
+    # stopped there (found 2026-11-27; a likely cause fixed the same day, to be confirmed here).
     echo "== the CPU suites against numpy with the AVX-512 index loops forced"
     POLARS_GPU_HIST_SIMD=avx512 timeout 300 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_numpy_parity.py \
       tests/test_nd.py tests/test_features.py 2>&1 | tee "$OUT/pytest_avx512.log" | tail -3
