@@ -2,11 +2,11 @@
 
 Run eight at once on the GPU host (`for i in $(seq 8); do python3 scripts/concurrent_processes.py &
 done; wait`): on an H200 host, 5 of 8 stopped for good in the 65,536-bin call on a chunked host
-column with nulls, every thread waiting on a futex, with either transfer mode
-(POLARS_GPU_HIST_TRANSFER=pageable or staged). One process at a time never did (8 of 8), nor
-did eight with one-thread pools (POLARS_MAX_THREADS=1 or RAYON_NUM_THREADS=1). The likely
-cause, equal bins' proof walked in parallel inside a once-only initializer, is fixed; run this
-to confirm. The faulthandler ends a stuck process after 25 s and prints where Python waited.
+column with nulls, every thread waiting on a futex. The cause: equal bins' proof walked the bins
+in parallel inside a once-only initializer, and a counting task handed to a waiting thread asked
+for that same proof. Fixed the same day (`tasks_asking_one_proof_at_once_all_get_it` in
+src/bins/tests.rs holds it); three rounds of eight then all finished on the H200 host. The
+faulthandler ends a stuck process after 25 s and prints where Python waited.
 """
 
 import faulthandler

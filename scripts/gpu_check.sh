@@ -98,9 +98,8 @@ if [[ $what == avx512 || $what == all ]]; then
     for isa in avx512 avx2 scalar; do
       echo "  $isa: $(POLARS_GPU_HIST_SIMD=$isa timeout 60 python3 scripts/edges_check.py | tail -1)"
     done
-    # With -n 8 the suites meet the hang of several processes on one GPU, which
-    # scripts/concurrent_processes.py repeats: test_large_chunked_column_with_nulls_matches_numpy
-    # stopped there (found 2026-11-27; a likely cause fixed the same day, to be confirmed here).
+    # Eight processes at once (-n 8): the suites stopped here on 2026-11-27 until equal bins'
+    # proof stopped walking inside its once-only cell (scripts/concurrent_processes.py).
     echo "== the CPU suites against numpy with the AVX-512 index loops forced"
     POLARS_GPU_HIST_SIMD=avx512 timeout 300 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_numpy_parity.py \
       tests/test_nd.py tests/test_features.py 2>&1 | tee "$OUT/pytest_avx512.log" | tail -3

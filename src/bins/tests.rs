@@ -561,3 +561,42 @@ fn a_settled_walk_gives_the_hosts_own_proof() {
     }
     assert_eq!(literal, 1, "a subnormal span is counted literally");
 }
+
+/// Tasks that ask one proof of many bins at once all get it, and the same one. Its walks fan out
+/// on the tasks' own pool; they once ran inside the proof's once-only cell, and a thread waiting
+/// on them could take a task that waited on that cell, so every thread stopped
+/// (`scripts/concurrent_processes.py`). A stop fails here after a minute instead of hanging.
+#[test]
+fn tasks_asking_one_proof_at_once_all_get_it() {
+    use rayon::prelude::*;
+    let (sent, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // More threads than cores, so that tasks wait to be stolen, as on a busy host.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(16)
+            .build()
+            .unwrap();
+        for round in 0..32 {
+            // A range of its own each round: no thread remembers its proof yet.
+            let s = spec(
+                Binning::Count(1 << 18),
+                Some((-0.7071, 1.2345 + round as f64 / 1024.0)),
+                Closed::Left,
+                Extremes::Float64(0.0, 1.0),
+            );
+            s.make_edges().unwrap();
+            let BinSpec::Uniform64(u) = &s else {
+                panic!("expected float64 bins")
+            };
+            let proofs: Vec<_> =
+                pool.install(|| (0..256).into_par_iter().map(|_| u.proof()).collect());
+            sent.send(proofs).unwrap();
+        }
+    });
+    for _ in 0..32 {
+        let proofs = received
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the tasks asking for the proof waited on each other for a minute");
+        assert!(proofs.iter().all(|p| *p == proofs[0]), "{proofs:?}");
+    }
+}
