@@ -580,7 +580,7 @@ fn tasks_asking_one_proof_at_once_all_get_it() {
             // A range of its own each round: no thread remembers its proof yet.
             let s = spec(
                 Binning::Count(1 << 18),
-                Some((-0.6931, 1.2345 + round as f64 / 1024.0)),
+                Some((-0.625, 1.2345 + round as f64 / 1024.0)),
                 Closed::Left,
                 Extremes::Float64(0.0, 1.0),
             );
