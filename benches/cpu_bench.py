@@ -1,7 +1,8 @@
 """CPU backend against numpy, fast-histogram, boost-histogram (all cores) and Polars' hist.
 
-Usage: python benches/cpu_bench.py [--log2n 25] [--reps 7] [--json out.json]
-Prints a table of medians (ms) and our speed-up over each peer, measured in the same run.
+Usage: python benches/cpu_bench.py [--log2n 25] [--reps 7] [--gib] [--json out.json]
+Prints a table of medians (ms) and our speed-up over each peer, measured in the same run;
+`--gib` adds a 1 GiB float32 column against boost-histogram (issue 13's 16-core target).
 """
 
 from __future__ import annotations
@@ -114,16 +115,41 @@ def small_calls(reps: int) -> None:
         ),
         reps,
     )
+    # What the group_by itself costs: Polars' own aggregations of the same groups.
+    polars_hist = median_ms(
+        lambda: df.group_by("g").agg(pl.col("x").hist(bin_count=64)), max(3, reps // 2)
+    )
+    polars_sum = median_ms(lambda: df.group_by("g").agg(pl.col("x").sum()), max(3, reps // 2))
     print(
         f"  {groups} groups of 2^21 rows, 64 bins: group_by().agg() {agg:.1f}, by= {by:.1f} "
-        f"(agg / by = {agg / by:.2f})"
+        f"(agg / by = {agg / by:.2f}); Polars' group_by().agg() of hist(bin_count=64) "
+        f"{polars_hist:.1f}, of sum() {polars_sum:.1f} (sum / by = {polars_sum / by:.2f})"
     )
+
+
+def gib_float32(reps: int) -> None:
+    """A 1 GiB float32 column, 256 bins over (0, 1), against boost-histogram on every core."""
+    x = np.random.default_rng(13).random(1 << 28, dtype=np.float32)
+    df = pl.Series("x", x).to_frame()
+    expr = pl.col("x").gpu_hist.histogram(bins=256, range=(0.0, 1.0), device="cpu")
+    counts = df.select(expr).unnest("x")["count"].to_numpy()
+    assert (counts == np.histogram(x, bins=256, range=(0, 1))[0]).all(), "counts differ from numpy"
+    ours = median_ms(lambda: df.select(expr), reps)
+    print(f"\n1 GiB float32 (2^28 rows), 256 bins, range=(0, 1), ms: ours {ours:.1f}", end="")
+    try:
+        import boost_histogram as bh
+    except ImportError:
+        print(" (boost-histogram not installed)")
+        return
+    boost = median_ms(lambda: bh.Histogram(bh.axis.Regular(256, 0, 1)).fill(x, threads=CORES), reps)
+    print(f", boost_histogram.fill(threads={CORES}) {boost:.1f} (ours / boost {ours / boost:.2f})")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--log2n", type=int, default=25)
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--gib", action="store_true", help="add the 1 GiB float32 column")
     ap.add_argument("--json")
     args = ap.parse_args()
     n = 1 << args.log2n
@@ -164,6 +190,8 @@ def main() -> None:
             cells = "".join(f"{results[d][peer] / results[d][ours]:12.2f}" for d in results)
             print(f"{ours[6:]:34s} vs {peer:33s}{cells}")
     small_calls(args.reps)
+    if args.gib:
+        gib_float32(args.reps)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"n": n, "bins": bins, "cores": CORES, "ms": results}, f, indent=1)

@@ -66,7 +66,7 @@ if [[ $what == quick || $what == final ]]; then
   timeout 60 python3 benches/fresh_range.py 2>&1 | tee "$OUT/fresh_range.log"
   if [[ $what == quick ]]; then
     echo "== the CPU backend on every core (benches/cpu_bench.py)"
-    timeout 70 python3 benches/cpu_bench.py --log2n 26 > "$OUT/cpu_bench.log" 2>&1
+    timeout 150 python3 benches/cpu_bench.py --log2n 26 --gib > "$OUT/cpu_bench.log" 2>&1
     tail -n 25 "$OUT/cpu_bench.log"
   fi
 fi
@@ -118,7 +118,7 @@ if [[ $what == bench || $what == all ]]; then
   python3 benches/gpu_bench.py ${BENCH_ARGS:-} > "$OUT/gpu_bench.log" 2>&1 || status=1
   tail -5 "$OUT/gpu_bench.log"
   echo "== the CPU backend on every core, beside boost-histogram and Polars (benches/cpu_bench.py)"
-  python3 benches/cpu_bench.py --log2n 26 > "$OUT/cpu_bench.log" 2>&1 || status=1
+  python3 benches/cpu_bench.py --log2n 26 --gib > "$OUT/cpu_bench.log" 2>&1 || status=1
   tail -n 30 "$OUT/cpu_bench.log"
   echo "== every family forced (scripts/kernel_lab.py), then the previous kernels' lab"
   python3 scripts/kernel_lab.py --tag current > "$OUT/kernel_lab.log" 2>&1 || status=1

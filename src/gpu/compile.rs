@@ -89,12 +89,12 @@ pub fn compile(id: &KernelId, arch: u32, ptx: bool) -> HistResult<Vec<u8>> {
     let compiled = unsafe { nvrtc::compile_program(program, &options) };
     let result = match compiled {
         Ok(()) if ptx => unsafe { nvrtc::get_ptx(program) }
-            .map(|p| p.iter().map(|&c| c as u8).take_while(|&c| c != 0).collect())
+            .map(|p| p.iter().map(|&c| byte(c)).take_while(|&c| c != 0).collect())
             .map_err(|e| fail("get PTX", e)),
         Ok(()) => unsafe { cubin_of(program) }.map_err(|e| fail("get CUBIN", e)),
         Err(e) => {
             let log = unsafe { nvrtc::get_program_log(program) }
-                .map(|l| l.iter().map(|&c| c as u8 as char).collect::<String>())
+                .map(|l| l.iter().map(|&c| char::from(byte(c))).collect::<String>())
                 .unwrap_or_default();
             Err(HistError::Gpu(format!(
                 "NVRTC failed to compile {id} for {target}_{arch}: {e:?}\n{}",
@@ -105,6 +105,11 @@ pub fn compile(id: &KernelId, arch: u32, ptx: bool) -> HistResult<Vec<u8>> {
     // SAFETY: created above, not used after this.
     let _ = unsafe { nvrtc::destroy_program(program) };
     result
+}
+
+/// A C character's byte: `c_char` is signed on x86-64 and unsigned on aarch64.
+fn byte(c: c_char) -> u8 {
+    c.to_ne_bytes()[0]
 }
 
 unsafe fn cubin_of(program: nvrtc_sys::nvrtcProgram) -> Result<Vec<u8>, nvrtc::NvrtcError> {
