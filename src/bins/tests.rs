@@ -562,10 +562,9 @@ fn a_settled_walk_gives_the_hosts_own_proof() {
     assert_eq!(literal, 1, "a subnormal span is counted literally");
 }
 
-/// Tasks that ask one proof of many bins at once all get it, and the same one. Its walks fan out
-/// on the tasks' own pool; they once ran inside the proof's once-only cell, and a thread waiting
-/// on them could take a task that waited on that cell, so every thread stopped
-/// (`scripts/concurrent_processes.py`). A stop fails here after a minute instead of hanging.
+/// Tasks asking one proof at once all get it. Its walks fan out on their pool; inside the proof's
+/// once-only cell, a thread waiting on them could take a task waiting on that cell: every thread
+/// stopped (`scripts/concurrent_processes.py`). A stop fails here after a minute, not hangs.
 #[test]
 fn tasks_asking_one_proof_at_once_all_get_it() {
     use rayon::prelude::*;
@@ -585,9 +584,7 @@ fn tasks_asking_one_proof_at_once_all_get_it() {
                 Extremes::Float64(0.0, 1.0),
             );
             s.make_edges().unwrap();
-            let BinSpec::Uniform64(u) = &s else {
-                panic!("expected float64 bins")
-            };
+            let BinSpec::Uniform64(u) = &s else { panic!() };
             let proofs: Vec<_> =
                 pool.install(|| (0..256).into_par_iter().map(|_| u.proof()).collect());
             sent.send(proofs).unwrap();
