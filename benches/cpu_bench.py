@@ -115,7 +115,8 @@ def small_calls(reps: int) -> None:
         ),
         reps,
     )
-    # What the group_by itself costs: Polars' own aggregations of the same groups.
+    # Polars' own aggregations of the same groups: `hist`, a call per group like ours, and
+    # `sum`, one fused aggregation over all groups.
     polars_hist = median_ms(
         lambda: df.group_by("g").agg(pl.col("x").hist(bin_count=64)), max(3, reps // 2)
     )
