@@ -332,7 +332,7 @@ def test_by_on_a_float_key_is_refused() -> None:
         ({"range": (dt.date(2024, 2, 1), dt.date(2024, 1, 1))}, ValueError, "min <= max"),
         ({"bins": [2, 1]}, ValueError, r"`bins` edges must increase strictly.*sort"),
         ({"bins": [0, 1, 1]}, ValueError, "increase strictly"),
-        ({"bins": [0, float("inf")]}, ValueError, r"`bins` edges must be finite"),
+        ({"bins": [0, float("nan")]}, ValueError, r"`bins` edges must be numbers.*NaN"),
         ({"bins": [1.0]}, ValueError, "at least two edges"),
     ],
 )

@@ -168,8 +168,9 @@ def _plain(value: float | dict[str, Any]) -> tuple[str, float] | None:
 
 
 def _check_edges(edges: list[float | dict[str, Any]], repeated_edges: bool) -> None:
-    """Explicit edges: at least two, finite, strictly increasing, or with `repeated_edges` never
-    decreasing (checked again in the plugin, for Rust callers)."""
+    """Explicit edges: at least two, not NaN, strictly increasing, or with `repeated_edges`
+    never decreasing (checked again in the plugin, for Rust callers). Infinite edges are
+    numpy's catch-all bins: `[-inf, 0, inf]` counts every value but NaN."""
     if len(edges) < 2:
         raise ValueError(
             f"`bins` as edges needs at least two edges, got {len(edges)}: give two or more, or a "
@@ -177,8 +178,8 @@ def _check_edges(edges: list[float | dict[str, Any]], repeated_edges: bool) -> N
         )
     plain = [_plain(e) for e in edges]
     for i, p in enumerate(plain):
-        if p is not None and p[0] == "number" and not math.isfinite(p[1]):
-            raise ValueError(f"`bins` edges must be finite, but edge {i} is {p[1]!r}")
+        if p is not None and p[0] == "number" and math.isnan(p[1]):
+            raise ValueError(f"`bins` edges must be numbers, but edge {i} is NaN")
     for i in builtins.range(len(edges) - 1):
         a, b = plain[i], plain[i + 1]
         if a is None or b is None or a[0] != b[0]:

@@ -18,13 +18,22 @@ are int64; see the README's table).
 from __future__ import annotations
 
 import builtins
+import functools
 import warnings
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from polars_gpu_hist import _args, _cuda, _host_histogram, _host_histogramdd, _internal, _pickled
+from polars_gpu_hist import (
+    _args,
+    _cuda,
+    _host_histogram,
+    _host_histogramdd,
+    _internal,
+    _numpy_args,
+    _pickled,
+)
 
 __all__ = ["histogram", "histogram2d", "histogram_bin_edges", "histogramdd"]
 
@@ -97,10 +106,6 @@ def _edge_dtype(a_dtype: np.dtype, bins: Any, range: Any) -> np.dtype:
     return np.dtype(bin_type)
 
 
-def _counts_dtype(weighted: bool, density: Any) -> Any:
-    return np.float64 if weighted or density else np.int64
-
-
 def _explicit(bins: Any) -> bool:
     return not isinstance(bins, (str, int, np.integer))
 
@@ -117,39 +122,6 @@ def _density(counts: Any, widths: list[Any], lib: Any) -> Any:
     return out / total
 
 
-# numpy's own messages, for the errors it raises where this module must raise them too.
-_NOT_AN_ESTIMATOR = "{!r} is not a valid estimator for `bins`"
-_WEIGHTED_ESTIMATOR = (
-    "Automated estimation of the number of bins is not supported for weighted data"
-)
-_DD_BINS_DIMENSION = "The dimension of bins must be equal to the dimension of the sample x."
-_DD_BINS_STRING = "'<' not supported between instances of 'str' and 'int'"
-
-
-def _check_estimator(bins: Any, weights: Any) -> None:
-    """numpy's checks of a string `bins`: only its estimators (``"integer"`` is this
-    package's, not numpy's), and never with weights."""
-    if isinstance(bins, str):
-        if bins not in _args.ESTIMATORS:
-            raise ValueError(_NOT_AN_ESTIMATOR.format(bins))
-        if weights is not None:
-            raise TypeError(_WEIGHTED_ESTIMATOR)
-
-
-def _check_dd_bins(bins: Any, dims: int) -> None:
-    """numpy.histogramdd takes no estimator: a string is a sequence of one-letter entries
-    (``ValueError`` unless it has one per dimension, then ``TypeError``), and an entry that is
-    a string fails numpy's ``bins[i] < 1`` (``TypeError``)."""
-    if isinstance(bins, str):
-        if len(bins) != dims:
-            raise ValueError(_DD_BINS_DIMENSION)
-        raise TypeError(_DD_BINS_STRING)
-    if isinstance(bins, (list, tuple, np.ndarray)) and any(isinstance(b, str) for b in bins):
-        if len(bins) != dims:
-            raise ValueError(_DD_BINS_DIMENSION)
-        raise TypeError(_DD_BINS_STRING)
-
-
 def histogram(
     a: Any,
     bins: Any = 10,
@@ -160,28 +132,132 @@ def histogram(
     """numpy.histogram: ``(hist, bin_edges)`` with numpy's bins and counts.
 
     ``bins`` takes numpy's estimators (``"auto"``, ``"fd"``, ...) but not ``"integer"``, which
-    is :func:`polars_gpu_hist.histogram`'s (numpy raises ``ValueError`` for it here too)."""
-    _check_estimator(bins, weights)
-    if _is_complex(weights):
-        return _complex_histogram(a, bins, range, density, weights)
+    is :func:`polars_gpu_hist.histogram`'s (numpy raises ``ValueError`` for it here too).
+    Counts are int64 (float64 with float weights or density; int64, or uint64 for unsigned
+    weights, with integer weights; Python objects with object weights such as ``Decimal``)."""
+    _numpy_args.check_weights(a, weights)
+    bins = _numpy_args.check_bins(bins, weights)
     if _explicit(bins):
         range = None  # numpy ignores `range` beside explicit edges
+    else:
+        _numpy_args.check_range(range)
+    if _is_complex(weights):
+        return _complex_histogram(a, bins, range, density, weights)
     if _library(a) != "numpy":
         _warn_bool(a.dtype)
-        return _device_histogram(a, bins, range, density, weights)
-    x = _host(a)
+        with _numpy_args.numpy_errors():
+            counts, edges = _device_histogram(a, bins, range, density, weights)
+        if weights is not None and not density:
+            counts = _integer_sums(counts, weights, _library(a))
+        return counts, edges
+    x = _numpy_args.temporal(_host(a))
     if x.dtype == np.bool_:
         _warn_bool(x.dtype)
         x = x.astype(np.uint8)
-    frame = _frame_histogram(x, bins, range, density, weights)
+    if x.dtype == object or (x.dtype.kind == "f" and x.dtype.itemsize > 8):
+        raise TypeError(
+            f"`a` of dtype {x.dtype} is not binned: convert it with a.astype(np.float64) "
+            "(long doubles are compared as float64 there)"
+        )
+    w = None if weights is None else np.asarray(weights).reshape(-1)
+    if w is not None and w.dtype == object:
+        return _object_histogram(x, bins, range, density, w)
+    long_edges = _numpy_args.long_double_edges(bins, range, x.dtype)
+    if long_edges is not None:
+        return _long_double_histogram(x, long_edges, density, w)
+    with _numpy_args.numpy_errors():
+        frame = _frame_histogram(x, bins, range, density, w, flow=False)
     # One copy each (numpy's arrays are writable; Polars' buffers are not).
-    counts = frame["count"].to_numpy().astype(_counts_dtype(weights is not None, density))
+    counts = frame["count"].to_numpy().astype(_counts_dtype(w, density))
+    return counts, _host_edges(frame, bins, range, x.dtype)
+
+
+def _host_edges(frame: pl.DataFrame, bins: Any, range: Any, dtype: np.dtype) -> np.ndarray:
+    """numpy's edges: explicit ones as given, equal ones in numpy's dtype from the frame's."""
     if _explicit(bins):
-        return counts, np.asarray(bins)
+        return np.asarray(bins)
     starts = frame["bin_start"].to_numpy()
-    edges = np.empty(len(starts) + 1, dtype=_edge_dtype(x.dtype, bins, range))
+    edges = np.empty(len(starts) + 1, dtype=_edge_dtype(dtype, bins, range))
     edges[:-1] = starts
     edges[-1] = frame["bin_end"][-1]
+    return edges
+
+
+def _weights_kind(weights: Any) -> str:
+    """numpy's dtype kind of the weights ("i", "u", "b", "f", "c", "O", ...)."""
+    if _library(weights) == "torch":
+        import torch
+
+        if weights.dtype == torch.bool:
+            return "b"
+        if weights.is_floating_point() or weights.is_complex():
+            return "c" if weights.is_complex() else "f"
+        return "u" if weights.dtype == torch.uint8 else "i"
+    dtype = getattr(weights, "dtype", None)
+    if dtype is None or isinstance(weights, pl.Series):
+        dtype = np.asarray(weights).dtype
+    return np.dtype(dtype).kind
+
+
+def _counts_dtype(weights: Any, density: Any) -> Any:
+    """numpy's counts are integers without weights and with integer ones (int64 here, uint64
+    for unsigned weights: never the narrow weights' own type, whose sums numpy wraps)."""
+    if density:
+        return np.float64
+    if weights is None:
+        return np.int64
+    kind = _weights_kind(weights)
+    if kind in "ib":
+        return np.int64
+    return np.uint64 if kind == "u" else np.float64
+
+
+def _integer_sums(counts: Any, weights: Any, lib: str) -> Any:
+    """Device sums of integer weights (float64, exact below 2**53) as numpy's integer type."""
+    dtype = np.dtype(_counts_dtype(weights, False))
+    if dtype == np.float64:
+        return counts
+    if lib == "torch":
+        import torch
+
+        return counts.to(torch.int64 if dtype == np.int64 else torch.uint64)
+    return counts.astype(dtype.name)
+
+
+def _object_histogram(
+    x: np.ndarray, bins: Any, range: Any, density: Any, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Weights numpy sums as Python objects (``Decimal``, ``Fraction``): bins are contiguous in
+    value, so the counts with flow bins split the sorted values into each bin's run, and each
+    run's weights are summed as objects (numpy, too, sums the weights of sorted values)."""
+    with _numpy_args.numpy_errors():
+        frame = _frame_histogram(x, bins, range, False, None, flow=True)
+    runs = frame["count"].to_numpy().astype(np.int64)
+    # NaN (and NaT) sort last, after every value the flow bins count: the prefix is exact.
+    ordered = weights[np.argsort(x, kind="stable")]
+    ends = np.cumsum(runs)
+    counts = np.empty(len(runs) - 2, dtype=object)
+    for i in builtins.range(1, len(runs) - 1):
+        counts[i - 1] = ordered[ends[i] - runs[i] : ends[i]].sum() if runs[i] else 0
+    edges = _host_edges(frame[1:-1], bins, range, x.dtype)
+    if density:
+        return counts / np.array(np.diff(edges), float) / counts.sum(), edges
+    return counts, edges
+
+
+def _long_double_histogram(
+    x: np.ndarray, edges: np.ndarray, density: Any, weights: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Long-double edges finer than float64 (numpy's, made in long double): counted against
+    float64 edges that place every value alike; numpy's density from the long-double widths."""
+    plain, empty_last = _numpy_args.directed(edges)
+    with _numpy_args.numpy_errors():
+        frame = _frame_histogram(x, plain.tolist(), None, False, weights, flow=False)
+    counts = frame["count"].to_numpy().astype(_counts_dtype(weights, False))
+    if empty_last:
+        counts[-1] = 0
+    if density:
+        return counts / np.array(np.diff(edges), float) / counts.sum(), edges
     return counts, edges
 
 
@@ -202,7 +278,8 @@ def _complex_histogram(
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> Any:
     """numpy.histogram_bin_edges: the edges ``histogram`` would use."""
-    _check_estimator(bins, weights)
+    _numpy_args.check_weights(a, weights)
+    _numpy_args.check_bins(bins, weights)
     return histogram(a, bins, range, None, None)[1]
 
 
@@ -214,11 +291,11 @@ def _host(a: Any) -> np.ndarray:
 
 
 def _frame_histogram(
-    x: np.ndarray, bins: Any, range: Any, density: Any, weights: Any
+    x: np.ndarray, bins: Any, range: Any, density: Any, weights: Any, flow: bool
 ) -> pl.DataFrame:
     w = None if weights is None else np.asarray(weights, dtype=np.float64).reshape(-1)
     kwargs = _args.histogram_kwargs(
-        bins, range, bool(density), "left", False, "auto", "auto", repeated_edges=True
+        bins, range, bool(density), "left", flow, "auto", "auto", repeated_edges=True
     )
     return _host_histogram(x, w, kwargs).struct.unnest()
 
@@ -339,23 +416,32 @@ def histogramdd(
     estimator (:func:`polars_gpu_hist.histogramdd` does, per dimension)."""
     columns = _columns(sample)
     dims = len(columns)
-    _check_dd_bins(bins, dims)
+    _numpy_args.check_dd(bins, range, dims)
     if dims > 8:
         raise ValueError(f"histogramdd takes at most 8 dimensions here, got {dims}")
+    # A column may be a scalar (a sample of one row, as `np.atleast_2d` makes it).
+    _numpy_args.check_dd_weights((_numpy_args.shape(columns[0]) or (1,))[0], weights)
     if _is_complex(weights):
         _real_weights(weights)
     lib = _library(columns[0])
     if lib != "numpy":
-        return _device_histogramdd(sample, columns, bins, range, density, weights, lib)
+        with _numpy_args.numpy_errors():
+            return _device_histogramdd(sample, columns, bins, range, density, weights, lib)
+    hosted = [_numpy_args.temporal(_host(c)) for c in columns]
+    # The dtype numpy stacks the columns into (pairwise from the left, as `np.array` does).
+    sample_dtype = _stacked_dtype(sample, hosted)
     # numpy compares booleans as 0 and 1, without a warning here.
-    arrays = [x.astype(np.uint8) if x.dtype == np.bool_ else x for x in map(_host, columns)]
+    arrays = [x.astype(np.uint8) if x.dtype == np.bool_ else x for x in hosted]
     w = None if weights is None else _real_weights(weights)
     options = _args.dd_kwargs(dims, bins, range, bool(density), "left", False, "auto", "auto", True)
-    frame = _host_histogramdd(arrays, w, options)
+    with _numpy_args.numpy_errors():
+        frame = _host_histogramdd(arrays, w, options)
     shape = tuple(_known_bins(_entry(bins, i, dims)) or 0 for i in builtins.range(dims))
     edges = [_axis_edges(frame, f"x{i}", shape, i) for i in builtins.range(dims)]
-    counts = frame["count"].to_numpy().astype(_counts_dtype(weights is not None, density))
-    sample_dtype, empty = np.result_type(*arrays), len(arrays[0]) == 0
+    # numpy.histogramdd's counts are float64 with any weights (its bincount's).
+    counts = frame["count"].to_numpy()
+    counts = counts.astype(np.float64 if weights is not None or density else np.int64)
+    empty = len(arrays[0]) == 0
     edges = [
         _dd_edges(
             e, _entry(bins, i, dims), _dd_edge_dtype(sample_dtype, _entry(range, i, dims), empty)
@@ -363,6 +449,15 @@ def histogramdd(
         for i, e in enumerate(edges)
     ]
     return counts.reshape(shape), edges
+
+
+def _stacked_dtype(sample: Any, columns: list[Any]) -> np.dtype:
+    """The dtype of numpy.histogramdd's sample: an (N, D) array's own, else the columns'
+    promoted pairwise from the left, as `np.atleast_2d` stacks them (int16, uint16 and float32
+    make float64, where `np.result_type` of the three gives float32)."""
+    if isinstance(sample, np.ndarray):
+        return sample.dtype
+    return functools.reduce(np.promote_types, [np.dtype(c.dtype) for c in columns])
 
 
 def histogram2d(
@@ -462,6 +557,13 @@ def _device_sample(
     )
     if same:
         return [int(i["data"][0]) for i in ifaces], [1] * len(ifaces), ifaces[0], arrays
+    # numpy's sample dtype (pairwise from the left, as `np.array` stacks), not the libraries'
+    # own promotion of all at once (int16, uint16 and float32: float64, not float32).
+    dtype = functools.reduce(np.promote_types, [_numpy_dtype(c, lib) for c in arrays])
+    if lib == "torch":
+        arrays = [c.to(getattr(module, dtype.name)) for c in arrays]
+    else:
+        arrays = [c.astype(dtype, copy=False) for c in arrays]
     stacked = module.stack(arrays, 1)
     stacked = stacked.contiguous() if lib == "torch" else module.ascontiguousarray(stacked)
     iface = _cuda.cuda_array(stacked, ndim=2)
@@ -471,6 +573,13 @@ def _device_sample(
     # Freed once the kernels are queued, the copy goes back to its library's pool for this
     # stream: whatever reuses it then is queued after them.
     return ptrs, [dims] * dims, iface, [stacked]
+
+
+def _numpy_dtype(array: Any, lib: str) -> np.dtype:
+    """A device array's dtype as numpy names it."""
+    if lib == "torch":
+        return np.dtype(str(array.dtype).removeprefix("torch."))
+    return np.dtype(array.dtype)
 
 
 def _device_histogramdd(

@@ -421,9 +421,11 @@ fn validate_edges(edges: &[f64]) -> HistResult<()> {
             max: MAX_BINS,
         });
     }
-    if let Some(bad) = edges.iter().find(|e| !e.is_finite()) {
+    // Infinite edges are numpy's catch-all bins (`[-inf, 0, inf]`): every rule compares values
+    // with edges, which holds for them; only the guide's grid needs a finite span (it has none).
+    if let Some(i) = edges.iter().position(|e| e.is_nan()) {
         return Err(HistError::InvalidArgument(format!(
-            "bin edges must be finite, got {bad}"
+            "bin edges must be numbers, but edge {i} is NaN"
         )));
     }
     if let Some(i) = edges.windows(2).position(|w| w[0] > w[1]) {

@@ -114,3 +114,49 @@ fn repeated_edges_match() {
         }
     }
 }
+
+/// Infinite edges, numpy's catch-all bins (`[-inf, 0, inf]`): their span has no grid, so no
+/// guide; every path follows the comparisons, which put -inf in the first bin and +inf in the
+/// last (closed left; closed right the first bin is closed), as numpy's `searchsorted` does.
+#[test]
+fn infinite_edges_count_as_numpy_counts_them() {
+    let mut rng = Rng(0x5EED_0008);
+    let (inf, ninf) = (f64::INFINITY, f64::NEG_INFINITY);
+    let wide = |i: usize| match i {
+        0 => ninf,
+        300 => inf,
+        _ => i as f64 - 150.0,
+    };
+    for edges in [
+        vec![ninf, 0.0, inf],
+        vec![ninf, -1.0, 0.0, 2.5, 10.0],
+        vec![0.0, 1.0, 3.0, 6.0, inf],
+        vec![ninf, inf],
+        vec![ninf, ninf, 0.0, inf, inf],
+        (0..=300).map(wide).collect(),
+    ] {
+        let finite: Vec<f64> = edges.iter().copied().filter(|e| e.is_finite()).collect();
+        let probes = if finite.len() >= 2 { finite } else { vec![-1.0, 0.0, 1.0] };
+        for closed in [Closed::Left, Closed::Right] {
+            let e = EdgeBins::new(edges.clone(), closed);
+            assert!(e.guide.is_none(), "{edges:?}");
+            let mut xs = adversarial(&probes, f64::NAN, 0.0, &mut rng);
+            xs.extend([inf, ninf, f64::NAN, f64::MAX, f64::MIN, 0.0, -0.0]);
+            let n = e.len();
+            for &x in &xs {
+                // numpy's rule spelled out: edges at or below x (closed left), below x (right).
+                let expected = if !(x >= edges[0] && x <= edges[n]) {
+                    n
+                } else if closed == Closed::Left {
+                    (edges.iter().filter(|&&v| v <= x).count() - 1).min(n - 1)
+                } else {
+                    edges.iter().filter(|&&v| v < x).count().max(1) - 1
+                };
+                assert_eq!(e.bin(x), expected, "x={x} {edges:?} {closed:?}");
+            }
+            check_edges(&e, &xs, &format!("{edges:?}"));
+            let ints: Vec<i64> = xs.iter().map(|&x| x as i64).collect();
+            check_edges(&e, &ints, &format!("{edges:?} i64"));
+        }
+    }
+}
