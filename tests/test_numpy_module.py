@@ -282,3 +282,237 @@ def test_more_than_8_dimensions_are_refused_where_numpy_counts_them() -> None:
     assert np.histogramdd(sample, 2)[0].sum() == 20
     with pytest.raises(ValueError, match="at most 8 dimensions"):
         ghnp.histogramdd(sample, 2)
+
+
+# numpy's refusals, raised with numpy's exception type and message.
+NUMPY_REFUSALS = [
+    lambda m, x: m.histogram(x, 3, range=(1, 0)),
+    lambda m, x: m.histogram(x, 3, range=(0, np.inf)),
+    lambda m, x: m.histogram(x, 3, range=(np.nan, 1)),
+    lambda m, x: m.histogram(x, np.array([[0, 0.5], [0.6, 1.0]])),
+    lambda m, x: m.histogram(x, 2.5),
+    lambda m, x: m.histogram(x, 0),
+    lambda m, x: m.histogram(x, [0, 2, 1]),
+    lambda m, x: m.histogram(x, 3, weights=np.ones(len(x) + 1)),
+    lambda m, x: m.histogram(x, 3, weights=np.ones((len(x), 1))),
+    lambda m, x: m.histogram(x.reshape(5, -1), 3, weights=x),
+    lambda m, x: m.histogram(np.append(x, np.inf), 3),
+    lambda m, x: m.histogram(np.append(x, -np.inf), "auto"),
+    lambda m, x: m.histogram(np.array([1, 1 + 2e-16] * 10), 10),
+    lambda m, x: m.histogram_bin_edges(x, 3, weights=x[:-1]),
+    lambda m, x: m.histogramdd(np.column_stack([x, x]), bins=[1, 0.99]),
+    lambda m, x: m.histogramdd(np.column_stack([x, x]), bins=[1, 1.5]),
+    lambda m, x: m.histogramdd(np.column_stack([x, x]), bins=[3, [1, 0]]),
+    lambda m, x: m.histogramdd(np.column_stack([x, x]), bins=[3, [[1, 2]]]),
+    lambda m, x: m.histogramdd(np.column_stack([x, x]), bins=[3, 3, 3]),
+    lambda m, x: m.histogramdd(np.column_stack([x, x]), range=[(0, 1)]),
+    lambda m, x: m.histogramdd(np.column_stack([x, x]), range=[(0, 1), (1, 0)]),
+    lambda m, x: m.histogramdd(np.column_stack([x, x]), weights=np.ones(len(x) - 1)),
+    lambda m, x: m.histogramdd(np.column_stack([x, x]), weights=np.ones((len(x), 1))),
+    lambda m, x: m.histogram2d(x, x, 3, weights=np.ones((5, 10))),
+]
+
+
+@pytest.mark.parametrize("call", NUMPY_REFUSALS)
+def test_refusals_raise_numpys_exception_and_message(call: Any) -> None:
+    x = np.linspace(0.0, 1.0, 50)
+    with pytest.raises(Exception) as theirs:
+        call(np, x)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(ghnp, x)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_weights_of_another_shape_are_refused_not_flattened() -> None:
+    # Issue 30: weights of shape (5, 2) for 10 values were flattened.
+    x = np.arange(10.0)
+    with pytest.raises(ValueError, match="weights should have the same shape as a"):
+        ghnp.histogram(x, 3, weights=np.ones((5, 2)))
+    # The same shape is numpy's rule, not the same size: both flatten (5, 2) beside (5, 2).
+    same(
+        ghnp.histogram(x.reshape(5, 2), 3, weights=x.reshape(5, 2)),
+        np.histogram(x.reshape(5, 2), 3, weights=x.reshape(5, 2)),
+    )
+
+
+WEIGHT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint64, np.float64]
+
+
+@given(
+    hnp.arrays(np.float64, st.integers(0, 60), elements=st.floats(-5, 5)),
+    st.sampled_from(WEIGHT_DTYPES),
+    st.one_of(st.integers(1, 8), st.just([-5.0, -1.0, 0.0, 2.0, 5.0])),
+)
+def test_integer_weights_sum_to_integers(x: np.ndarray, dtype: type, bins: Any) -> None:
+    # Sums below 127: numpy's sums in the weights' own type do not wrap, so its values are exact.
+    w = (np.arange(len(x)) % 3).astype(dtype)
+    got, edges = ghnp.histogram(x, bins, weights=w)
+    expected, expected_edges = np.histogram(x, bins, weights=w)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(edges, expected_edges)
+    kind = np.dtype(dtype).kind
+    assert got.dtype == {"i": np.int64, "u": np.uint64, "f": np.float64}[kind]
+    if dtype in (np.int64, np.uint64, np.float64):
+        assert got.dtype == expected.dtype  # numpy's own type where it is this wide
+    with np.errstate(all="ignore"):
+        d, _ = ghnp.histogram(x, bins, weights=w, density=True)
+        e, _ = np.histogram(x, bins, weights=w, density=True)
+    np.testing.assert_allclose(d, e, rtol=1e-12)
+    if len(x):  # (an empty list is float64 to numpy)
+        assert ghnp.histogram(x, bins, weights=list(w))[0].dtype == got.dtype
+
+
+def test_narrow_integer_weights_do_not_wrap() -> None:
+    # The README's table: numpy sums int8 weights in int8 (three weights of 100: 44).
+    x, w = np.zeros(3), np.full(3, 100, np.int8)
+    assert np.histogram(x, 1, weights=w)[0].tolist() == [44]
+    got = ghnp.histogram(x, 1, weights=w)[0]
+    assert got.tolist() == [300] and got.dtype == np.int64
+
+
+@given(
+    hnp.arrays(np.float64, st.integers(0, 60), elements=st.floats(-5, 5) | st.just(np.nan)),
+    st.one_of(st.integers(1, 6), st.just([-5.0, -1.0, 0.0, 0.0, 2.0, 5.0])),
+    st.sampled_from(["decimal", "fraction"]),
+)
+def test_object_weights_sum_as_objects(x: np.ndarray, bins: Any, kind: str) -> None:
+    from decimal import Decimal
+    from fractions import Fraction
+
+    make = Decimal if kind == "decimal" else (lambda i: Fraction(i, 7))
+    w = np.array([make(i % 5 + 1) for i in range(len(x))] + [make(0)], dtype=object)[:-1]
+    finite = x[np.isfinite(x)]
+    if not isinstance(bins, list) and len(finite) < len(x):
+        return  # NaN with a range from the data: the README's deviation, pinned elsewhere
+    got, edges = ghnp.histogram(x, bins, weights=w)
+    expected, expected_edges = np.histogram(x, bins, weights=w)
+    assert got.dtype == object and expected.dtype == object
+    assert [type(v) for v in got if v != 0] == [type(v) for v in expected if v != 0]
+    assert got.tolist() == expected.tolist()
+    np.testing.assert_array_equal(edges, expected_edges)
+
+
+@pytest.mark.parametrize("kind", ["datetime64", "timedelta64"])
+@pytest.mark.parametrize("unit", ["D", "h", "m", "s", "ms", "us", "ns", "2D", "15m"])
+@pytest.mark.parametrize("edge_unit", ["D", "h", "s"])
+def test_datetime64_and_timedelta64_units(kind: str, unit: str, edge_unit: str) -> None:
+    rng = np.random.default_rng(7)
+    x = rng.integers(-1000, 1000, 300).astype(f"{kind}[{unit}]")
+    x[::17] = np.datetime64("NaT") if kind == "datetime64" else np.timedelta64("NaT")
+    edges = np.sort(rng.integers(-200, 200, 6)).astype(f"{kind}[{edge_unit}]")
+    edges = np.unique(edges)
+    got = ghnp.histogram(x, edges)
+    expected = np.histogram(x, edges)
+    same(got, expected)
+
+
+def test_temporal_units_no_polars_unit_holds_are_refused() -> None:
+    with pytest.raises(ValueError, match="no Polars unit"):
+        ghnp.histogram(np.arange(3).astype("timedelta64[M]"), np.arange(3).astype("timedelta64[M]"))
+    with pytest.raises(ValueError, match="beyond what"):
+        ghnp.histogram(np.array([2**62], "timedelta64[s]"), 2)
+
+
+@pytest.mark.skipif(
+    np.finfo(np.longdouble).nmant <= 52, reason="long double is float64 on this platform"
+)
+@pytest.mark.parametrize("small", [np.float16, np.float32, np.float64])
+def test_long_double_ranges_and_edges_place_values_as_numpy(small: type) -> None:
+    eps = np.finfo(np.longdouble).eps
+    x = np.array([1.0, 0.5, 1.5, 2.0, -1.0], small)
+    for rng in ([1 + eps, 2.0], [0.0, 1 - eps], [0.5, 1 + eps], [1 - eps, 1 + eps]):
+        rng = np.array(rng, np.longdouble)
+        for bins in (1, 2, 3):
+            same_call(
+                lambda b=bins, r=rng: ghnp.histogram(x, b, range=r),
+                lambda b=bins, r=rng: np.histogram(x, b, range=r),
+            )
+        edges = np.linspace(rng[0], rng[1], 4, dtype=np.longdouble)
+        same(ghnp.histogram(x, edges), np.histogram(x, edges))
+        np.testing.assert_allclose(
+            ghnp.histogram(x, edges, density=True)[0], np.histogram(x, edges, density=True)[0]
+        )
+    with pytest.raises(TypeError, match="astype"):
+        ghnp.histogram(np.ones(3, np.longdouble), 2)
+
+
+FINITE_OR_NOT = hnp.arrays(
+    np.float64,
+    st.integers(0, 200),
+    elements=st.one_of(st.floats(-5, 5), st.sampled_from([np.inf, -np.inf, np.nan])),
+)
+INFINITE_EDGES = st.lists(st.sampled_from([-2.0, -0.5, 0.0, 1.0, 3.0]), max_size=4).map(
+    lambda e: [-np.inf, *sorted(e), np.inf]
+) | st.sampled_from([[-np.inf, 0.0], [0.0, np.inf], [-np.inf, -np.inf, 0.0, np.inf, np.inf]])
+
+
+@given(FINITE_OR_NOT, INFINITE_EDGES)
+@example(np.array([-np.inf, 0.0, np.inf, np.nan]), [-np.inf, 0.0, np.inf])
+def test_infinite_edges_are_numpys_catch_all_bins(x: np.ndarray, edges: list) -> None:
+    same(ghnp.histogram(x, edges), np.histogram(x, edges))
+    w = np.arange(len(x)) % 4 + 0.5
+    same(ghnp.histogram(x, edges, weights=w), np.histogram(x, edges, weights=w))
+    with np.errstate(all="ignore"):
+        d = ghnp.histogram(x, edges, density=True)[0]
+        e = np.histogram(x, edges, density=True)[0]
+    np.testing.assert_array_equal(d, e)
+    sample = np.column_stack([np.nan_to_num(x, nan=0.0), x[::-1]])
+    sample = sample[~np.isnan(sample).any(axis=1)]
+    with np.errstate(invalid="ignore"):
+        expected = np.histogramdd(sample, [3, edges], range=[(-5, 5), None])
+        got = ghnp.histogramdd(sample, [3, edges], range=[(-5, 5), None])
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1][1], expected[1][1])
+
+
+NUMERIC_DTYPES = [
+    np.int8,
+    np.uint8,
+    np.int16,
+    np.uint16,
+    np.int32,
+    np.uint32,
+    np.int64,
+    np.uint64,
+    np.float16,
+    np.float32,
+    np.float64,
+]
+
+
+@given(
+    st.lists(st.sampled_from(NUMERIC_DTYPES), min_size=2, max_size=4),
+    st.integers(0, 60),
+    st.integers(1, 5),
+    st.booleans(),
+    st.data(),
+)
+@example([np.int16, np.uint16, np.float32], 20, 4, False, None)  # issue 30: float64 edges
+@example([np.int8, np.uint8, np.float16], 20, 4, False, None)  # issue 30: float32 edges
+def test_histogramdd_edges_in_the_dtype_numpy_stacks_the_sample_into(
+    dtypes: list, rows: int, bins: int, as_array: bool, data: Any
+) -> None:
+    rng = np.random.default_rng(rows * 31 + bins)
+    columns = [(rng.integers(0, 100, rows) * (1 + (k % 2))).astype(d) for k, d in enumerate(dtypes)]
+    sample = np.column_stack(columns) if as_array else columns
+    got, got_edges = ghnp.histogramdd(sample, bins)
+    expected, expected_edges = np.histogramdd(sample, bins)
+    np.testing.assert_array_equal(got, expected)
+    for g, e in zip(got_edges, expected_edges):
+        assert g.dtype == e.dtype, (dtypes, g.dtype, e.dtype)
+        np.testing.assert_array_equal(g, e)
+    if len(dtypes) == 2:
+        h, ex, ey = ghnp.histogram2d(columns[0], columns[1], bins)
+        eh, eex, eey = np.histogram2d(columns[0], columns[1], bins)
+        np.testing.assert_array_equal(h, eh)
+        assert (ex.dtype, ey.dtype) == (eex.dtype, eey.dtype)
+    # The package's own histogramdd: numpy's edges (as Float64 fields) and counts.
+    import polars_gpu_hist as gh
+
+    series = [pl.Series(f"c{k}", c) for k, c in enumerate(columns)]
+    frame = gh.histogramdd(*series, bins=bins)
+    np.testing.assert_array_equal(frame["count"].to_numpy(), expected.reshape(-1))
+    for k, e in enumerate(expected_edges):
+        stride = int(np.prod([bins] * (len(dtypes) - k - 1)))
+        starts = frame[f"c{k}_start"].to_numpy()[::stride][:bins]
+        np.testing.assert_array_equal(starts, e[:-1].astype(np.float64))

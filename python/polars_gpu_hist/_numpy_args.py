@@ -140,9 +140,10 @@ def check_dd_weights(rows: int, weights: Any) -> None:
 
 
 @contextlib.contextmanager
-def numpy_errors() -> Iterator[None]:
+def numpy_errors(dtype: Any = np.float64) -> Iterator[None]:
     """The plugin's refusals that depend on the data, as numpy raises them: `ValueError` with
-    numpy's message (the plugin's text stays attached as the cause)."""
+    numpy's message, its numbers as numpy prints scalars of the data's `dtype` (the plugin's
+    text stays attached as the cause)."""
     try:
         yield
     except (pl.exceptions.ComputeError, ValueError) as e:
@@ -152,7 +153,9 @@ def numpy_errors() -> Iterator[None]:
             raise ValueError(_TOO_MANY_BINS.format(found[1])) from e
         found = re.search(r"the range taken from the data, \[(.*?)\], is not finite", text)
         if found:
-            raise ValueError(_DATA_RANGE.format(found[1])) from e
+            kind = np.dtype(dtype).type if np.dtype(dtype).kind == "f" else np.float64
+            ends = ", ".join(str(kind(float(v))) for v in found[1].split(", "))
+            raise ValueError(_DATA_RANGE.format(ends)) from e
         raise
 
 

@@ -145,7 +145,7 @@ def histogram(
         return _complex_histogram(a, bins, range, density, weights)
     if _library(a) != "numpy":
         _warn_bool(a.dtype)
-        with _numpy_args.numpy_errors():
+        with _numpy_args.numpy_errors(_numpy_dtype(a, _library(a))):
             counts, edges = _device_histogram(a, bins, range, density, weights)
         if weights is not None and not density:
             counts = _integer_sums(counts, weights, _library(a))
@@ -165,7 +165,7 @@ def histogram(
     long_edges = _numpy_args.long_double_edges(bins, range, x.dtype)
     if long_edges is not None:
         return _long_double_histogram(x, long_edges, density, w)
-    with _numpy_args.numpy_errors():
+    with _numpy_args.numpy_errors(x.dtype):
         frame = _frame_histogram(x, bins, range, density, w, flow=False)
     # One copy each (numpy's arrays are writable; Polars' buffers are not).
     counts = frame["count"].to_numpy().astype(_counts_dtype(w, density))
@@ -230,7 +230,7 @@ def _object_histogram(
     """Weights numpy sums as Python objects (``Decimal``, ``Fraction``): bins are contiguous in
     value, so the counts with flow bins split the sorted values into each bin's run, and each
     run's weights are summed as objects (numpy, too, sums the weights of sorted values)."""
-    with _numpy_args.numpy_errors():
+    with _numpy_args.numpy_errors(x.dtype):
         frame = _frame_histogram(x, bins, range, False, None, flow=True)
     runs = frame["count"].to_numpy().astype(np.int64)
     # NaN (and NaT) sort last, after every value the flow bins count: the prefix is exact.
@@ -434,7 +434,7 @@ def histogramdd(
     arrays = [x.astype(np.uint8) if x.dtype == np.bool_ else x for x in hosted]
     w = None if weights is None else _real_weights(weights)
     options = _args.dd_kwargs(dims, bins, range, bool(density), "left", False, "auto", "auto", True)
-    with _numpy_args.numpy_errors():
+    with _numpy_args.numpy_errors(sample_dtype):
         frame = _host_histogramdd(arrays, w, options)
     shape = tuple(_known_bins(_entry(bins, i, dims)) or 0 for i in builtins.range(dims))
     edges = [_axis_edges(frame, f"x{i}", shape, i) for i in builtins.range(dims)]
