@@ -516,3 +516,26 @@ def test_histogramdd_edges_in_the_dtype_numpy_stacks_the_sample_into(
         stride = int(np.prod([bins] * (len(dtypes) - k - 1)))
         starts = frame[f"c{k}_start"].to_numpy()[::stride][:bins]
         np.testing.assert_array_equal(starts, e[:-1].astype(np.float64))
+
+
+def test_boolean_weights_count_the_true_ones() -> None:
+    # The README's table: numpy gives a boolean per bin ("any"), or refuses with explicit edges.
+    x, w = np.array([0.0, 1.0, 1.5, 3.0]), np.array([True, True, False, True])
+    assert np.histogram(x, 2, weights=w)[0].tolist() == [True, True]
+    got = ghnp.histogram(x, 2, weights=w)[0]
+    assert got.tolist() == [2, 1] and got.dtype == np.int64
+
+
+def test_object_float_weights_are_summed_per_bin() -> None:
+    # The README's table: numpy subtracts running sums, which lose the small weights here.
+    x, w = np.array([0.0, 2.0, 2.0]), np.array([1e16, 1.0, 1.0], dtype=object)
+    assert np.histogram(x, [0, 1, 3], weights=w)[0].tolist() == [1e16, 0.0]
+    assert ghnp.histogram(x, [0, 1, 3], weights=w)[0].tolist() == [1e16, 2.0]
+
+
+def test_nan_edges_are_refused_where_numpy_takes_them() -> None:
+    # The README's table.
+    x = np.array([0.0, 1.0, 2.0])
+    np.histogram(x, [0.0, np.nan])
+    with pytest.raises(ValueError, match="NaN"):
+        ghnp.histogram(x, [0.0, np.nan])
