@@ -539,3 +539,23 @@ def test_nan_edges_are_refused_where_numpy_takes_them() -> None:
     np.histogram(x, [0.0, np.nan])
     with pytest.raises(ValueError, match="NaN"):
         ghnp.histogram(x, [0.0, np.nan])
+
+
+@pytest.mark.skipif(
+    np.finfo(np.longdouble).nmant <= 52, reason="long double is float64 on this platform"
+)
+def test_long_double_ranges_in_histogramdd() -> None:
+    eps = np.finfo(np.longdouble).eps
+    sample = np.column_stack([[1.0, 0.5, 1.5, 2.0, 1.0], [0.0, 1.0, 1.0, 0.5, 0.25]])
+    for rng in ([1 + eps, 2.0], [0.0, 1 - eps], [1 - eps, 1 + eps]):
+        ranges = [np.array(rng, np.longdouble), (0, 1)]
+        for density in (False, True):
+            got, got_edges = ghnp.histogramdd(sample, [3, 2], range=ranges, density=density)
+            with np.errstate(all="ignore"):
+                expected, edges = np.histogramdd(sample, [3, 2], range=ranges, density=density)
+            np.testing.assert_array_equal(got, expected)
+            if density:  # (counts are int64: the README's table)
+                assert got.dtype == expected.dtype
+            for g, e in zip(got_edges, edges):
+                assert g.dtype == e.dtype
+                np.testing.assert_array_equal(g, e)

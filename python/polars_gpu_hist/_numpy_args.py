@@ -196,9 +196,12 @@ def temporal(x: np.ndarray) -> np.ndarray:
     return converted
 
 
-def long_double_edges(bins: Any, range: Any, a_dtype: np.dtype) -> np.ndarray | None:
+def long_double_edges(
+    bins: Any, range: Any, a_dtype: np.dtype, strict: bool = True
+) -> np.ndarray | None:
     """numpy's edges where they are long doubles finer than float64 (a range of
-    `np.longdouble` scalars for a count of bins, or long-double edges), else None. The plugin
+    `np.longdouble` scalars for a count of bins, or long-double edges), else None; `strict`:
+    numpy.histogram's refusal of equal bins that collapse (histogramdd takes them). The plugin
     compares in float64: `directed` turns these edges into float64 ones that place every
     float64 value as the long doubles do."""
     if np.finfo(np.longdouble).nmant <= np.finfo(np.float64).nmant:
@@ -217,7 +220,7 @@ def long_double_edges(bins: Any, range: Any, a_dtype: np.dtype) -> np.ndarray | 
     if lo == hi:
         lo, hi = lo - 0.5, hi + 0.5
     edges = np.linspace(lo, hi, operator.index(bins) + 1, endpoint=True, dtype=bin_type)
-    if np.any(edges[:-1] >= edges[1:]):
+    if strict and np.any(edges[:-1] >= edges[1:]):
         raise ValueError(_TOO_MANY_BINS.format(operator.index(bins)))
     return edges
 

@@ -154,10 +154,10 @@ def histogram(
     if x.dtype == np.bool_:
         _warn_bool(x.dtype)
         x = x.astype(np.uint8)
-    if x.dtype == object or (x.dtype.kind == "f" and x.dtype.itemsize > 8):
+    if x.dtype.kind == "f" and x.dtype.itemsize > 8:
         raise TypeError(
-            f"`a` of dtype {x.dtype} is not binned: convert it with a.astype(np.float64) "
-            "(long doubles are compared as float64 there)"
+            f"`a` of dtype {x.dtype} (long double) is not binned: convert it with "
+            "a.astype(np.float64)"
         )
     w = None if weights is None else np.asarray(weights).reshape(-1)
     if w is not None and w.dtype == object:
@@ -185,7 +185,7 @@ def _host_edges(frame: pl.DataFrame, bins: Any, range: Any, dtype: np.dtype) -> 
 
 def _weights_kind(weights: Any) -> str:
     """numpy's dtype kind of the weights ("i", "u", "b", "f", "c", "O", ...)."""
-    if _library(weights) == "torch":
+    if type(weights).__module__.split(".")[0] == "torch":
         import torch
 
         if weights.dtype == torch.bool:
@@ -433,22 +433,41 @@ def histogramdd(
     # numpy compares booleans as 0 and 1, without a warning here.
     arrays = [x.astype(np.uint8) if x.dtype == np.bool_ else x for x in hosted]
     w = None if weights is None else _real_weights(weights)
+    axis_bins = [_entry(bins, i, dims) for i in builtins.range(dims)]
+    axis_ranges = [_entry(range, i, dims) for i in builtins.range(dims)]
+    # Axes of long-double edges finer than float64 (numpy's): counted by directed float64 edges.
+    long = [
+        _numpy_args.long_double_edges(b, r, sample_dtype, strict=False)
+        for b, r in zip(axis_bins, axis_ranges)
+    ]
+    directed = [None if e is None else _numpy_args.directed(e) for e in long]
+    if any(d is not None for d in directed):
+        axis_bins = [b if d is None else d[0].tolist() for b, d in zip(axis_bins, directed)]
+        axis_ranges = [r if d is None else None for r, d in zip(axis_ranges, directed)]
+        density_here = bool(density)
+        bins, range, density = axis_bins, axis_ranges, False
     options = _args.dd_kwargs(dims, bins, range, bool(density), "left", False, "auto", "auto", True)
     with _numpy_args.numpy_errors(sample_dtype):
         frame = _host_histogramdd(arrays, w, options)
-    shape = tuple(_known_bins(_entry(bins, i, dims)) or 0 for i in builtins.range(dims))
+    shape = tuple(_known_bins(b) or 0 for b in axis_bins)
     edges = [_axis_edges(frame, f"x{i}", shape, i) for i in builtins.range(dims)]
     # numpy.histogramdd's counts are float64 with any weights (its bincount's).
-    counts = frame["count"].to_numpy()
+    counts = frame["count"].to_numpy().reshape(shape)
     counts = counts.astype(np.float64 if weights is not None or density else np.int64)
     empty = len(arrays[0]) == 0
     edges = [
-        _dd_edges(
-            e, _entry(bins, i, dims), _dd_edge_dtype(sample_dtype, _entry(range, i, dims), empty)
-        )
-        for i, e in enumerate(edges)
+        _dd_edges(e, b, _dd_edge_dtype(sample_dtype, r, empty))
+        for e, b, r in zip(edges, axis_bins, axis_ranges)
     ]
-    return counts.reshape(shape), edges
+    if any(d is not None for d in directed):
+        for axis, (d, e) in enumerate(zip(directed, long)):
+            if d is not None:
+                edges[axis] = e
+                if d[1]:  # no float64 lies in the axis's last bin
+                    counts[(slice(None),) * axis + (-1,)] = 0
+        if density_here:
+            counts = _density(counts, [np.diff(e) for e in edges], np)
+    return counts, edges
 
 
 def _stacked_dtype(sample: Any, columns: list[Any]) -> np.dtype:
