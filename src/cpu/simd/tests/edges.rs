@@ -136,7 +136,11 @@ fn infinite_edges_count_as_numpy_counts_them() {
         (0..=300).map(wide).collect(),
     ] {
         let finite: Vec<f64> = edges.iter().copied().filter(|e| e.is_finite()).collect();
-        let probes = if finite.len() >= 2 { finite } else { vec![-1.0, 0.0, 1.0] };
+        let probes = if finite.len() >= 2 {
+            finite
+        } else {
+            vec![-1.0, 0.0, 1.0]
+        };
         for closed in [Closed::Left, Closed::Right] {
             let e = EdgeBins::new(edges.clone(), closed);
             assert!(e.guide.is_none(), "{edges:?}");
