@@ -441,11 +441,12 @@ def histogramdd(
         for b, r in zip(axis_bins, axis_ranges)
     ]
     directed = [None if e is None else _numpy_args.directed(e) for e in long]
+    long_density = False
     if any(d is not None for d in directed):
         axis_bins = [b if d is None else d[0].tolist() for b, d in zip(axis_bins, directed)]
         axis_ranges = [r if d is None else None for r, d in zip(axis_ranges, directed)]
-        density_here = bool(density)
-        bins, range, density = axis_bins, axis_ranges, False
+        # numpy divides by the long-double widths: done here, below.
+        bins, range, long_density, density = axis_bins, axis_ranges, bool(density), False
     options = _args.dd_kwargs(dims, bins, range, bool(density), "left", False, "auto", "auto", True)
     with _numpy_args.numpy_errors(sample_dtype):
         frame = _host_histogramdd(arrays, w, options)
@@ -461,11 +462,11 @@ def histogramdd(
     ]
     if any(d is not None for d in directed):
         for axis, (d, e) in enumerate(zip(directed, long)):
-            if d is not None:
+            if d is not None and e is not None:
                 edges[axis] = e
                 if d[1]:  # no float64 lies in the axis's last bin
                     counts[(slice(None),) * axis + (-1,)] = 0
-        if density_here:
+        if long_density:
             counts = _density(counts, [np.diff(e) for e in edges], np)
     return counts, edges
 
@@ -475,8 +476,8 @@ def _stacked_dtype(sample: Any, columns: list[Any]) -> np.dtype:
     promoted pairwise from the left, as `np.atleast_2d` stacks them (int16, uint16 and float32
     make float64, where `np.result_type` of the three gives float32)."""
     if isinstance(sample, np.ndarray):
-        return sample.dtype
-    return functools.reduce(np.promote_types, [np.dtype(c.dtype) for c in columns])
+        return np.dtype(sample.dtype)
+    return np.dtype(functools.reduce(np.promote_types, [np.dtype(c.dtype) for c in columns]))
 
 
 def histogram2d(
