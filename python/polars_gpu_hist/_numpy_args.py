@@ -153,10 +153,20 @@ def numpy_errors(dtype: Any = np.float64) -> Iterator[None]:
             raise ValueError(_TOO_MANY_BINS.format(found[1])) from e
         found = re.search(r"the range taken from the data, \[(.*?)\], is not finite", text)
         if found:
-            kind = np.dtype(dtype).type if np.dtype(dtype).kind == "f" else np.float64
+            kind = _float_type(dtype)
             ends = ", ".join(str(kind(float(v))) for v in found[1].split(", "))
             raise ValueError(_DATA_RANGE.format(ends)) from e
         raise
+
+
+def _float_type(dtype: Any) -> Any:
+    """The numpy scalar type that prints a range of data of `dtype` (numpy, CuPy or PyTorch) as
+    numpy does: its own float type, else float64."""
+    try:
+        found = np.dtype(str(dtype).removeprefix("torch."))
+    except TypeError:
+        return np.float64
+    return found.type if found.kind == "f" else np.float64
 
 
 # The units of numpy's datetime64 (kind "M") and timedelta64 ("m") that Polars takes as they are.

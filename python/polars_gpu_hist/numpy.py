@@ -145,7 +145,7 @@ def histogram(
         return _complex_histogram(a, bins, range, density, weights)
     if _library(a) != "numpy":
         _warn_bool(a.dtype)
-        with _numpy_args.numpy_errors(_numpy_dtype(a, _library(a))):
+        with _numpy_args.numpy_errors(a.dtype):
             counts, edges = _device_histogram(a, bins, range, density, weights)
         if weights is not None and not density:
             counts = _integer_sums(counts, weights, _library(a))
