@@ -406,6 +406,19 @@ def test_datetime64_and_timedelta64_units(kind: str, unit: str, edge_unit: str) 
     same(got, expected)
 
 
+@pytest.mark.parametrize("kind", ["datetime64[D]", "timedelta64[s]"])
+@pytest.mark.parametrize("bins", [2, "auto"])
+def test_equal_bins_of_temporal_data_are_refused_as_numpy_refuses_them(
+    kind: str, bins: Any
+) -> None:
+    x = np.arange(5).astype(kind)
+    for module in (np, ghnp):
+        with pytest.raises(TypeError):
+            module.histogram(x, bins)
+        with pytest.raises(TypeError):
+            module.histogramdd([x, x], 2 if bins == 2 else [3, 3])
+
+
 def test_temporal_units_no_polars_unit_holds_are_refused() -> None:
     with pytest.raises(ValueError, match="no Polars unit"):
         ghnp.histogram(np.arange(3).astype("timedelta64[M]"), np.arange(3).astype("timedelta64[M]"))

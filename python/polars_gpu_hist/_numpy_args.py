@@ -206,6 +206,16 @@ def temporal(x: np.ndarray) -> np.ndarray:
     return converted
 
 
+def refuse_temporal_equal_bins(dtype: np.dtype, bins: Any) -> None:
+    """numpy makes no equal bins (a count or an estimator) for datetime64 or timedelta64
+    data: its `linspace` does not take them. Neither does this module: they need edges."""
+    if dtype.kind in "mM" and (isinstance(bins, str) or np.ndim(bins) == 0):
+        raise TypeError(
+            f"`bins` must be edges for {dtype} data: numpy makes no equal bins of datetimes "
+            f"or durations (give {dtype} edges, or histogram the integers a.view('i8'))"
+        )
+
+
 def long_double_edges(
     bins: Any, range: Any, a_dtype: np.dtype, strict: bool = True
 ) -> np.ndarray | None:

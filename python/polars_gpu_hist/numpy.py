@@ -151,6 +151,7 @@ def histogram(
             counts = _integer_sums(counts, weights, _library(a))
         return counts, edges
     x = _numpy_args.temporal(_host(a))
+    _numpy_args.refuse_temporal_equal_bins(x.dtype, bins)
     if x.dtype == np.bool_:
         _warn_bool(x.dtype)
         x = x.astype(np.uint8)
@@ -428,6 +429,8 @@ def histogramdd(
         with _numpy_args.numpy_errors():
             return _device_histogramdd(sample, columns, bins, range, density, weights, lib)
     hosted = [_numpy_args.temporal(_host(c)) for c in columns]
+    for i, x in enumerate(hosted):
+        _numpy_args.refuse_temporal_equal_bins(x.dtype, _entry(bins, i, dims))
     # The dtype numpy stacks the columns into (pairwise from the left, as `np.array` does).
     sample_dtype = _stacked_dtype(sample, hosted)
     # numpy compares booleans as 0 and 1, without a warning here.
