@@ -8,11 +8,14 @@ and counts::
 Host arrays (numpy, lists, Polars Series) give numpy arrays. CuPy arrays give CuPy arrays and
 PyTorch tensors give tensors on the same device: the data, the counts and equal bins' edges
 never visit the host (those edges are made on the device, in numpy's dtype; explicit edges and
-the rare spans no formula covers are copied over). Counts are int64 (float64 with weights or
-density, complex128 with complex weights), equal to numpy's. Explicit edges follow numpy's rule
-(an edge may repeat) and booleans count as uint8, as in numpy. Where this module differs from
-numpy, it is where the whole package does (NaN is not counted rather than refused; n-D counts
-are int64; see the README's table).
+the rare spans no formula covers are copied over). Counts are int64 (int64 or uint64 with
+integer weights, float64 with float weights or density, complex128 with complex weights, Python
+objects with object weights), equal to numpy's. Explicit edges follow numpy's rule (an edge may
+repeat, edges may be infinite) and booleans count as uint8, as in numpy. Bad arguments raise
+numpy's exceptions with numpy's messages (`_numpy_args`). numpy's own tests of these functions
+run against this module (tests/test_numpy_suite.py). Where this module differs from numpy, the
+README's table says so (NaN is not counted rather than refused; n-D counts are int64; narrow
+integer weights do not wrap).
 """
 
 from __future__ import annotations
