@@ -17,6 +17,7 @@ fn bin64(s: &BinSpec, x: f64) -> usize {
     match s {
         BinSpec::Uniform64(u) => u.bin(x),
         BinSpec::Edges(e) => e.bin(x),
+        BinSpec::Integers(b) => b.bin(x as i128),
         BinSpec::Uniform32(u) => u.bin(x as f32),
         BinSpec::Half(h) => h.bin(x as f32),
     }
