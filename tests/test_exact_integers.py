@@ -168,6 +168,16 @@ def test_nanosecond_timestamps_before_hourly_edges() -> None:
     assert out["bin_end"].to_list()[-1] == edges[-1]
 
 
+def test_edges_as_a_nanosecond_series_keep_their_nanoseconds() -> None:
+    base = 1_795_000_000 * 10**9 + 7
+    edges = pl.Series([base, base + 10**9 + 1, base + 2 * 10**9], dtype=pl.Int64)
+    values = pl.Series([base + 10**9, base + 10**9 + 1, base + 2 * 10**9], dtype=pl.Int64)
+    for dtype in [pl.Datetime("ns"), pl.Duration("ns")]:
+        got = gh.histogram(values.cast(dtype), edges.cast(dtype))["count"].to_list()
+        assert got == [1, 2]
+    assert gh.histogram(values, edges)["count"].to_list() == [1, 2]
+
+
 def test_integer_bins_past_2_pow_53() -> None:
     for dtype, lo in [(pl.Int64, 2**62), (pl.UInt64, 2**64 - 6), (pl.Int64, -(2**63))]:
         values = [lo, lo + 1, lo + 1, lo + 3, lo + 5]

@@ -165,7 +165,12 @@ def bins(value: Any, repeated_edges: bool = False) -> int | str | list[float | d
             f"Series), got {type(value).__name__}"
         )
     if isinstance(value, pl.Series):
-        value = value.to_list()
+        naive = value.dtype == pl.Duration or (
+            value.dtype == pl.Datetime and getattr(value.dtype, "time_zone", None) is None
+        )
+        # numpy's datetime64/timedelta64 keep a Series' unit (Python's datetimes stop at
+        # microseconds); integers stay Python ints.
+        value = list(value.to_numpy()) if naive else value.to_list()
     edges = [scalar(edge, "a bin edge") for edge in value]
     _check_edges(edges, repeated_edges)
     return edges
