@@ -278,8 +278,7 @@ pub fn range_for(range: Option<(Scalar, Scalar)>, dtype: &DataType) -> HistResul
 
 /// Whether a column of `dtype` is read as exact integers (its physical values).
 pub fn integer_column(dtype: &DataType) -> bool {
-    dtype.is_integer()
-        && !matches!(dtype, DataType::Int128 | DataType::UInt128)
+    (dtype.is_integer() && !matches!(dtype, DataType::Int128 | DataType::UInt128))
         || matches!(
             dtype,
             DataType::Date | DataType::Datetime(..) | DataType::Duration(_)

@@ -221,7 +221,7 @@ def test_float_edges_and_equal_bins_stay_float64() -> None:
     assert (
         gh.histogram(s, float_edges)["count"].to_list() == np.histogram(x, float_edges)[0].tolist()
     )
-    assert gh.histogram(s, 3)["count"].to_list() == np.histogram(x, 3)[0].tolist()
+    assert gh.histogram(s, 2)["count"].to_list() == np.histogram(x, 2)[0].tolist()
 
 
 @st.composite
@@ -255,6 +255,8 @@ def test_numpy_module_follows_numpys_promotion(case: tuple[np.ndarray, np.ndarra
     x, edges = case
     expected = np.histogram(x, edges)[0].tolist()
     assert ghnp.histogram(x, edges)[0].tolist() == expected
+    if x.dtype.kind != edges.dtype.kind and edges.dtype.kind in "iu":
+        return  # numpy.histogramdd's own mixture: see the test below
     y = x[::-1].copy()
     got = ghnp.histogramdd([x, y], bins=[edges, edges])[0]
     assert got.tolist() == np.histogramdd(np.stack([x, y], axis=1), bins=[edges, edges])[0].tolist()
@@ -293,3 +295,16 @@ def bins_of(case: dict[str, Any], values: list[int | None]) -> list[int | None]:
         counts = exact_counts([x], case["edges"], case["closed"], case["flow"])
         out.append(counts.index(1) if x is not None and 1 in counts else None)
     return out
+
+
+def test_histogramdd_of_mixed_signedness_compares_in_float64() -> None:
+    """An int64 sample with uint64 edges: numpy.histogramdd searches in float64 but checks the
+    last edge exactly (numpy 2 compares int64 with uint64 exactly), so a value that rounds onto
+    the last edge is dropped there; we compare in float64 throughout, as numpy.histogram does
+    (a deviation the README lists)."""
+    x = np.array([2**53 + 1, 0, 2**53], dtype=np.int64)
+    edges = np.array([0, 2**53], dtype=np.uint64)
+    assert np.histogramdd(x[:, None], bins=[edges])[0].tolist() == [2.0]
+    assert np.histogram(x, edges)[0].tolist() == [3]
+    got = ghnp.histogramdd(np.stack([x, x], axis=1), bins=[edges, edges])[0]
+    assert got.tolist() == [[3]]

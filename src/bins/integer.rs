@@ -2,7 +2,7 @@
 //! `bins="integer"`'s `arange(lo, hi + 2)`) compare in integer arithmetic, as numpy's
 //! `searchsorted` does when the sample and the edges share an integer type.
 //!
-//! The rule is [`EdgeBins`]'s (bin `i` holds `e[i] <= x < e[i+1]`, the last bin closed; or
+//! The rule is [`EdgeBins`](super::EdgeBins)'s (bin `i` holds `e[i] <= x < e[i+1]`, the last bin closed; or
 //! `(e[i], e[i+1]]`, the first closed), with every comparison taken on the exact integers. Two
 //! roads give it:
 //!
@@ -11,7 +11,7 @@
 //!   integers up to 2^53 exact, as Rust's `as f64`, the CPU's vector loops and the GPU's
 //!   `__ll2double_rn` all do) compares with `e` as `x` does. Proof: `e` is a float64. When
 //!   `|x| <= 2^53`, `fl(x) == x`. When `x > 2^53`, monotony gives `fl(x) >= fl(2^53) = 2^53 > e`,
-//!   and `x > e` too; `x < -2^53` is the mirror case. Every step of [`EdgeBins`] (its guide
+//!   and `x > e` too; `x < -2^53` is the mirror case. Every step of `EdgeBins` (its guide
 //!   included, whose only assumption is a monotone cell of `fl(x)`) and of the flow bins
 //!   compares values with edges and nothing else, so its bin of `fl(x)` is the exact bin of `x`.
 //!   This keeps the SIMD loops and the guide for every realistic edge of a 32-bit column and
