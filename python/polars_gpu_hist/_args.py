@@ -109,8 +109,6 @@ def _numpy_scalar(value: Any, what: str) -> float | dict[str, Any] | None:
         raise TypeError(f"{what} must be a number, got a boolean")
     if isinstance(value, np.floating) and value.dtype.itemsize == 4:
         return {"float32": float(value)}
-    if isinstance(value, np.integer):
-        return _exact_int(int(value))
     if isinstance(value, (np.datetime64, np.timedelta64)):
         if np.isnat(value):
             raise ValueError(f"{what} is NaT: give a date or duration")
@@ -123,6 +121,8 @@ def _numpy_scalar(value: Any, what: str) -> float | dict[str, Any] | None:
         name, factor = _NUMPY_UNITS[unit]
         kind = "datetime" if isinstance(value, np.datetime64) else "duration"
         return _temporal(kind, int(value.astype("int64")) * count * factor, name)
+    if isinstance(value, np.integer):  # after timedelta64, which numpy counts as an integer
+        return _exact_int(int(value))
     return None
 
 
