@@ -265,7 +265,9 @@ fn the_linspace_formula_gives_every_stored_edge() {
         match spec(Binning::Count(n), range, closed, ext) {
             BinSpec::Uniform32(u) => check(&u),
             BinSpec::Uniform64(u) => check(&u),
-            BinSpec::Edges(_) | BinSpec::Half(_) => panic!("equal bins of a float32/64 column"),
+            BinSpec::Edges(_) | BinSpec::Integers(_) | BinSpec::Half(_) => {
+                panic!("equal bins of a float32/64 column")
+            }
         }
     }
 }

@@ -130,7 +130,12 @@ fn kernels() -> Vec<KernelId> {
         DType::U32,
         DType::U64,
     ] {
-        out.push(count(Family::Shared, false, dtype, rule(RuleKind::Integers)));
+        out.push(count(
+            Family::Shared,
+            false,
+            dtype,
+            rule(RuleKind::Integers),
+        ));
     }
     for family in [Family::Packed, Family::Segmented, Family::Global] {
         let v = RuleVariant {
