@@ -308,3 +308,27 @@ def test_histogramdd_of_mixed_signedness_compares_in_float64() -> None:
     assert np.histogram(x, edges)[0].tolist() == [3]
     got = ghnp.histogramdd(np.stack([x, x], axis=1), bins=[edges, edges])[0]
     assert got.tolist() == [[3]]
+
+
+def check_by(case: dict[str, Any], device: str) -> None:
+    """`by=`: each group's histogram is the exact one of its rows."""
+    values = case["values"]
+    groups = [i % 3 for i in range(len(values))]
+    frame = pl.DataFrame([series(case), pl.Series("g", groups, dtype=pl.Int64)])
+    kw = {"closed": case["closed"], "flow": case["flow"], "device": device}
+    out = frame.select(pl.col("x").gpu_hist.histogram(edges_for(case), by="g", **kw)).unnest("x")
+    for g in sorted(set(groups)):
+        rows = out.filter(pl.col("g") == g)["count"].to_list()
+        mine = [v for v, k in zip(values, groups) if k == g]
+        assert rows == exact_counts(mine, case["edges"], case["closed"], case["flow"]), g
+
+
+@given(exact_cases())
+def test_by_compares_exactly(case: dict[str, Any]) -> None:
+    check_by(case, "cpu")
+
+
+@pytest.mark.gpu
+@given(exact_cases())
+def test_by_compares_exactly_on_gpu(case: dict[str, Any]) -> None:
+    check_by(case, "gpu")
