@@ -21,9 +21,9 @@ pub enum Device {
 }
 
 /// A number as given: a float, an integer (compared exactly with an integer or temporal
-/// column's values; Python sends `{"int": "<decimal>"}`), a numpy float32 scalar (numpy then computes equal edges in
-/// float32), a numpy float64 scalar (numpy then keeps float64 bins for float32 data), or a
-/// temporal value, converted to a column's physical units when it is binned.
+/// column's values; Python sends `{"int": "<decimal>"}`), a numpy float32 scalar (numpy then
+/// computes equal edges in float32), a numpy float64 scalar (numpy then keeps float64 bins for
+/// float32 data), or a temporal value, converted to a column's physical units when it is binned.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Scalar {
@@ -370,5 +370,54 @@ mod tests {
             .physical(&DataType::Duration(TimeUnit::Milliseconds), "x")
             .is_err());
         assert!(ns.physical(&DataType::Float64, "x").is_err());
+    }
+
+    /// Integer edges (and temporal ones that are whole numbers of the column's unit) stay exact
+    /// for integer and temporal columns; floats, or a column read as floats, make float edges.
+    #[test]
+    fn integer_edges_stay_exact_for_integer_columns() {
+        let int = |v: i128| Scalar::Int { int: ExactInt(v) };
+        let edges = [int(1 << 62), int((1 << 62) + 1)];
+        let ns = DataType::Datetime(TimeUnit::Nanoseconds, None);
+        for dtype in [DataType::Int64, DataType::UInt8, ns.clone()] {
+            assert_eq!(
+                edges_for(&edges, &dtype).unwrap(),
+                Binning::Integers(vec![1 << 62, (1 << 62) + 1])
+            );
+        }
+        for dtype in [DataType::Float64, DataType::Int128] {
+            assert!(matches!(
+                edges_for(&edges, &dtype).unwrap(),
+                Binning::Edges(_)
+            ));
+        }
+        let mixed = [int(0), Scalar::Float(1.5)];
+        assert!(matches!(
+            edges_for(&mixed, &DataType::Int64).unwrap(),
+            Binning::Edges(_)
+        ));
+        let us = |value| {
+            Scalar::Temporal(Temporal {
+                temporal: TemporalKind::Datetime,
+                value,
+                unit: Unit::Microseconds,
+                aware: false,
+            })
+        };
+        assert_eq!(
+            edges_for(&[us(1), us(2)], &ns).unwrap(),
+            Binning::Integers(vec![1000, 2000])
+        );
+        // 1.5 ms is no whole number of milliseconds: float edges.
+        let ms = DataType::Datetime(TimeUnit::Milliseconds, None);
+        assert!(matches!(
+            edges_for(&[us(1500), us(3000)], &ms).unwrap(),
+            Binning::Edges(_)
+        ));
+        let parsed: Bins = serde_json::from_str(r#"[{"int": "-9223372036854775809"}, 2]"#).unwrap();
+        assert_eq!(
+            parsed,
+            Bins::Edges(vec![int(i64::MIN as i128 - 1), Scalar::Float(2.0)])
+        );
     }
 }
