@@ -57,7 +57,7 @@ fn index_all<T: Value>(isa: Isa, spec: &BinSpec, xs: &[T], out: &mut [u32]) -> u
             BinSpec::Uniform64(u) => uniform_bins_on(isa, u, c, out),
             BinSpec::Uniform32(u) => uniform_bins_on(isa, u, c, out),
             BinSpec::Edges(e) => edge_bins_on(isa, e, c, out),
-            BinSpec::Half(_) => unreachable!("no float16 here"),
+            BinSpec::Integers(_) | BinSpec::Half(_) => unreachable!("no such bins here"),
         }
         acc += out[0] as u64;
     }

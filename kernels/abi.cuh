@@ -27,7 +27,7 @@ struct WeightColumn {
 // One axis's rule (bins.rs `BinSpec`, or a group table). Which fields a kernel reads is fixed
 // when it is compiled (RULE, CLOSED_RIGHT, LITERAL, FORMULA, WIDE, FLOW).
 struct Rule {
-    const void* edges;           // n + 1 edges: float (RULE_U32) or double
+    const void* edges;           // n + 1 edges: float (RULE_U32), u64 keys (RULE_INTS) or double
     const unsigned int* table;   // RULE_TABLE: the group id of key lo + i
     long long lo;                // RULE_TABLE
     unsigned int n;              // bins, without the flow bins
@@ -40,6 +40,8 @@ struct Rule {
     double margin;  // `UniformBins::margin`
     double start;   // `Linspace`: edge i = i * step + start
     double step;
+    unsigned int at_min;  // RULE_INTS: the bins of the values' domain's minimum and maximum
+    unsigned int at_max;
 };
 
 // The shared family's counters: `replicas` copies, `stride` apart.
@@ -114,10 +116,10 @@ struct ProofParams {
 
 static_assert(sizeof(Column) == 40 && alignof(Column) == 8, "host layout");
 static_assert(sizeof(WeightColumn) == 24, "host layout");
-static_assert(sizeof(Rule) == 96 && alignof(Rule) == 8, "host layout");
+static_assert(sizeof(Rule) == 104 && alignof(Rule) == 8, "host layout");
 static_assert(sizeof(SharedLayout) == 8, "host layout");
 static_assert(sizeof(Segments) == 48, "host layout");
-static_assert(sizeof(CountParams) == 1216, "host layout");
+static_assert(sizeof(CountParams) == 1280, "host layout");
 static_assert(sizeof(ExtremesParams) == 64, "host layout");
 static_assert(sizeof(EdgesParams) == 40, "host layout");
 static_assert(sizeof(ProofParams) == 72, "host layout");

@@ -197,3 +197,67 @@ __device__ __forceinline__ unsigned int bin_edges_right(const double* e, unsigne
     const unsigned int below = count_lt(e, n + 1, x);
     return x >= e[0] && x <= e[n] ? (below > 1u ? below : 1u) - 1 : n;
 }
+
+// ---- Explicit integer edges compared exactly (`KeyedBins` in src/bins/integer.rs) ----
+
+// The order-preserving 64-bit key of an integer value (`Domain::key`): UInt64 values are their
+// own keys; every other integer column widens to Int64, whose sign bit is flipped.
+template <class V>
+__device__ __forceinline__ unsigned long long int_key(V v)
+{
+    static_assert(V(0.5) == V(0), "integer edges bin integer columns only");
+    if constexpr (sizeof(V) == 8 && V(-1) > V(0)) {
+        return static_cast<unsigned long long>(v);
+    } else {
+        return static_cast<unsigned long long>(static_cast<long long>(v)) ^ 0x8000000000000000ull;
+    }
+}
+
+// Number of the m sorted keys <= k, and < k (`count_le`, `count_lt` on keys).
+__device__ __forceinline__ unsigned int count_le_key(const unsigned long long* e, unsigned int m,
+                                                     unsigned long long k)
+{
+    unsigned int base = 0;
+    unsigned int len = m;
+    while (len > 1) {
+        const unsigned int half = len / 2;
+        base = e[base + half - 1] <= k ? base + half : base;
+        len -= half;
+    }
+    return base + (e[base] <= k ? 1u : 0u);
+}
+
+__device__ __forceinline__ unsigned int count_lt_key(const unsigned long long* e, unsigned int m,
+                                                     unsigned long long k)
+{
+    unsigned int base = 0;
+    unsigned int len = m;
+    while (len > 1) {
+        const unsigned int half = len / 2;
+        base = e[base + half - 1] < k ? base + half : base;
+        len -= half;
+    }
+    return base + (e[base] < k ? 1u : 0u);
+}
+
+// `KeyedBins::bin`: the n + 1 keys are the edges clamped into the values' domain, exact for
+// every key but the domain's two ends, whose bins (flow bins included) the host worked out.
+template <bool Right, bool Flow>
+__device__ __forceinline__ unsigned int bin_int_keys(const unsigned long long* e, unsigned int n,
+                                                     unsigned int at_min, unsigned int at_max,
+                                                     unsigned long long k)
+{
+    const bool in = k >= e[0] && k <= e[n];
+    unsigned int b;
+    if constexpr (Right) {
+        const unsigned int below = count_lt_key(e, n + 1, k);
+        b = in ? (below > 1u ? below : 1u) - 1 : n;
+    } else {
+        const unsigned int i = count_le_key(e, n + 1, k) - 1;
+        b = in ? (i < n - 1 ? i : n - 1) : n;
+    }
+    if constexpr (Flow) {
+        b = b < n ? b + 1 : (k < e[0] ? 0u : n + 1);
+    }
+    return k == 0ull ? at_min : (k == ~0ull ? at_max : b);
+}

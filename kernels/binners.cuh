@@ -2,7 +2,8 @@
 // is not counted), built from the launch's `Rule`. Which one, and its variant, is fixed when the
 // module is compiled (src/gpu/kernel.rs `AxisKernel`), so a launch runs no per-row switch:
 //   Kind     RULE_U32 (float32 equal bins), RULE_U64 (float64 equal bins), RULE_EDGES,
-//            RULE_TABLE (by= group ids of integer keys), RULE_INDEX (the value is the bin)
+//            RULE_TABLE (by= group ids of integer keys), RULE_INDEX (the value is the bin),
+//            RULE_INTS (integer edges compared exactly, as 64-bit keys)
 //   Right    Polars' (a, b] bins instead of numpy's [a, b)
 //   Literal  replay numpy's division (bins.rs `literal`) instead of the proved cheap rule
 //   Formula  0 read edges, 1/2 recompute them from `Linspace` in double/float
@@ -17,6 +18,7 @@
 #define RULE_EDGES 3
 #define RULE_INDEX 4
 #define RULE_TABLE 5
+#define RULE_INTS 6
 
 // Loads a pointer from the launch's parameters here, not later through an address into the
 // parameter space: NVRTC 13.5 compiled such late loads past the parameters' first 256 bytes
@@ -113,6 +115,48 @@ struct EdgeBin {
     }
 };
 
+// `KeyedBins` (src/bins/integer.rs): integer edges compared exactly, as 64-bit keys, staged
+// in shared memory when Staged. It places the flow bins itself (a clamped first edge would tie
+// with the domain's end), so `n` counts them when Flow.
+template <class V, bool Right, bool Staged, bool Flow>
+struct IntEdgeBin {
+    typedef V Value;
+    const unsigned long long* e;
+    unsigned int bins;
+    unsigned int n;
+    unsigned int at_min;
+    unsigned int at_max;
+
+    __device__ explicit IntEdgeBin(const Rule& r)
+        : e(static_cast<const unsigned long long*>(r.edges)),
+          bins(r.n),
+          n(Flow ? r.n + 2 : r.n),
+          at_min(r.at_min),
+          at_max(r.at_max)
+    {
+        pinned(e);
+    }
+
+    __device__ unsigned char* stage(unsigned char* smem)
+    {
+        if constexpr (!Staged) {
+            return smem;
+        } else {
+            unsigned long long* staged = reinterpret_cast<unsigned long long*>(smem);
+            for (unsigned int i = threadIdx.x; i <= bins; i += blockDim.x) {
+                staged[i] = e[i];
+            }
+            e = staged;
+            return smem + ((bins + 1ull) * sizeof(unsigned long long) + 15) / 16 * 16;
+        }
+    }
+
+    __device__ unsigned int operator()(V v) const
+    {
+        return bin_int_keys<Right, Flow>(e, bins, at_min, at_max, int_key(v));
+    }
+};
+
 // The value is the bin (u32 ids), `n` when it is not below n.
 template <class V>
 struct IndexBin {
@@ -191,6 +235,11 @@ struct BaseBinner<V, RULE_TABLE, Right, Literal, Formula, Wide, Staged> {
     typedef TableBin<V> type;
 };
 
+template <class V, bool Right, bool Literal, int Formula, bool Wide, bool Staged>
+struct BaseBinner<V, RULE_INTS, Right, Literal, Formula, Wide, Staged> {
+    typedef IntEdgeBin<V, Right, Staged, false> type;
+};
+
 template <class B, bool Flow>
 struct WithFlow {
     typedef B type;
@@ -198,6 +247,10 @@ struct WithFlow {
 template <class B>
 struct WithFlow<B, true> {
     typedef FlowBin<B> type;
+};
+template <class V, bool Right, bool Staged>
+struct WithFlow<IntEdgeBin<V, Right, Staged, false>, true> {
+    typedef IntEdgeBin<V, Right, Staged, true> type;
 };
 
 // Flags arrive as 0/1 from -D options: ints here (an int is no bool template argument).

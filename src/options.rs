@@ -4,7 +4,7 @@
 use polars::prelude::{DataType, TimeUnit};
 use serde::{Deserialize, Serialize};
 
-use crate::bins::{Binning, Closed, Range};
+use crate::bins::{Binning, Closed, ExactInt, Range};
 use crate::error::{HistError, HistResult};
 use crate::estimators::Estimator;
 use crate::gpu::Family;
@@ -20,13 +20,15 @@ pub enum Device {
     Gpu,
 }
 
-/// A number as given: a float, a numpy float32 scalar (numpy then computes equal edges in
-/// float32), a numpy float64 scalar (numpy then keeps float64 bins for float32 data), or a
-/// temporal value, converted to a column's physical units when it is binned.
+/// A number as given: a float, an integer (compared exactly with an integer or temporal
+/// column's values; Python sends `{"int": "<decimal>"}`), a numpy float32 scalar (numpy then
+/// computes equal edges in float32), a numpy float64 scalar (numpy then keeps float64 bins for
+/// float32 data), or a temporal value, converted to a column's physical units when it is binned.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Scalar {
     Float(f64),
+    Int { int: ExactInt },
     Float32 { float32: f64 },
     Float64 { float64: f64 },
     Temporal(Temporal),
@@ -98,6 +100,17 @@ impl Unit {
     }
 }
 
+/// `value` in `from` units expressed in `to` units, where that is a whole number.
+fn convert_exact(value: i64, from: Unit, to: Unit) -> Option<i128> {
+    let (f, t) = (from.nanoseconds(), to.nanoseconds());
+    if f >= t {
+        Some(value as i128 * (f / t))
+    } else {
+        let value = value as i128;
+        (value % (t / f) == 0).then(|| value / (t / f))
+    }
+}
+
 /// `value` in `from` units expressed in `to` units: exact when `to` is finer, else rounded once.
 fn convert(value: i64, from: Unit, to: Unit) -> f64 {
     let (f, t) = (from.nanoseconds(), to.nanoseconds());
@@ -118,8 +131,30 @@ impl Scalar {
             Scalar::Float(v) | Scalar::Float32 { float32: v } | Scalar::Float64 { float64: v } => {
                 return Ok(v)
             }
+            Scalar::Int { int } => return Ok(int.0 as f64),
             Scalar::Temporal(t) => t,
         };
+        let unit = Self::unit_for(t, dtype, what)?;
+        Ok(convert(t.value, t.unit, unit))
+    }
+
+    /// This number as an exact integer in the physical units of an integer or temporal column
+    /// of `dtype`, where it is one: an integer, or a temporal value that is a whole number of
+    /// the column's units. `None` for floats (numpy compares those in float64).
+    pub fn exact(self, dtype: &DataType, what: &str) -> HistResult<Option<i128>> {
+        match self {
+            Scalar::Int { int } => Ok(Some(int.0)),
+            Scalar::Temporal(t) => {
+                let unit = Self::unit_for(t, dtype, what)?;
+                Ok(convert_exact(t.value, t.unit, unit))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The unit of a temporal column of `dtype` for a temporal value `t`, after checking they
+    /// agree.
+    fn unit_for(t: Temporal, dtype: &DataType, what: &str) -> HistResult<Unit> {
         let mismatch = || {
             HistError::InvalidArgument(format!(
                 "{what} is a {:?} value, which cannot bin a column of dtype {}: give \
@@ -151,7 +186,7 @@ impl Scalar {
         if !compatible {
             return Err(mismatch());
         }
-        Ok(convert(t.value, t.unit, unit))
+        Ok(unit)
     }
 
     fn is_float32(self) -> bool {
@@ -241,8 +276,28 @@ pub fn range_for(range: Option<(Scalar, Scalar)>, dtype: &DataType) -> HistResul
         .transpose()
 }
 
-/// Explicit edges as given, converted for a column of `dtype`.
+/// Whether a column of `dtype` is read as exact integers (its physical values).
+pub fn integer_column(dtype: &DataType) -> bool {
+    (dtype.is_integer() && !matches!(dtype, DataType::Int128 | DataType::UInt128))
+        || matches!(
+            dtype,
+            DataType::Date | DataType::Datetime(..) | DataType::Duration(_)
+        )
+}
+
+/// Explicit edges as given, converted for a column of `dtype`: exact integers where the column
+/// is read as integers and every edge is a whole number of its units (numpy's common type is
+/// then an integer type), else float64.
 pub fn edges_for(edges: &[Scalar], dtype: &DataType) -> HistResult<Binning> {
+    if integer_column(dtype) {
+        let exact = edges
+            .iter()
+            .map(|e| e.exact(dtype, "a bin edge"))
+            .collect::<HistResult<Option<Vec<i128>>>>()?;
+        if let Some(exact) = exact {
+            return Ok(Binning::Integers(exact));
+        }
+    }
     Ok(Binning::Edges(
         edges
             .iter()
@@ -315,5 +370,54 @@ mod tests {
             .physical(&DataType::Duration(TimeUnit::Milliseconds), "x")
             .is_err());
         assert!(ns.physical(&DataType::Float64, "x").is_err());
+    }
+
+    /// Integer edges (and temporal ones that are whole numbers of the column's unit) stay exact
+    /// for integer and temporal columns; floats, or a column read as floats, make float edges.
+    #[test]
+    fn integer_edges_stay_exact_for_integer_columns() {
+        let int = |v: i128| Scalar::Int { int: ExactInt(v) };
+        let edges = [int(1 << 62), int((1 << 62) + 1)];
+        let ns = DataType::Datetime(TimeUnit::Nanoseconds, None);
+        for dtype in [DataType::Int64, DataType::UInt8, ns.clone()] {
+            assert_eq!(
+                edges_for(&edges, &dtype).unwrap(),
+                Binning::Integers(vec![1 << 62, (1 << 62) + 1])
+            );
+        }
+        for dtype in [DataType::Float64, DataType::Int128] {
+            assert!(matches!(
+                edges_for(&edges, &dtype).unwrap(),
+                Binning::Edges(_)
+            ));
+        }
+        let mixed = [int(0), Scalar::Float(1.5)];
+        assert!(matches!(
+            edges_for(&mixed, &DataType::Int64).unwrap(),
+            Binning::Edges(_)
+        ));
+        let us = |value| {
+            Scalar::Temporal(Temporal {
+                temporal: TemporalKind::Datetime,
+                value,
+                unit: Unit::Microseconds,
+                aware: false,
+            })
+        };
+        assert_eq!(
+            edges_for(&[us(1), us(2)], &ns).unwrap(),
+            Binning::Integers(vec![1000, 2000])
+        );
+        // 1.5 ms is no whole number of milliseconds: float edges.
+        let ms = DataType::Datetime(TimeUnit::Milliseconds, None);
+        assert!(matches!(
+            edges_for(&[us(1500), us(3000)], &ms).unwrap(),
+            Binning::Edges(_)
+        ));
+        let parsed: Bins = serde_json::from_str(r#"[{"int": "-9223372036854775809"}, 2]"#).unwrap();
+        assert_eq!(
+            parsed,
+            Bins::Edges(vec![int(i64::MIN as i128 - 1), Scalar::Float(2.0)])
+        );
     }
 }

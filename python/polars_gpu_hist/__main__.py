@@ -71,10 +71,11 @@ def bins_arg(text: str) -> int | str | list[float]:
         if count < 1:
             raise argparse.ArgumentTypeError(f"the number of bins must be at least 1, got {count}")
         return count
-    edges = []
+    edges: list[float] = []
     for part in text.split(","):
         try:
-            edges.append(float(part))
+            # Integers stay integers: an integer or temporal column compares them exactly.
+            edges.append(int(part) if part.strip().lstrip("+-").isdigit() else float(part))
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"edge {part.strip()!r} of {text!r} is not a number: edges are comma-separated "

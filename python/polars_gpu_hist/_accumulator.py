@@ -418,7 +418,7 @@ def _plain(value: Any, what: str) -> float:
     """A number for the histogram's fixed binning (its dtype is not known before the first
     fill, so dates and rules cannot be resolved yet)."""
     if isinstance(value, dict):
-        for width in ("float32", "float64"):
+        for width in ("float32", "float64", "int"):
             if width in value:
                 return float(value[width])
         raise TypeError(

@@ -1,7 +1,8 @@
 """Arguments as users write them, checked where they are written and turned into the plugin's
-kwargs: numbers stay exact, numpy float32 scalars keep their precision, and dates, datetimes and
-durations travel as exact integer counts of a unit (the plugin converts them to each column's
-own unit)."""
+kwargs: numbers stay exact, numpy float32 scalars keep their precision, integers travel as
+decimal text (an integer or temporal column compares them exactly, as numpy compares int64 values
+with int64 edges), and dates, datetimes and durations travel as exact integer counts of a unit
+(the plugin converts them to each column's own unit)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ Closed = Literal["left", "right"]
 Device = Literal["auto", "cpu", "gpu"]
 Kernel = Literal["auto", "shared", "packed", "segmented", "global"]
 
+# Integers of this magnitude or more travel as floats (the plugin's integers hold 127 bits).
+_EXACT_INT_LIMIT = 1 << 127
+
 _EPOCH_DATE = dt.date(1970, 1, 1)
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
@@ -61,11 +65,21 @@ def _temporal(kind: str, value: int, unit: str, aware: bool = False) -> dict[str
     return {"temporal": kind, "value": int(value), "unit": unit, "aware": aware}
 
 
+def _exact_int(value: int) -> float | dict[str, Any]:
+    """An integer as ``{"int": "<decimal>"}``: exact for integer and temporal columns."""
+    if abs(value) >= _EXACT_INT_LIMIT:
+        return float(value)
+    return {"int": str(value)}
+
+
 def scalar(value: Any, what: str) -> float | dict[str, Any]:
-    """One number of `bins` or `range`: a float, ``{"float32": x}`` for a numpy float32 scalar,
-    or a temporal value as an exact integer count of a unit."""
+    """One number of `bins` or `range`: a float, ``{"int": "<decimal>"}`` for an integer,
+    ``{"float32": x}`` for a numpy float32 scalar, or a temporal value as an exact integer count
+    of a unit."""
     if isinstance(value, (bool, str, bytes)) or value is None:
         raise TypeError(f"{what} must be a number, date, datetime or duration, got {value!r}")
+    if isinstance(value, int):
+        return _exact_int(int(value))
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None and value.utcoffset() is not None:
             return _temporal("datetime", _micros(value - _EPOCH_UTC), "us", aware=True)
@@ -107,6 +121,8 @@ def _numpy_scalar(value: Any, what: str) -> float | dict[str, Any] | None:
         name, factor = _NUMPY_UNITS[unit]
         kind = "datetime" if isinstance(value, np.datetime64) else "duration"
         return _temporal(kind, int(value.astype("int64")) * count * factor, name)
+    if isinstance(value, np.integer):  # after timedelta64, which numpy counts as an integer
+        return _exact_int(int(value))
     return None
 
 
@@ -149,7 +165,12 @@ def bins(value: Any, repeated_edges: bool = False) -> int | str | list[float | d
             f"Series), got {type(value).__name__}"
         )
     if isinstance(value, pl.Series):
-        value = value.to_list()
+        naive = value.dtype == pl.Duration or (
+            value.dtype == pl.Datetime and getattr(value.dtype, "time_zone", None) is None
+        )
+        # numpy's datetime64/timedelta64 keep a Series' unit (Python's datetimes stop at
+        # microseconds); integers stay Python ints.
+        value = list(value.to_numpy()) if naive else value.to_list()
     edges = [scalar(edge, "a bin edge") for edge in value]
     _check_edges(edges, repeated_edges)
     return edges
@@ -160,6 +181,8 @@ def _plain(value: float | dict[str, Any]) -> tuple[str, float] | None:
     ``None`` where two values cannot be compared here (the plugin converts their units)."""
     if isinstance(value, float):
         return ("number", value)
+    if "int" in value:
+        return ("number", int(value["int"]))
     for width in ("float32", "float64"):
         if width in value:
             return ("number", value[width])
@@ -178,7 +201,7 @@ def _check_edges(edges: list[float | dict[str, Any]], repeated_edges: bool) -> N
         )
     plain = [_plain(e) for e in edges]
     for i, p in enumerate(plain):
-        if p is not None and p[0] == "number" and math.isnan(p[1]):
+        if p is not None and isinstance(p[1], float) and math.isnan(p[1]):
             raise ValueError(f"`bins` edges must be numbers, but edge {i} is NaN")
     for i in builtins.range(len(edges) - 1):
         a, b = plain[i], plain[i + 1]

@@ -113,6 +113,31 @@ def _explicit(bins: Any) -> bool:
     return not isinstance(bins, (str, int, np.integer))
 
 
+def _as_numpy_compares(bins: Any, sample_dtype: np.dtype) -> Any:
+    """Explicit edges in the type numpy's `searchsorted` compares them in with a sample of
+    `sample_dtype` (their common type): integers, compared exactly, where that is an integer
+    type (int64 edges with an int64 sample, uint64 with uint64); float64 where numpy promotes
+    to it (uint64 beside int64 edges, float edges)."""
+    if not _explicit(bins) or sample_dtype.kind not in "iub":
+        return bins
+    edges = np.asarray(bins)
+    if edges.dtype.kind not in "iu":
+        return bins
+    if np.result_type(sample_dtype, edges.dtype).kind in "iu":
+        return edges.tolist()
+    return edges.astype(np.float64).tolist()
+
+
+def _dd_as_numpy_compares(bins: Any, dims: int, sample_dtype: np.dtype) -> Any:
+    """`_as_numpy_compares` for each dimension's edges (numpy stacks the sample first)."""
+    if isinstance(bins, (str, int, np.integer)):
+        return bins
+    entries = list(bins)
+    if len(entries) != dims:
+        return bins
+    return [_as_numpy_compares(b, sample_dtype) for b in entries]
+
+
 def _density(counts: Any, widths: list[Any], lib: Any) -> Any:
     """numpy's `n / db / n.sum()` (n-D: divided by each axis's widths in turn, then by the
     total of the counts)."""
@@ -170,7 +195,9 @@ def histogram(
     if long_edges is not None:
         return _long_double_histogram(x, long_edges, density, w)
     with _numpy_args.numpy_errors(x.dtype):
-        frame = _frame_histogram(x, bins, range, density, w, flow=False)
+        frame = _frame_histogram(
+            x, _as_numpy_compares(bins, x.dtype), range, density, w, flow=False
+        )
     # One copy each (numpy's arrays are writable; Polars' buffers are not).
     counts = frame["count"].to_numpy().astype(_counts_dtype(w, density))
     return counts, _host_edges(frame, bins, range, x.dtype)
@@ -329,9 +356,10 @@ def _prepared(bins: Any, range: Any, typestr: str) -> tuple[bytes, str | None]:
     found = None if key is None else _PREPARED.get((*key, typestr))
     if found is not None:
         return found
+    compared = _as_numpy_compares(bins, np.dtype(typestr))
     kwargs = _pickled(
         _args.histogram_kwargs(
-            bins, range, False, "left", False, "auto", "auto", repeated_edges=True
+            compared, range, False, "left", False, "auto", "auto", repeated_edges=True
         )
     )
     edge_dtype = None if _explicit(bins) else _edge_dtype(np.dtype(typestr), bins, range).str
@@ -440,6 +468,8 @@ def histogramdd(
     arrays = [x.astype(np.uint8) if x.dtype == np.bool_ else x for x in hosted]
     w = None if weights is None else _real_weights(weights)
     axis_bins = [_entry(bins, i, dims) for i in builtins.range(dims)]
+    # Integer edges compare as numpy's searchsorted does beside the stacked sample.
+    axis_bins = [_as_numpy_compares(b, sample_dtype) for b in axis_bins]
     axis_ranges = [_entry(range, i, dims) for i in builtins.range(dims)]
     # Axes of long-double edges finer than float64 (numpy's): counted by directed float64 edges.
     long = [
@@ -626,10 +656,11 @@ def _device_histogramdd(
     weights_ptr = _cuda.weights_pointer(weights, length)
     stream = _current_stream(lib, like)
     _cuda.sync_stream(iface, stream)
-    kwargs = _pickled(
-        _args.dd_kwargs(dims, bins, range, False, "left", False, "auto", "auto", True)
-    )
     sample_dtype = np.dtype(iface["typestr"])
+    compared = _dd_as_numpy_compares(bins, dims, sample_dtype)
+    kwargs = _pickled(
+        _args.dd_kwargs(dims, compared, range, False, "left", False, "auto", "auto", True)
+    )
     axis_bins = [_entry(bins, i, dims) for i in builtins.range(dims)]
     edge_dtypes = [
         None

@@ -21,6 +21,7 @@ impl Axis {
             bins: match &self.bins {
                 Binning::Count(n) => Binning::Count(*n),
                 Binning::Edges(e) => Binning::Edges(crate::alloc::copied(e)?),
+                Binning::Integers(e) => Binning::Integers(crate::alloc::copied(e)?),
             },
             span: self.span.clone(),
         })

@@ -306,6 +306,7 @@ impl Histogram {
                         e[e.len() - 1],
                         e.len()
                     ),
+                    Binning::Integers(e) => format!("bins={e:?}"),
                 };
                 match &a.span {
                     Span::None => bins,
@@ -501,6 +502,7 @@ fn checked_cells(axes: &[Axis]) -> HistResult<usize> {
         .map(|a| match &a.bins {
             &Binning::Count(n) => crate::bins::validate_count(n).map(|()| n),
             Binning::Edges(e) => Ok(e.len().saturating_sub(1)),
+            Binning::Integers(e) => Ok(e.len().saturating_sub(1)),
         })
         .collect::<HistResult<Vec<_>>>()?;
     Ok(crate::job::row_major(&lengths)?.1)

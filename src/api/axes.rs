@@ -71,18 +71,23 @@ pub(crate) fn resolve_axis(
     weighted: bool,
     data: &dyn AxisData,
 ) -> HistResult<BinSpec> {
+    let exact_range = integer_range(range, dtype)?;
     let range = range_for(range, dtype)?;
     let binning = match bins {
         &Bins::Count(n) => Binning::Count(n),
         Bins::Edges(edges) => {
             let binning = edges_for(edges, dtype)?;
-            if let (Binning::Edges(e), EdgeOrder::Strict) = (&binning, order) {
-                check_strictly_increasing(e)?;
+            match (&binning, order) {
+                (Binning::Edges(e), EdgeOrder::Strict) => check_strictly_increasing(e)?,
+                (Binning::Integers(e), EdgeOrder::Strict) => {
+                    crate::bins::integer::check_strictly_increasing(e)?
+                }
+                _ => {}
             }
             binning
         }
         Bins::Rule(BinRule::Integer) => {
-            integer_edges(range.map(|r| (r.lo, r.hi)), kind, dtype, data)?
+            integer_edges(range.map(|r| (r.lo, r.hi)), exact_range, kind, dtype, data)?
         }
         &Bins::Rule(rule) => {
             if weighted {
@@ -107,10 +112,29 @@ pub(crate) fn resolve_axis(
     }
 }
 
-/// `bins="integer"`: one bin per integer from `lo` to `hi` (the range, or the data's), edges
-/// `lo, lo + 1, ..., hi + 1` as `numpy.arange(lo, hi + 2)`.
+/// A `range` of two exact integers (Python ints, or temporal values that are whole numbers of
+/// the column's units) for an integer or temporal column, for `bins="integer"`.
+fn integer_range(
+    range: Option<(Scalar, Scalar)>,
+    dtype: &DataType,
+) -> HistResult<Option<(i128, i128)>> {
+    let Some((lo, hi)) = range else {
+        return Ok(None);
+    };
+    if !crate::options::integer_column(dtype) {
+        return Ok(None);
+    }
+    let lo = lo.exact(dtype, "`range`")?;
+    let hi = hi.exact(dtype, "`range`")?;
+    Ok(lo.zip(hi))
+}
+
+/// `bins="integer"`: one bin per integer from `lo` to `hi` (the range, exact where it is given
+/// as integers, or the data's), edges `lo, lo + 1, ..., hi + 1` as `numpy.arange(lo, hi + 2)`,
+/// compared exactly.
 fn integer_edges(
     range: Option<(f64, f64)>,
+    exact_range: Option<(i128, i128)>,
     kind: ValueKind,
     dtype: &DataType,
     data: &dyn AxisData,
@@ -125,8 +149,9 @@ fn integer_edges(
             )
         }));
     }
-    let (lo, hi) = match range {
-        Some((lo, hi)) => {
+    let (lo, hi) = match (exact_range, range) {
+        (Some((lo, hi)), _) if lo <= hi => (lo, hi),
+        (_, Some((lo, hi))) => {
             if lo.fract() != 0.0 || hi.fract() != 0.0 || lo > hi {
                 return Err(HistError::argument(|s| {
                     format!(
@@ -137,7 +162,7 @@ fn integer_edges(
             }
             (lo as i128, hi as i128)
         }
-        None => match data.extremes()? {
+        (_, None) => match data.extremes()? {
             Extremes::Integer(lo, hi) => (lo, hi),
             Extremes::Empty => (0, 0),
             other => {
@@ -157,7 +182,9 @@ fn integer_edges(
             )
         }));
     }
-    Ok(Binning::Edges((lo..=hi + 1).map(|v| v as f64).collect()))
+    let mut edges = crate::alloc::with_capacity(bins as usize + 1)?;
+    edges.extend(lo..=hi + 1);
+    Ok(Binning::Integers(edges))
 }
 
 /// A column as the engine reads it: its physical values, cast only where the dtype needs it

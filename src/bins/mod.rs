@@ -16,6 +16,8 @@
 //!   millions of bins), they replay numpy's arithmetic literally. Either way the counts are
 //!   numpy's.
 //! - Explicit edges are float64; bin `i` holds `e[i] <= x < e[i+1]`, the last bin `e[n-1] <= x <= e[n]`.
+//!   Integer edges with an integer or temporal column compare exactly, as numpy's `searchsorted`
+//!   does in their common integer type ([`integer`] proves when float64 already is exact).
 //! - Where numpy's own arithmetic breaks down (a range wider than the arithmetic type holds:
 //!   numpy makes NaN edges or fails), the edges are computed without overflow and values are
 //!   placed by the edges alone.
@@ -28,6 +30,7 @@
 
 mod edges;
 mod half;
+pub mod integer;
 mod linspace;
 #[cfg(test)]
 mod tests;
@@ -40,6 +43,7 @@ use crate::error::{HistError, HistResult};
 pub use edges::EdgeBins;
 pub(crate) use edges::Guide;
 pub use half::HalfBins;
+pub use integer::{Domain, ExactInt, IntBins, KeyedBins};
 use linspace::{increasing, table};
 pub use linspace::{linspace, linspace_as, Edges, Linspace};
 pub use uniform::{BinFloat, Estimate, Origin, Proof, UniformBins, Walk};
@@ -65,6 +69,9 @@ pub enum Closed {
 pub enum Binning {
     Count(usize),
     Edges(Vec<f64>),
+    /// Integer edges for an integer or temporal column, compared exactly ([`integer`]).
+    #[serde(with = "integer::tagged")]
+    Integers(Vec<i128>),
 }
 
 /// The outer edges of equal bins as given: Python floats, numpy float32 scalars (numpy then
@@ -133,6 +140,8 @@ pub enum BinSpec {
     Uniform32(UniformBins<f32>),
     Uniform64(UniformBins<f64>),
     Edges(EdgeBins),
+    /// Integer edges beyond ±2^53 for an integer or temporal column ([`integer`]).
+    Integers(IntBins),
     /// Equal bins of a Float16 column under numpy's rules (closed left; CPU only).
     Half(HalfBins),
 }
@@ -150,6 +159,7 @@ impl BinSpec {
     ) -> HistResult<BinSpec> {
         match bins {
             Binning::Edges(edges) => Self::explicit(edges, range, closed),
+            Binning::Integers(edges) => integer::resolve(edges, range, closed, kind),
             &Binning::Count(n) => {
                 let (range, extremes) = checked_extent(n, range, extremes)?;
                 match closed {
@@ -189,6 +199,7 @@ impl BinSpec {
     ) -> HistResult<BinSpec> {
         let n = match bins {
             Binning::Edges(edges) => return Self::explicit(edges, range, closed),
+            Binning::Integers(edges) => return integer::resolve(edges, range, closed, kind),
             &Binning::Count(n) => n,
         };
         let (range, extremes) = checked_extent(n, range, extremes)?;
@@ -245,6 +256,7 @@ impl BinSpec {
             BinSpec::Uniform32(u) => u.len(),
             BinSpec::Uniform64(u) => u.len(),
             BinSpec::Edges(e) => e.len(),
+            BinSpec::Integers(b) => b.len(),
             BinSpec::Half(h) => h.len(),
         }
     }
@@ -258,16 +270,19 @@ impl BinSpec {
             BinSpec::Uniform32(u) => u.closed,
             BinSpec::Uniform64(u) => u.closed,
             BinSpec::Edges(e) => e.closed,
+            BinSpec::Integers(b) => b.closed,
             BinSpec::Half(_) => Closed::Left,
         }
     }
 
-    /// Edge `i` as float64 (exact: float32 edges widen without rounding).
+    /// Edge `i` as float64 (exact: float32 edges widen without rounding; integer edges beyond
+    /// 2^53 round to nearest).
     pub fn edge(&self, i: usize) -> f64 {
         match self {
             BinSpec::Uniform32(u) => u.edge(i) as f64,
             BinSpec::Uniform64(u) => u.edge(i),
             BinSpec::Edges(e) => e.edges[i],
+            BinSpec::Integers(b) => b.edges[i] as f64,
             BinSpec::Half(h) => h.edges[i].to_f64(),
         }
     }
@@ -277,6 +292,7 @@ impl BinSpec {
         match self {
             BinSpec::Uniform64(u) => u.edges_f64(),
             BinSpec::Edges(e) => table(e.edges.len(), |i| e.edges[i]),
+            BinSpec::Integers(b) => table(b.edges.len(), |i| b.edges[i] as f64),
             BinSpec::Uniform32(u) => u.edges_f64(),
             BinSpec::Half(h) => table(h.edges.len(), |i| h.edges[i].to_f64()),
         }
@@ -288,7 +304,7 @@ impl BinSpec {
         match self {
             BinSpec::Uniform32(u) => u.try_edges().map(drop),
             BinSpec::Uniform64(u) => u.try_edges().map(drop),
-            BinSpec::Edges(_) | BinSpec::Half(_) => Ok(()),
+            BinSpec::Edges(_) | BinSpec::Integers(_) | BinSpec::Half(_) => Ok(()),
         }
     }
 
@@ -299,7 +315,7 @@ impl BinSpec {
         match self {
             BinSpec::Uniform32(u) => _ = u.proof(),
             BinSpec::Uniform64(u) => _ = u.proof(),
-            BinSpec::Edges(_) | BinSpec::Half(_) => {}
+            BinSpec::Edges(_) | BinSpec::Integers(_) | BinSpec::Half(_) => {}
         }
     }
 
@@ -309,6 +325,7 @@ impl BinSpec {
             BinSpec::Uniform32(u) => BinSpec::Uniform32(u.try_clone()?),
             BinSpec::Uniform64(u) => BinSpec::Uniform64(u.try_clone()?),
             BinSpec::Edges(e) => BinSpec::Edges(e.try_clone()?),
+            BinSpec::Integers(b) => BinSpec::Integers(b.try_clone()?),
             BinSpec::Half(h) => BinSpec::Half(h.try_clone()?),
         })
     }
@@ -319,6 +336,8 @@ impl BinSpec {
         match self {
             BinSpec::Uniform32(u) => (u.edge(i + 1) - u.edge(i)) as f64,
             BinSpec::Half(h) => (h.edges[i + 1] - h.edges[i]).to_f64(),
+            // The exact difference, rounded once.
+            BinSpec::Integers(b) => (b.edges[i + 1] - b.edges[i]) as f64,
             _ => self.edge(i + 1) - self.edge(i),
         }
     }

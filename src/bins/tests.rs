@@ -17,6 +17,7 @@ fn bin64(s: &BinSpec, x: f64) -> usize {
     match s {
         BinSpec::Uniform64(u) => u.bin(x),
         BinSpec::Edges(e) => e.bin(x),
+        BinSpec::Integers(b) => b.bin(x as i128),
         BinSpec::Uniform32(u) => u.bin(x as f32),
         BinSpec::Half(h) => h.bin(x as f32),
     }
@@ -264,7 +265,9 @@ fn the_linspace_formula_gives_every_stored_edge() {
         match spec(Binning::Count(n), range, closed, ext) {
             BinSpec::Uniform32(u) => check(&u),
             BinSpec::Uniform64(u) => check(&u),
-            BinSpec::Edges(_) | BinSpec::Half(_) => panic!("equal bins of a float32/64 column"),
+            BinSpec::Edges(_) | BinSpec::Integers(_) | BinSpec::Half(_) => {
+                panic!("equal bins of a float32/64 column")
+            }
         }
     }
 }

@@ -40,7 +40,18 @@ pub fn bin_of<T: Value>(spec: &crate::bins::BinSpec, x: T) -> usize {
         BinSpec::Uniform32(u) => u.bin(x.to_f32()),
         BinSpec::Uniform64(u) => u.bin(x.to_f64()),
         BinSpec::Edges(e) => e.bin(x.to_f64()),
+        BinSpec::Integers(b) => b.bin(exact_int(x)),
         BinSpec::Half(h) => h.bin(x.to_f32()),
+    }
+}
+
+/// An integer value exactly (UInt64 past 2^63 included). Integer bins are only made for
+/// integer and temporal columns; a float would be truncated.
+#[inline(always)]
+pub fn exact_int<T: Value>(x: T) -> i128 {
+    match T::DTYPE {
+        crate::dtype::DType::U64 => x.as_i64() as u64 as i128,
+        _ => x.as_i64() as i128,
     }
 }
 

@@ -233,6 +233,11 @@ fn spec_bins(spec: &BinSpec, values: Values<'_>, out: &mut [u32]) {
         BinSpec::Uniform32(u) => simd::uniform_bins(u, v, out),
         BinSpec::Uniform64(u) => simd::uniform_bins(u, v, out),
         BinSpec::Edges(e) => simd::edge_bins(e, v, out),
+        BinSpec::Integers(b) => {
+            for (o, &x) in out.iter_mut().zip(v) {
+                *o = b.bin(index::exact_int(x)) as u32;
+            }
+        }
         BinSpec::Half(h) => {
             for (o, &x) in out.iter_mut().zip(v) {
                 *o = h.bin(x.to_f32()) as u32;
@@ -246,6 +251,19 @@ fn spec_bins(spec: &BinSpec, values: Values<'_>, out: &mut [u32]) {
 fn flow_bins(spec: &BinSpec, values: Values<'_>, out: &mut [u32]) {
     let n = spec.len() as u32;
     let lo = spec.edge(0);
+    if let BinSpec::Integers(b) = spec {
+        return crate::with_values!(values, |v: T| {
+            for (o, &x) in out.iter_mut().zip(v) {
+                *o = if *o < n {
+                    *o + 1
+                } else if b.below(index::exact_int(x)) {
+                    0
+                } else {
+                    n + 1
+                };
+            }
+        });
+    }
     crate::with_values!(values, |v: T| {
         for (o, &x) in out.iter_mut().zip(v) {
             *o = if *o < n {

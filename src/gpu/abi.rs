@@ -9,7 +9,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr};
 use crate::bins::{BinSpec, UniformBins};
 use crate::error::HistResult;
 use crate::gpu::context::driver;
-use crate::gpu::kernel::RuleVariant;
+use crate::gpu::kernel::AxisKernel;
 use crate::input::bytes_of;
 use crate::job::{Axis, GroupKeys, Rule as AxisRule, MAX_RANK};
 
@@ -51,6 +51,9 @@ pub struct Rule {
     pub margin: f64,
     pub start: f64,
     pub step: f64,
+    /// Integer edges (`KeyedBins`): the bins of the values' domain's minimum and maximum.
+    pub at_min: u32,
+    pub at_max: u32,
 }
 
 /// `SharedLayout`: the shared family's replicated counters.
@@ -134,10 +137,10 @@ pub struct ProofParams {
 const _: () = {
     assert!(std::mem::size_of::<Column>() == 40);
     assert!(std::mem::size_of::<WeightColumn>() == 24);
-    assert!(std::mem::size_of::<Rule>() == 96);
+    assert!(std::mem::size_of::<Rule>() == 104);
     assert!(std::mem::size_of::<SharedLayout>() == 8);
     assert!(std::mem::size_of::<Segments>() == 48);
-    assert!(std::mem::size_of::<CountParams>() == 1216);
+    assert!(std::mem::size_of::<CountParams>() == 1280);
     assert!(std::mem::size_of::<ExtremesParams>() == 64);
     assert!(std::mem::size_of::<EdgesParams>() == 40);
     assert!(std::mem::size_of::<ProofParams>() == 72);
@@ -162,13 +165,16 @@ impl DeviceRule {
     /// The device form of `axis` for a kernel compiled for `variant`: the edge array only where
     /// the kernel reads it (not where it recomputes equal bins' edges from their formula), the
     /// cheap rule's margin only where the kernel does not replay numpy's arithmetic.
-    pub fn new(stream: &Arc<CudaStream>, axis: &Axis, variant: RuleVariant) -> HistResult<Self> {
+    pub fn new(stream: &Arc<CudaStream>, axis: &Axis, kernel: AxisKernel) -> HistResult<Self> {
+        let variant = kernel.rule;
         let copy_edges = variant.reads_edges();
         let cheap = !variant.literal && !variant.right;
         let mut rule = Rule::default();
         let mut edges = None;
         let mut table = None;
         let copy = driver("copying the bin edges");
+        // Integer edges as the kernel reads them; they live until copied.
+        let keyed;
         match &axis.rule {
             AxisRule::Bins(spec) => {
                 rule.n = spec.len() as u32;
@@ -183,6 +189,12 @@ impl DeviceRule {
                         copy_edges.then(|| bytes_of(u.edges()))
                     }
                     BinSpec::Edges(e) => Some(bytes_of(&e.edges)),
+                    BinSpec::Integers(b) => {
+                        let domain = crate::bins::Domain::of(kernel.dtype);
+                        keyed = b.keyed(domain, axis.flow)?;
+                        (rule.at_min, rule.at_max) = (keyed.at_min, keyed.at_max);
+                        Some(bytes_of(&keyed.keys))
+                    }
                     BinSpec::Half(_) => return Err(crate::gpu::plan::float16_on_cpu()),
                 };
                 if let Some(bytes) = bytes {

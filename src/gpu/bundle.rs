@@ -156,6 +156,15 @@ pub fn common_kernels() -> Vec<KernelId> {
                 dtype,
                 rule(RuleKind::Edges, right, 0, false, false),
             ));
+            // Integer edges past 2^53, compared exactly: Int64, Datetime and Duration columns.
+            if dtype == DType::I64 {
+                out.push(one(
+                    Shared,
+                    false,
+                    dtype,
+                    rule(RuleKind::Integers, right, 0, false, false),
+                ));
+            }
         }
     }
     // numpy.histogramdd of two float columns: equal bins from the data (the sample's own type)

@@ -118,6 +118,47 @@ fn kernels() -> Vec<KernelId> {
         DType::U32,
         rule(RuleKind::Index),
     ));
+    // Integer edges compared exactly: every integer type (UInt64 keys itself, the rest widen to
+    // Int64), staged (shared) and read from global memory, both sides closed, with flow bins.
+    for dtype in [
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+    ] {
+        out.push(count(
+            Family::Shared,
+            false,
+            dtype,
+            rule(RuleKind::Integers),
+        ));
+    }
+    for family in [Family::Packed, Family::Segmented, Family::Global] {
+        let v = RuleVariant {
+            right: true,
+            flow: true,
+            ..rule(RuleKind::Integers)
+        };
+        out.push(count(family, false, DType::U64, v));
+    }
+    out.push(KernelId::Count {
+        family: Family::Shared,
+        weighted: true,
+        axes: AxisKernels::new(&[
+            axis(
+                DType::I64,
+                RuleVariant {
+                    flow: true,
+                    ..rule(RuleKind::Integers)
+                },
+            ),
+            axis(DType::U64, rule(RuleKind::Integers)),
+        ]),
+    });
     out.push(KernelId::SegScan);
     out.push(KernelId::SegCount);
     out.push(KernelId::Edges { dtype: DType::F32 });

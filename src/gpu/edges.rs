@@ -68,7 +68,7 @@ fn device_formula(spec: &BinSpec, dtype: DType) -> Option<Linspace> {
     let (formula, bins_single) = match spec {
         BinSpec::Uniform32(u) => (u.linspace()?, true),
         BinSpec::Uniform64(u) => (u.linspace()?, false),
-        BinSpec::Edges(_) | BinSpec::Half(_) => return None,
+        BinSpec::Edges(_) | BinSpec::Integers(_) | BinSpec::Half(_) => return None,
     };
     let narrowed = bins_single && !formula.single;
     match dtype {

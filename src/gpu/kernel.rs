@@ -58,6 +58,8 @@ pub enum RuleKind {
     Index = 4,
     /// `by=` group ids from a table of integer keys.
     Table = 5,
+    /// Integer edges compared exactly, as 64-bit keys (`KeyedBins`).
+    Integers = 6,
 }
 
 /// A rule kind and the variant of it a kernel is compiled for.
@@ -124,6 +126,11 @@ impl RuleVariant {
                 right,
                 ..base
             },
+            BinSpec::Integers(_) => RuleVariant {
+                kind: RuleKind::Integers,
+                right,
+                ..base
+            },
             BinSpec::Half(_) => unreachable!("the plan refuses float16 bins first"),
         }
     }
@@ -131,7 +138,7 @@ impl RuleVariant {
     /// Whether a kernel of this variant reads the edge array.
     pub fn reads_edges(&self) -> bool {
         match self.kind {
-            RuleKind::Edges => true,
+            RuleKind::Edges | RuleKind::Integers => true,
             RuleKind::U32 | RuleKind::U64 => self.formula == 0,
             RuleKind::Index | RuleKind::Table => false,
         }
@@ -165,7 +172,7 @@ fn spec_formula(spec: &BinSpec) -> Option<bool> {
     match spec {
         BinSpec::Uniform32(u) => u.linspace().map(|f| f.single),
         BinSpec::Uniform64(u) => u.linspace().map(|f| f.single),
-        BinSpec::Edges(_) | BinSpec::Half(_) => None,
+        BinSpec::Edges(_) | BinSpec::Integers(_) | BinSpec::Half(_) => None,
     }
 }
 
@@ -177,6 +184,7 @@ impl fmt::Display for RuleVariant {
             RuleKind::Edges => "edges",
             RuleKind::Index => "index",
             RuleKind::Table => "table",
+            RuleKind::Integers => "ints",
         };
         write!(f, "{kind}_{}", if self.right { "right" } else { "left" })?;
         if self.literal {

@@ -276,7 +276,7 @@ impl<'j> Launcher<'j> {
             .axes
             .iter()
             .zip(plan.kernel.axes())
-            .map(|(axis, k)| DeviceRule::new(stream, axis, k.rule))
+            .map(|(axis, &k)| DeviceRule::new(stream, axis, k))
             .collect::<HistResult<Vec<_>>>()?;
         for (d, rule) in rules.iter_mut().enumerate() {
             if layout.is_rebased(d) {

@@ -221,7 +221,7 @@ pub fn plan(
     let edge_bytes: u64 = axes
         .iter()
         .zip(&kernels)
-        .filter(|(_, k)| k.rule.kind == RuleKind::Edges)
+        .filter(|(_, k)| matches!(k.rule.kind, RuleKind::Edges | RuleKind::Integers))
         .map(|(axis, _)| {
             let n = axis.spec().map_or(0, |s| s.len()) as u64;
             ((n + 1) * 8).div_ceil(16) * 16
