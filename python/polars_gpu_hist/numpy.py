@@ -483,7 +483,9 @@ def histogramdd(
         axis_ranges = [r if d is None else None for r, d in zip(axis_ranges, directed)]
         # numpy divides by the long-double widths: done here, below.
         bins, range, long_density, density = axis_bins, axis_ranges, bool(density), False
-    options = _args.dd_kwargs(dims, bins, range, bool(density), "left", False, "auto", "auto", True)
+    options = _args.dd_kwargs(
+        dims, axis_bins, range, bool(density), "left", False, "auto", "auto", True
+    )
     with _numpy_args.numpy_errors(sample_dtype):
         frame = _host_histogramdd(arrays, w, options)
     shape = tuple(_known_bins(b) or 0 for b in axis_bins)
