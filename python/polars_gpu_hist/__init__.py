@@ -250,14 +250,13 @@ class GpuHistNamespace:
         bins: HistBins = None,
         *,
         bin_count: int | None = None,
-        include_category: bool = True,
-        include_breakpoint: bool = True,
+        include_category: bool = False,
+        include_breakpoint: bool = False,
         device: Device = "auto",
     ) -> pl.Expr:
-        """A drop-in for Polars' ``Expr.hist``: the same arguments and the same frame (schema,
-        right-closed bins, ``category`` labels, UInt32 ``count``), counted on the GPU or on
-        all CPU cores; ``device`` is the one extra argument. Both fields are included unless
-        asked otherwise (``Expr.hist`` leaves them out by default). See :func:`hist_expr`."""
+        """A drop-in for Polars' ``Expr.hist``: the same arguments, defaults and frame (schema,
+        right-closed bins, ``category`` labels, UInt32 ``count``), computed in one call of the
+        plugin; ``device`` is the one extra argument. See :func:`hist_expr`."""
         return hist_expr(
             self._expr,
             bins,
@@ -302,24 +301,19 @@ class GpuHistSeriesNamespace:
         include_breakpoint: bool = True,
         device: Device = "auto",
     ) -> pl.DataFrame:
-        """A drop-in for Polars' ``Series.hist``: the same arguments and the same DataFrame
-        (``breakpoint``, ``category``, ``count``, or ``count`` alone), counted on the GPU or on
-        all CPU cores. See :func:`hist_expr`."""
+        """A drop-in for Polars' ``Series.hist``: the same arguments, defaults and DataFrame
+        (``breakpoint``, ``category``, ``count``, or ``count`` alone), computed in one call of
+        the plugin. See :func:`hist_expr`."""
         s = self._series
-        out = (
-            s.to_frame()
-            .select(
-                hist_expr(
-                    pl.col(s.name),
-                    bins,
-                    bin_count=bin_count,
-                    include_category=include_category,
-                    include_breakpoint=include_breakpoint,
-                    device=device,
-                )
-            )
-            .to_series()
+        expr = hist_expr(
+            pl.col(s.name),
+            bins,
+            bin_count=bin_count,
+            include_category=include_category,
+            include_breakpoint=include_breakpoint,
+            device=device,
         )
+        out = s.to_frame().select(expr).to_series()
         if include_category or include_breakpoint:
             return out.struct.unnest()
         return out.to_frame()
