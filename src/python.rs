@@ -11,8 +11,8 @@ use crate::error::{guarded, HistError, HistResult, Spelling};
 use crate::options::{HistogramDdOptions, HistogramOptions};
 
 mod expressions;
-mod hist;
 mod floor;
+mod hist;
 mod hist_labels;
 mod histogram;
 mod plugin;

@@ -14,7 +14,7 @@ plugin!(
     floor
 );
 
-/// No arguments; a struct so that the wrapper's empty kwargs unpickle.
+/// No arguments (Polars sends no bytes for empty kwargs: the wrapper sends `noop`).
 #[derive(serde::Deserialize)]
 struct FloorKwargs {}
 

@@ -111,20 +111,51 @@ fn hist(inputs: &[Series], kwargs: &HistKwargs) -> PolarsResult<Series> {
     for_python(run(s, kwargs))
 }
 
-/// The column's min and max as float64, by Polars' own kernels (a float column's zeros keep
-/// the sign Polars' `hist` finds: its `max` decides the last break's sign).
+/// The column's min and max as float64, as Polars' `hist` finds them; a zero extreme carries
+/// the sign Polars' min/max kernels give it (see [`zero_sign`]).
 fn extremes(s: &Series) -> PolarsResult<(Option<f64>, Option<f64>)> {
     Ok(match s.dtype() {
         DataType::Float32 => {
             let ca = s.f32()?;
-            (ca.min().map(f64::from), ca.max().map(f64::from))
+            let (min, max) = (ca.min().map(f64::from), ca.max().map(f64::from));
+            (zero_sign(ca, 16, min), zero_sign(ca, 16, max))
         }
         DataType::Float64 => {
             let ca = s.f64()?;
-            (ca.min(), ca.max())
+            (zero_sign(ca, 8, ca.min()), zero_sign(ca, 8, ca.max()))
         }
         _ => (s.min::<f64>()?, s.max::<f64>()?),
     })
+}
+
+/// The sign Polars' x86-64 kernels give a zero minimum or maximum of a float column holding
+/// both 0.0 and -0.0. They fold each chunk in `lanes` SIMD lanes (f64: 8, f32: 16), then reduce
+/// the lanes in order, then the chunks in order, and every step keeps the later of two equal
+/// values: the zero that wins is in the last chunk holding a zero, in the highest lane holding
+/// one there, the last in that lane. (Checked against Polars 2.1 on 20,000 random columns with
+/// nulls, NaN and several chunks; this crate's own kernels, scalar folds, keep the earlier.)
+fn zero_sign<T>(ca: &ChunkedArray<T>, lanes: usize, extreme: Option<f64>) -> Option<f64>
+where
+    T: PolarsFloatType,
+    T::Native: Into<f64>,
+{
+    if extreme != Some(0.0) {
+        return extreme;
+    }
+    for arr in ca.downcast_iter().rev() {
+        let mut best: Option<(usize, usize, f64)> = None;
+        for (i, v) in arr.iter().enumerate() {
+            let Some(&v) = v else { continue };
+            let v: f64 = v.into();
+            if v == 0.0 && best.is_none_or(|(lane, at, _)| (i % lanes, i) > (lane, at)) {
+                best = Some((i % lanes, i, v));
+            }
+        }
+        if let Some((_, _, zero)) = best {
+            return Some(zero);
+        }
+    }
+    extreme
 }
 
 /// Polars' breaks: explicit edges (none with fewer than two), or `count` equal bins over the
@@ -331,7 +362,10 @@ fn output(
     kwargs: &HistKwargs,
 ) -> HistResult<Series> {
     // No bins (fewer than two breaks): no rows.
-    let uppers = breaks.get(1..).filter(|_| !counts.is_empty()).unwrap_or(&[]);
+    let uppers = breaks
+        .get(1..)
+        .filter(|_| !counts.is_empty())
+        .unwrap_or(&[]);
     let rows = counts.len();
     let count = IdxCa::from_vec("count".into(), counts).into_series();
     if !kwargs.include_breakpoint && !kwargs.include_category {
@@ -339,7 +373,9 @@ fn output(
     }
     let mut fields = Vec::with_capacity(3);
     if kwargs.include_breakpoint {
-        fields.push(Float64Chunked::from_vec("breakpoint".into(), alloc::copied(uppers)?).into_series());
+        fields.push(
+            Float64Chunked::from_vec("breakpoint".into(), alloc::copied(uppers)?).into_series(),
+        );
     }
     if kwargs.include_category {
         // Room for the labels first: a builder allocates without asking.
