@@ -29,6 +29,7 @@ import polars_gpu_hist.numpy as ghnp
 from polars_gpu_hist._polars_hist import _bench_floor_expr
 
 Call = Callable[[], object]
+BOTH = {"include_category": True, "include_breakpoint": True}
 
 
 def one_call_us(fn: Call, sample_ms: float) -> float:
@@ -60,12 +61,11 @@ def swaps(quick: bool) -> list[tuple[str, Call, Call]]:
                 lambda df=df: df.select(pl.col("x").gpu_hist.hist(bin_count=20)),
             )
         )
-        both = {"include_category": True, "include_breakpoint": True}
         out.append(
             (
                 f"same, both fields, {n:,} rows",
-                lambda df=df: df.select(pl.col("x").hist(bin_count=20, **both)),
-                lambda df=df: df.select(pl.col("x").gpu_hist.hist(bin_count=20, **both)),
+                lambda df=df: df.select(pl.col("x").hist(bin_count=20, **BOTH)),
+                lambda df=df: df.select(pl.col("x").gpu_hist.hist(bin_count=20, **BOTH)),
             )
         )
         out.append(
@@ -121,9 +121,11 @@ def swaps(quick: bool) -> list[tuple[str, Call, Call]]:
         (
             f"`agg(histogram(bins=16))` beside `agg(hist(bin_count=16))`, {label}",
             lambda: frame.group_by("g").agg(pl.col("x").hist(bin_count=16)).collect(),
-            lambda: frame.group_by("g")
-            .agg(pl.col("x").gpu_hist.histogram(bins=16, closed="right"))
-            .collect(),
+            lambda: (
+                frame.group_by("g")
+                .agg(pl.col("x").gpu_hist.histogram(bins=16, closed="right"))
+                .collect()
+            ),
         )
     )
     out.append(
@@ -155,7 +157,7 @@ def main() -> None:
     rounds = 3 if args.quick else args.rounds
     pairs = swaps(args.quick)
     samples: dict[str, tuple[list[float], list[float]]] = {w: ([], []) for w, _, _ in pairs}
-    for what, original, ours in pairs:  # warm up: caches, kernels, Polars' pools
+    for _, original, ours in pairs:  # warm up: caches, kernels, Polars' pools
         original()
         ours()
     for r in range(rounds):

@@ -469,9 +469,7 @@ def test_over_matches_polars(flags: dict) -> None:
     frame = pl.DataFrame({"g": [1, 1, 1, 2, 2, 2], "x": [1.0, 2.0, 5.0, -1.0, 0.0, 9.0]})
     for bin_count in (3, 2):
         assert_same(
-            lambda n=bin_count: frame.select(
-                polars(pl.col("x"), bin_count=n, **flags).over("g")
-            ),
+            lambda n=bin_count: frame.select(polars(pl.col("x"), bin_count=n, **flags).over("g")),
             lambda n=bin_count: frame.select(ours(pl.col("x"), bin_count=n, **flags).over("g")),
         )
         assert_same(

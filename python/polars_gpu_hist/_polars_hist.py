@@ -10,10 +10,15 @@ is cast to Categorical here, once.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import operator
-from typing import TYPE_CHECKING, Any
+import pickle
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 import polars as pl
+from polars.plugins import register_plugin_function
 
 if TYPE_CHECKING:
     from polars_gpu_hist import Device, HistBins
@@ -30,6 +35,68 @@ try:  # Polars' own float display settings (pl.Config), where this Polars keeps 
     import polars._plr as _plr
 except ImportError:  # pragma: no cover - older module name
     from polars import polars as _plr  # type: ignore[attr-defined,no-redef]
+
+
+def _library() -> str:
+    """The plugin's shared library, found once (Polars would search the folder on every call)."""
+    folder = Path(__file__).parent
+    return str(next(p for p in folder.iterdir() if p.suffix in (".so", ".pyd", ".dll")).resolve())
+
+
+def _direct_builder() -> Callable[[pl.Expr, bytes, Any], pl.Expr] | None:
+    """The plugin call and its cast built through Polars' own bindings, as its
+    ``register_plugin_function`` and ``Expr.cast`` build them, minus their per-call argument
+    handling (a third of a small query's time on two cores), or None where this Polars'
+    bindings are not the ones known here (the public functions are used then)."""
+    try:
+        from polars._utils.wrap import wrap_expr
+        from polars.datatypes import parse_into_datatype_expr
+
+        flags: dict[str, Any] = {
+            "is_elementwise": False,
+            "input_wildcard_expansion": False,
+            "returns_scalar": False,
+            "cast_to_supertype": False,
+            "pass_name_to_apply": False,
+            "changes_length": True,
+        }
+        if "is_deterministic" in inspect.signature(register_plugin_function).parameters:
+            flags["is_deterministic"] = True
+        library = _library()
+        register = _plr.register_plugin_function
+    except Exception:  # pragma: no cover - another Polars layout: the public path
+        return None
+
+    @functools.lru_cache(maxsize=16)
+    def datatype(dtype: Any) -> Any:
+        return parse_into_datatype_expr(dtype)._pydatatype_expr
+
+    def build(column: pl.Expr, kwargs: bytes, dtype: Any) -> pl.Expr:
+        expr = register(
+            plugin_path=library, function_name="hist", args=[column._pyexpr], kwargs=kwargs, **flags
+        )
+        if dtype is not None:
+            expr = expr.cast(datatype(dtype), True, False)
+        return wrap_expr(expr)
+
+    return build
+
+
+def _public_builder(column: pl.Expr, kwargs: bytes, dtype: Any) -> pl.Expr:
+    from polars_gpu_hist import _PLUGIN_PATH
+
+    out = register_plugin_function(
+        plugin_path=_PLUGIN_PATH,
+        function_name="hist",
+        args=[column],
+        kwargs=pickle.loads(kwargs),
+        is_elementwise=False,
+        changes_length=True,
+    )
+    return out if dtype is None else out.cast(dtype)
+
+
+_build: Callable[[pl.Expr, bytes, Any], pl.Expr] = _direct_builder() or _public_builder
 
 
 def _float_format() -> dict[str, Any]:
@@ -129,9 +196,7 @@ def hist_expr(
         edges = _edges(bins)
         if edges is None:
             # Edges known only when the query runs, or of a type Polars converts itself.
-            return column.hist(
-                bins=bins, include_category=category, include_breakpoint=breakpoint
-            )
+            return column.hist(bins=bins, include_category=category, include_breakpoint=breakpoint)
         if len(edges) - 1 > _MAX_BINS:
             raise ValueError(
                 f"`bins` gives {len(edges) - 1} bins, more than the {_MAX_BINS} (2^28) a "
@@ -149,13 +214,12 @@ def hist_expr(
         kwargs["format"] = _float_format()
     if _KERNEL_FROM is not None:
         kwargs["kernel_from"] = _KERNEL_FROM
-    from polars_gpu_hist import _plugin
-
-    out = _plugin("hist", [column], kwargs)
-    dtype = _output_dtype(category, breakpoint)
-    return out if dtype is None else out.cast(dtype)
+    if not isinstance(column, pl.Expr):
+        raise TypeError(f"expected a column name or an expression, got {type(column).__name__}")
+    return _build(column, pickle.dumps(kwargs, protocol=5), _output_dtype(category, breakpoint))
 
 
+@functools.lru_cache(maxsize=8)
 def _output_dtype(category: bool, breakpoint: bool) -> pl.DataType | None:
     """The dtype Polars' ``hist`` returns where the plugin's differs (String categories, a
     64-bit index type), else None: no cast."""
