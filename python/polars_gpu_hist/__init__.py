@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, Union
 
 import polars as pl
-from polars.plugins import register_plugin_function
 
 from polars_gpu_hist._nvrtc import preload_nvrtc
 
@@ -201,14 +200,8 @@ def histogram_expr(
 def _plugin(function_name: str, args: list[pl.Expr], kwargs: dict[str, Any]) -> pl.Expr:
     """A call of the plugin's `function_name`: one row per bin (or cell), whatever the input's
     length."""
-    return register_plugin_function(
-        plugin_path=_PLUGIN_PATH,
-        function_name=function_name,
-        args=args,
-        kwargs=kwargs,
-        is_elementwise=False,
-        changes_length=True,
-    )
+    # Polars' own registration, without its per-call search for the library (_polars_hist.py).
+    return build_plugin_call(function_name, args, _pickled(kwargs), None)
 
 
 @pl.api.register_expr_namespace("gpu_hist")
@@ -577,5 +570,5 @@ def pinned() -> tuple[int, int]:
 
 # The mergeable histogram and the scan over larger-than-memory data build on the helpers above.
 from polars_gpu_hist._accumulator import Histogram  # noqa: E402
-from polars_gpu_hist._polars_hist import hist_expr  # noqa: E402
+from polars_gpu_hist._polars_hist import build_plugin_call, hist_expr  # noqa: E402
 from polars_gpu_hist._scan import histogram_scan  # noqa: E402

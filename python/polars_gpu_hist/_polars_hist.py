@@ -14,6 +14,7 @@ import functools
 import inspect
 import operator
 import pickle
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -38,12 +39,18 @@ except ImportError:  # pragma: no cover - older module name
 
 
 def _library() -> str:
-    """The plugin's shared library, found once (Polars would search the folder on every call)."""
+    """The plugin's shared library as Polars names it (relative to the environment, so that a
+    serialized query runs where the same environment is installed elsewhere), found once:
+    Polars would search the folder on every call."""
     folder = Path(__file__).parent
-    return str(next(p for p in folder.iterdir() if p.suffix in (".so", ".pyd", ".dll")).resolve())
+    library = next(p for p in folder.iterdir() if p.suffix in (".so", ".pyd", ".dll"))
+    try:
+        return str(library.relative_to(Path(sys.prefix)))
+    except ValueError:
+        return str(library.resolve())
 
 
-def _direct_builder() -> Callable[[pl.Expr, bytes, Any], pl.Expr] | None:
+def _direct_builder() -> Callable[[str, list[pl.Expr], bytes, Any], pl.Expr] | None:
     """The plugin call and its cast built through Polars' own bindings, as its
     ``register_plugin_function`` and ``Expr.cast`` build them, minus their per-call argument
     handling (a third of a small query's time on two cores), or None where this Polars'
@@ -71,9 +78,10 @@ def _direct_builder() -> Callable[[pl.Expr, bytes, Any], pl.Expr] | None:
     def datatype(dtype: Any) -> Any:
         return parse_into_datatype_expr(dtype)._pydatatype_expr
 
-    def build(column: pl.Expr, kwargs: bytes, dtype: Any) -> pl.Expr:
+    def build(function: str, args: list[pl.Expr], kwargs: bytes, dtype: Any) -> pl.Expr:
+        pyexprs = [a._pyexpr for a in args]
         expr = register(
-            plugin_path=library, function_name="hist", args=[column._pyexpr], kwargs=kwargs, **flags
+            plugin_path=library, function_name=function, args=pyexprs, kwargs=kwargs, **flags
         )
         if dtype is not None:
             expr = expr.cast(datatype(dtype), True, False)
@@ -82,13 +90,11 @@ def _direct_builder() -> Callable[[pl.Expr, bytes, Any], pl.Expr] | None:
     return build
 
 
-def _public_builder(column: pl.Expr, kwargs: bytes, dtype: Any) -> pl.Expr:
-    from polars_gpu_hist import _PLUGIN_PATH
-
+def _public_builder(function: str, args: list[pl.Expr], kwargs: bytes, dtype: Any) -> pl.Expr:
     out = register_plugin_function(
-        plugin_path=_PLUGIN_PATH,
-        function_name="hist",
-        args=[column],
+        plugin_path=Path(__file__).parent,
+        function_name=function,
+        args=args,
         kwargs=pickle.loads(kwargs),
         is_elementwise=False,
         changes_length=True,
@@ -96,7 +102,11 @@ def _public_builder(column: pl.Expr, kwargs: bytes, dtype: Any) -> pl.Expr:
     return out if dtype is None else out.cast(dtype)
 
 
-_build: Callable[[pl.Expr, bytes, Any], pl.Expr] = _direct_builder() or _public_builder
+# A plugin call: (function, args, pickled kwargs, dtype to cast to or None) -> expression. Every
+# expression of the package is built here (`polars_gpu_hist._plugin`).
+build_plugin_call: Callable[[str, list[pl.Expr], bytes, Any], pl.Expr] = (
+    _direct_builder() or _public_builder
+)
 
 
 def _float_format() -> dict[str, Any]:
@@ -216,7 +226,8 @@ def hist_expr(
         kwargs["kernel_from"] = _KERNEL_FROM
     if not isinstance(column, pl.Expr):
         raise TypeError(f"expected a column name or an expression, got {type(column).__name__}")
-    return _build(column, pickle.dumps(kwargs, protocol=5), _output_dtype(category, breakpoint))
+    dtype = _output_dtype(category, breakpoint)
+    return build_plugin_call("hist", [column], pickle.dumps(kwargs, protocol=5), dtype)
 
 
 @functools.lru_cache(maxsize=8)
@@ -279,6 +290,4 @@ def _edges(bins: Any) -> list[float] | None:
 def _bench_floor_expr(expr: pl.Expr) -> pl.Expr:
     """For benchmarks only (benches/swaps.py), not part of the API: a plugin call that does no
     work and returns one value, the floor under the cost of any plugin call."""
-    from polars_gpu_hist import _plugin
-
-    return _plugin("bench_floor", [expr], {"noop": True})
+    return build_plugin_call("bench_floor", [expr], pickle.dumps({"noop": True}, protocol=5), None)
