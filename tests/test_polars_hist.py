@@ -5,6 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 import math
+import subprocess
+import sys
+import textwrap
 from typing import Any, Callable
 
 import numpy as np
@@ -569,3 +572,30 @@ def test_over_generated_matches_polars(case: tuple[pl.DataFrame, dict[str, Any]]
         lambda: frame.select(polars(pl.col("x"), **kwargs).over("g", mapping_strategy="explode")),
         lambda: frame.select(ours(pl.col("x"), **kwargs).over("g", mapping_strategy="explode")),
     )
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is Linux's")
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        ("pl.Series([0.5, 1.0]).gpu_hist.hist(bin_count=2**26)", "MemoryError"),
+        ("pl.Series([0.5, 1.0]).gpu_hist.hist(bin_count=2**28)", "MemoryError"),
+        (
+            "pl.DataFrame({'x': [0.5]}).select(pl.col('x').gpu_hist.hist(bin_count=2**28))",
+            "ComputeError",  # Polars re-raises a plugin's errors as its own
+        ),
+    ],
+)
+def test_bins_beyond_memory_raise_not_abort(call: str, error: str) -> None:
+    """Issue 30 item 4: every allocation sized by ``bin_count`` is fallible."""
+    from test_memory import PRELUDE
+
+    exception = "MemoryError" if error == "MemoryError" else "pl.exceptions.ComputeError"
+    script = textwrap.dedent(PRELUDE) + (
+        f"\nlimit(1 << 30)\nexpect({exception}, lambda: {call})\nprint('done')\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr[-3000:]}"
+    assert f"raised {error}" in run.stdout and "done" in run.stdout, run.stdout

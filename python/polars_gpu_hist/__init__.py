@@ -306,7 +306,8 @@ class GpuHistSeriesNamespace:
             include_breakpoint=include_breakpoint,
             device=device,
         )
-        out = s.to_frame().select(expr).to_series()
+        with _memory_errors():
+            out = s.to_frame().select(expr).to_series()
         if include_category or include_breakpoint:
             return out.struct.unnest()
         return out.to_frame()
