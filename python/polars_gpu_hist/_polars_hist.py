@@ -172,7 +172,9 @@ def hist_expr(
     include_breakpoint
         Include the ``breakpoint`` field: the bin's upper edge (Float64).
     device
-        ``"auto"``, ``"cpu"`` or ``"gpu"``, as for ``gpu_hist.histogram``.
+        ``"auto"``, ``"cpu"`` or ``"gpu"``, as for ``gpu_hist.histogram``, for columns of
+        4,096 values or more; smaller ones are counted on the calling thread whatever the
+        device (a GPU launch would cost more than the counting).
 
     Returns
     -------
