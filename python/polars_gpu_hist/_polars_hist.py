@@ -208,7 +208,10 @@ def hist_expr(
         edges = _edges(bins)
         if edges is None:
             # Edges known only when the query runs, or of a type Polars converts itself.
-            return column.hist(bins=bins, include_category=category, include_breakpoint=breakpoint)
+            polars_bins: Any = bins
+            return column.hist(
+                bins=polars_bins, include_category=category, include_breakpoint=breakpoint
+            )
         if len(edges) - 1 > _MAX_BINS:
             raise ValueError(
                 f"`bins` gives {len(edges) - 1} bins, more than the {_MAX_BINS} (2^28) a "
@@ -233,7 +236,7 @@ def hist_expr(
 
 
 @functools.lru_cache(maxsize=8)
-def _output_dtype(category: bool, breakpoint: bool) -> pl.DataType | None:
+def _output_dtype(category: bool, breakpoint: bool) -> Any:
     """The dtype Polars' ``hist`` returns where the plugin's differs (String categories, a
     64-bit index type), else None: no cast."""
     index = pl.get_index_type()
