@@ -5,8 +5,12 @@ PY    := $(VENV)/bin/python
 NVRTC_LIB = $(firstword $(wildcard $(abspath $(VENV))/lib/python3*/site-packages/nvidia/cu13/lib))
 FILE  ?=
 ARGS  ?= --plot hist.png
+# The oldest Polars that pyproject.toml declares: `make test` runs the quick suite against it in a
+# second virtual environment (the same abi3 plugin; issue 36).
+OLDEST_POLARS ?= 1.43.2
+VENV_OLDEST   ?= .venv-oldest
 
-.PHONY: demo test develop lint bench bundle gpu-stage gpu-stage-dask clean
+.PHONY: demo test test-oldest develop lint bench bench-swaps bundle gpu-stage gpu-stage-dask clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -22,12 +26,27 @@ develop: $(VENV)/.installed
 demo: develop
 	$(PY) -m polars_gpu_hist $(FILE) $(ARGS)
 
-# The whole test suite (GPU tests run only where a GPU is found: see scripts/gpu_check.sh).
-test: develop
+# The whole test suite (GPU tests run only where a GPU is found: see scripts/gpu_check.sh), then
+# the quick suite against the oldest Polars declared.
+test: develop $(VENV_OLDEST)/.installed
 	cargo fmt --all -- --check
 	$(VENV)/bin/ruff check python tests benches scripts
 	LD_LIBRARY_PATH=$(NVRTC_LIB):$$LD_LIBRARY_PATH PGH_REQUIRE_NVRTC=1 cargo test --quiet --features lazy
 	$(PY) -m pytest -q
+	$(QUICK_OLDEST)
+
+# Only what the quick suite and its conftest import, beside the oldest Polars.
+$(VENV_OLDEST)/.installed: Makefile
+	python3 -m venv $(VENV_OLDEST)
+	$(VENV_OLDEST)/bin/python -m pip install -q --upgrade pip
+	$(VENV_OLDEST)/bin/python -m pip install -q "polars==$(OLDEST_POLARS)" "numpy>=1.26" "pytest>=8" "hypothesis>=6.100"
+	touch $@
+
+# `develop` leaves the plugin in python/polars_gpu_hist (an editable install): the oldest venv
+# imports that same abi3 library from the source tree (about 5 s on 2 cores).
+QUICK_OLDEST = PYTHONPATH=$(abspath python) $(VENV_OLDEST)/bin/python -m pytest -q -p no:cacheprovider tests/test_quick_api.py
+test-oldest: develop $(VENV_OLDEST)/.installed
+	$(QUICK_OLDEST)
 
 lint: $(VENV)/.installed
 	cargo fmt --all -- --check
@@ -37,6 +56,10 @@ lint: $(VENV)/.installed
 
 bench: develop
 	$(PY) benches/cpu_bench.py
+
+# Each drop-in beside the call it replaces (issue 31): a markdown table.
+bench-swaps: develop
+	$(PY) benches/swaps.py
 
 # The common kernels prebuilt for Hopper (sm_90) by NVRTC from the venv, carried by the wheel
 # (other architectures compile on first use).
@@ -75,4 +98,4 @@ gpu-stage-dask: $(VENV)/.installed
 	du -sh .gpu-dask
 
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) $(VENV_OLDEST) target

@@ -11,6 +11,9 @@ use crate::error::{guarded, HistError, HistResult, Spelling};
 use crate::options::{HistogramDdOptions, HistogramOptions};
 
 mod expressions;
+mod floor;
+mod hist;
+mod hist_labels;
 mod histogram;
 mod plugin;
 

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import math
+import subprocess
+import sys
+import textwrap
 from typing import Any, Callable
 
 import numpy as np
@@ -15,6 +19,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_gpu_hist as gh
+import polars_gpu_hist._polars_hist as native
 from conftest import NUMERIC
 from strategies import base_values, to_series, with_edge_values
 
@@ -28,12 +33,21 @@ FLAGS = [
 ]
 
 
-# Polars' ``Expr.hist`` defaults, spelled out for the drop-in (whose defaults include both).
+# Polars' ``Expr.hist`` defaults, which the expression namespace shares.
 POLARS_DEFAULTS = {"include_category": False, "include_breakpoint": False}
 
 
+@pytest.fixture(autouse=True, params=["scalar", "kernels"])
+def counting_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test twice: small columns counted on the calling thread by Polars' rule, and (as
+    large ones are) by the crate's kernels."""
+    if request.param == "kernels":
+        monkeypatch.setattr(native, "_KERNEL_FROM", 0)
+    return request.param
+
+
 def ours(expr: pl.Expr, **kwargs: Any) -> pl.Expr:
-    return expr.gpu_hist.hist(device="cpu", **{**POLARS_DEFAULTS, **kwargs})
+    return expr.gpu_hist.hist(device="cpu", **kwargs)
 
 
 def polars(expr: pl.Expr, **kwargs: Any) -> pl.Expr:
@@ -87,7 +101,7 @@ def assert_group_by_same_on(frame: pl.DataFrame, device: str, **kwargs: Any) -> 
             lambda engine=engine: (
                 frame.lazy()
                 .group_by("g", maintain_order=True)
-                .agg(pl.col("x").gpu_hist.hist(device=device, **{**POLARS_DEFAULTS, **kwargs}))
+                .agg(pl.col("x").gpu_hist.hist(device=device, **kwargs))
                 .collect(engine=engine)
             ),
         )
@@ -100,21 +114,13 @@ def frame_of(values: list[Any], dtype: pl.DataType | None = None) -> pl.DataFram
 # --- generated inputs -----------------------------------------------------------------------
 
 
-def _one_zero_sign(values: np.ndarray) -> np.ndarray:
-    """With both 0.0 and -0.0 in a column, the sign of a zero maximum that Polars prints
-    depends on its kernel (the documented difference): keep one sign of zero."""
-    if values.dtype.kind == "f" and (values == 0).any():
-        return np.where(values == 0, values.dtype.type(0.0), values)
-    return values
-
-
 @st.composite
 def hist_cases(draw: st.DrawFn, max_size: int = 200) -> tuple[pl.DataFrame, dict[str, Any]]:
     """A column ``x`` (nulls, NaN, ±inf, chunks, values on Polars' edges), a group key ``g``
     and ``hist`` arguments: none, ``bin_count`` or explicit edges, and the flags."""
     pl_dtype = draw(st.sampled_from(list(NUMERIC)))
     np_dtype = NUMERIC[pl_dtype]
-    values = _one_zero_sign(draw(base_values(np_dtype, draw(st.integers(0, max_size)))))
+    values = draw(base_values(np_dtype, draw(st.integers(0, max_size))))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     mode = draw(st.sampled_from(["default", "bin_count", "bin_count", "edges"]))
     kwargs: dict[str, Any] = dict(draw(st.sampled_from(FLAGS)))
@@ -138,7 +144,7 @@ def hist_cases(draw: st.DrawFn, max_size: int = 200) -> tuple[pl.DataFrame, dict
     else:
         probe = pl.Series(values).hist(bin_count=kwargs.get("bin_count"), include_category=False)
         edges = probe["breakpoint"].to_numpy()
-    values = _one_zero_sign(with_edge_values(values, edges[np.isfinite(edges)], rng))
+    values = with_edge_values(values, edges[np.isfinite(edges)], rng)
     rng.shuffle(values)
     nulls = rng.random(len(values)) < draw(st.sampled_from([0.0, 0.0, 0.1, 0.5, 1.0]))
     x = to_series(values, pl_dtype, nulls, draw(st.sampled_from([1, 1, 2, 3, 7])))
@@ -165,7 +171,6 @@ def test_group_by_matches_polars(case: tuple[pl.DataFrame, dict[str, Any]]) -> N
 )
 def test_any_floats_match_polars(values: list[float], bin_count: int, flags: dict) -> None:
     """Arbitrary doubles: huge ranges that overflow the bin width, subnormal widths, ties."""
-    values = _one_zero_sign(np.array(values, dtype=np.float64)).tolist()
     assert_select_same(frame_of(values, pl.Float64), bin_count=bin_count, **flags)
 
 
@@ -286,15 +291,15 @@ def test_labels_follow_polars_float_config(config: dict) -> None:
                 assert_select_same(frame, **bins, **BOTH)
 
 
-def test_labels_are_formatted_when_the_query_runs() -> None:
+def test_labels_follow_the_config_where_the_expression_is_built() -> None:
+    """The plugin cannot read Polars' display settings when the query runs: the wrapper reads
+    them where the expression is built (the README's table of deviations)."""
     frame = frame_of([0.125, 1.0, 3.3])
-    query = frame.lazy().select(ours(pl.col("x"), bin_count=3, **BOTH))
     with pl.Config(float_precision=1):
-        assert_frame_equal(
-            query.collect(),
-            frame.select(polars(pl.col("x"), bin_count=3, **BOTH)),
-            check_exact=True,
-        )
+        query = frame.lazy().select(ours(pl.col("x"), bin_count=3, **BOTH))
+        expected = frame.select(polars(pl.col("x"), bin_count=3, **BOTH))
+    assert_frame_equal(query.collect(), expected, check_exact=True)
+    assert query.collect()["x"].struct.field("category").cast(pl.String)[0] == "[0.1, 1.2]"
 
 
 @pytest.mark.parametrize("bin_count", [0, 1, 1000, 100_000])
@@ -315,6 +320,9 @@ def test_bin_counts_match_polars(bin_count: int) -> None:
         ({"bin_count": 2.5}, TypeError),
         ({"bin_count": "3"}, TypeError),
         ({"bins": [1, "a"]}, TypeError),
+        ({"include_category": "yes"}, TypeError),
+        ({"include_breakpoint": None}, TypeError),
+        ({"include_category": 1}, TypeError),
     ],
 )
 def test_bad_arguments_raise_as_polars(kwargs: dict, error: type) -> None:
@@ -350,8 +358,11 @@ def test_bad_device_is_named() -> None:
 def test_non_numeric_columns_raise_as_polars(series: pl.Series, bins: dict) -> None:
     frame = series.to_frame()
     with pytest.raises(pl.exceptions.InvalidOperationError, match="hist"):
-        frame.select(ours(pl.col("x"), **bins))
-    assert_select_same(frame, **bins, **BOTH)
+        frame.select(polars(pl.col("x"), **bins))
+    # The plugin's errors reach Python as ComputeError (Polars wraps them): the same sentence.
+    for kwargs in ({}, BOTH):
+        with pytest.raises(pl.exceptions.ComputeError, match="'hist' is only supported for"):
+            frame.select(ours(pl.col("x"), **bins, **kwargs))
 
 
 def test_output_names_follow_polars() -> None:
@@ -404,35 +415,74 @@ def test_group_by_with_odd_groups_matches_polars() -> None:
             assert_group_by_same(frame, **kwargs, **flags)
 
 
-def test_signed_zero_maximum_is_the_documented_difference() -> None:
-    # Both zeros, the maximum zero: Polars prints the sign its min/max kernel meets; ours may
-    # differ. Counts and breakpoint values agree; only the printed sign of 0.0 may not.
-    frame = frame_of([-1.0, 0.0, -0.0])
-    expected = frame.select(polars(pl.col("x"), bin_count=2, **BOTH)).unnest("x")
-    got = frame.select(ours(pl.col("x"), bin_count=2, **BOTH)).unnest("x")
-    assert got["count"].to_list() == expected["count"].to_list()
-    assert got["breakpoint"].to_list() == expected["breakpoint"].to_list()
+@pytest.mark.parametrize(
+    "values",
+    [
+        [-0.0, -4.0, 0.0, -7.0],
+        [-1.0, 0.0, -0.0],
+        [-1.0, -0.0, 0.0],
+        [0.0, -0.0, 3.0],
+        [-0.0, 0.0, 3.0],
+        [-0.0, -0.0],
+        [0.0, -0.0] * 40 + [-5.0],
+    ],
+)
+@pytest.mark.parametrize("dtype", [pl.Float64, pl.Float32])
+def test_the_sign_of_zero_follows_polars(values: list[float], dtype: pl.DataType) -> None:
+    """Polars' breaks come from its own min/max kernels, whose sign of a zero extreme depends
+    on the order they meet 0.0 and -0.0: ours are the same kernels."""
+    for bin_count in (1, 2, 3):
+        assert_select_same(frame_of(values, dtype), bin_count=bin_count, **BOTH)
+    got = pl.Series(values, dtype=dtype).gpu_hist.hist(bin_count=1)
+    assert_frame_equal(got, pl.Series(values, dtype=dtype).hist(bin_count=1), check_exact=True)
 
-    def unsigned(s: pl.Series) -> list[str]:
-        return s.cast(pl.String).str.replace_all("-0.0", "0.0", literal=True).to_list()
 
-    assert unsigned(got["category"]) == unsigned(expected["category"])
+def test_the_sign_of_zero_of_the_issue() -> None:
+    got = pl.Series([-0.0, -4.0, 0.0, -7.0]).gpu_hist.hist(bin_count=1)
+    assert str(got["breakpoint"][0]) == "0.0"
+    assert got["category"].cast(pl.String).to_list() == ["[-7.0, 0.0]"]
 
 
 def test_the_plugin_is_in_the_plan_once() -> None:
-    """The drop-in must not quietly hand the counting back to Polars, nor run the plugin more
-    than once (every reference to an expression is computed again)."""
+    """One call of the plugin, no graph of helper expressions, no Polars ``hist``."""
     frame = pl.DataFrame({"x": [1.0, 2.0, 5.0], "i": [1, 2, 5]})
     for column in ("x", "i"):
         for kwargs in ({}, {"bin_count": 4}, {"bins": [0.0, 2.0, 9.0]}):
             for flags in FLAGS:
-                query = frame.lazy().select(ours(pl.col(column), **kwargs, **flags))
-                assert query.explain().count(":histogram(") == 1
-    # Polars' own hist, by design: edges known only when the query runs, more bins than the
-    # plugin takes (not run here: Polars would make 2^28 labels).
-    for kwargs in ({"bins": pl.lit(pl.Series([0.0, 9.0]))}, {"bin_count": (1 << 28) + 1}):
-        plan = frame.lazy().select(ours(pl.col("x"), **kwargs)).explain()
-        assert ":histogram(" not in plan and ".hist(" in plan
+                plan = frame.lazy().select(ours(pl.col(column), **kwargs, **flags)).explain()
+                assert plan.count(":hist(") == 1, plan
+                assert ".hist(" not in plan and "implode" not in plan, plan
+    # Polars' own hist, by design: edges known only when the query runs.
+    plan = frame.lazy().select(ours(pl.col("x"), bins=pl.lit(pl.Series([0.0, 9.0])))).explain()
+    assert ":hist(" not in plan and ".hist(" in plan
+
+
+@pytest.mark.parametrize("bin_count", [(1 << 28) + 1, 2**40, 2**64 + 5])
+def test_more_bins_than_the_limit_raise_where_written(bin_count: int) -> None:
+    """Polars itself aborts on allocations that size (2^40 bins: 8 TiB of breaks); ours
+    refuses beyond 2^28 bins, as every other entry point does, before any work."""
+    with pytest.raises(ValueError, match="bin_count"):
+        pl.col("x").gpu_hist.hist(bin_count=bin_count)
+    with pytest.raises(ValueError, match="bin_count"):
+        pl.Series([1.0]).gpu_hist.hist(bin_count=bin_count)
+
+
+@pytest.mark.parametrize("flags", FLAGS)
+def test_over_matches_polars(flags: dict) -> None:
+    frame = pl.DataFrame({"g": [1, 1, 1, 2, 2, 2], "x": [1.0, 2.0, 5.0, -1.0, 0.0, 9.0]})
+    for bin_count in (3, 2):
+        assert_same(
+            lambda n=bin_count: frame.select(polars(pl.col("x"), bin_count=n, **flags).over("g")),
+            lambda n=bin_count: frame.select(ours(pl.col("x"), bin_count=n, **flags).over("g")),
+        )
+        assert_same(
+            lambda n=bin_count: frame.select(
+                polars(pl.col("x"), bin_count=n, **flags).over("g", mapping_strategy="explode")
+            ),
+            lambda n=bin_count: frame.select(
+                ours(pl.col("x"), bin_count=n, **flags).over("g", mapping_strategy="explode")
+            ),
+        )
 
 
 @pytest.mark.gpu
@@ -455,15 +505,97 @@ def test_gpu_matches_polars(kwargs: dict) -> None:
         assert_group_by_same_on(f, device="gpu", **kwargs, **BOTH)
 
 
-def test_the_defaults_include_the_breakpoint_and_the_category() -> None:
-    """The issue's signature (and ``Series.hist``'s): both fields unless asked otherwise."""
+def test_the_defaults_are_polars_own() -> None:
+    """The expression namespace and ``hist_expr`` take ``Expr.hist``'s defaults, the Series
+    namespace ``Series.hist``'s, read from Polars' signatures so that a change shows up."""
+    pairs = [
+        (pl.Expr.hist, gh.GpuHistNamespace.hist),
+        (pl.Expr.hist, gh.hist_expr),
+        (pl.Series.hist, gh.GpuHistSeriesNamespace.hist),
+    ]
+    for theirs, mine in pairs:
+        expected = inspect.signature(theirs).parameters
+        got = inspect.signature(mine).parameters
+        for name in ("bins", "bin_count", "include_category", "include_breakpoint"):
+            assert got[name].default == expected[name].default, (mine, name)
+            assert got[name].kind == expected[name].kind, (mine, name)
     frame = pl.DataFrame({"x": [1.0, 2.5, 2.5, 7.0]})
-    got = frame.select(pl.col("x").gpu_hist.hist(bin_count=3, device="cpu"))
-    expected = frame.select(pl.col("x").hist(bin_count=3, **BOTH))
-    assert_frame_equal(got, expected, check_exact=True)
+    assert_frame_equal(
+        frame.select(pl.col("x").gpu_hist.hist(bin_count=3)),
+        frame.select(pl.col("x").hist(bin_count=3)),
+        check_exact=True,
+    )
     series = frame["x"]
     assert_frame_equal(
-        series.gpu_hist.hist(bins=[0.0, 2.5, 10.0], device="cpu"),
+        series.gpu_hist.hist(bins=[0.0, 2.5, 10.0]),
         series.hist(bins=[0.0, 2.5, 10.0]),
         check_exact=True,
     )
+
+
+@given(hist_cases(max_size=60))
+def test_series_namespace_matches_polars(case: tuple[pl.DataFrame, dict[str, Any]]) -> None:
+    frame, kwargs = case
+    s = frame["x"]
+    flags = {k: v for k, v in kwargs.items() if k.startswith("include")}
+    rest = {k: v for k, v in kwargs.items() if not k.startswith("include")}
+    for extra in ({}, flags, POLARS_DEFAULTS):
+        assert_same(
+            lambda e=extra: s.hist(**rest, **e),
+            lambda e=extra: s.gpu_hist.hist(device="cpu", **rest, **e),
+        )
+
+
+@given(
+    st.lists(
+        st.integers(-(2**63), 2**63 - 1)
+        | st.sampled_from([2**53, 2**53 + 1, -(2**53) - 1, 2**62, 2**63 - 1, -(2**63)]),
+        max_size=40,
+    ),
+    st.integers(1, 40),
+    st.sampled_from(FLAGS),
+)
+def test_adversarial_integers_match_polars(values: list[int], bin_count: int, flags: dict) -> None:
+    """Int64 values past 2^53, where Polars compares the float64 each rounds to."""
+    frame = frame_of(values, pl.Int64)
+    assert_select_same(frame, bin_count=bin_count, **flags)
+    if len(values) >= 2:
+        edges = sorted({float(v) for v in values})
+        if len(edges) >= 2:
+            assert_select_same(frame, bins=edges, **flags)
+
+
+@given(hist_cases(max_size=80))
+def test_over_generated_matches_polars(case: tuple[pl.DataFrame, dict[str, Any]]) -> None:
+    frame, kwargs = case
+    assert_same(
+        lambda: frame.select(polars(pl.col("x"), **kwargs).over("g", mapping_strategy="explode")),
+        lambda: frame.select(ours(pl.col("x"), **kwargs).over("g", mapping_strategy="explode")),
+    )
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is Linux's")
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        ("pl.Series([0.5, 1.0]).gpu_hist.hist(bin_count=2**26)", "MemoryError"),
+        ("pl.Series([0.5, 1.0]).gpu_hist.hist(bin_count=2**28)", "MemoryError"),
+        (
+            "pl.DataFrame({'x': [0.5]}).select(pl.col('x').gpu_hist.hist(bin_count=2**28))",
+            "ComputeError",  # Polars re-raises a plugin's errors as its own
+        ),
+    ],
+)
+def test_bins_beyond_memory_raise_not_abort(call: str, error: str) -> None:
+    """Issue 30 item 4: every allocation sized by ``bin_count`` is fallible."""
+    from test_memory import PRELUDE
+
+    exception = "MemoryError" if error == "MemoryError" else "pl.exceptions.ComputeError"
+    script = textwrap.dedent(PRELUDE) + (
+        f"\nlimit(1 << 30)\nexpect({exception}, lambda: {call})\nprint('done')\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr[-3000:]}"
+    assert f"raised {error}" in run.stdout and "done" in run.stdout, run.stdout

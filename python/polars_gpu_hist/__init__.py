@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, Union
 
 import polars as pl
-from polars.plugins import register_plugin_function
 
 from polars_gpu_hist._nvrtc import preload_nvrtc
 
@@ -201,14 +200,8 @@ def histogram_expr(
 def _plugin(function_name: str, args: list[pl.Expr], kwargs: dict[str, Any]) -> pl.Expr:
     """A call of the plugin's `function_name`: one row per bin (or cell), whatever the input's
     length."""
-    return register_plugin_function(
-        plugin_path=_PLUGIN_PATH,
-        function_name=function_name,
-        args=args,
-        kwargs=kwargs,
-        is_elementwise=False,
-        changes_length=True,
-    )
+    # Polars' own registration, without its per-call search for the library (_polars_hist.py).
+    return build_plugin_call(function_name, args, _pickled(kwargs), None)
 
 
 @pl.api.register_expr_namespace("gpu_hist")
@@ -250,14 +243,13 @@ class GpuHistNamespace:
         bins: HistBins = None,
         *,
         bin_count: int | None = None,
-        include_category: bool = True,
-        include_breakpoint: bool = True,
+        include_category: bool = False,
+        include_breakpoint: bool = False,
         device: Device = "auto",
     ) -> pl.Expr:
-        """A drop-in for Polars' ``Expr.hist``: the same arguments and the same frame (schema,
-        right-closed bins, ``category`` labels, UInt32 ``count``), counted on the GPU or on
-        all CPU cores; ``device`` is the one extra argument. Both fields are included unless
-        asked otherwise (``Expr.hist`` leaves them out by default). See :func:`hist_expr`."""
+        """A drop-in for Polars' ``Expr.hist``: the same arguments, defaults and frame (schema,
+        right-closed bins, ``category`` labels, UInt32 ``count``), computed in one call of the
+        plugin; ``device`` is the one extra argument. See :func:`hist_expr`."""
         return hist_expr(
             self._expr,
             bins,
@@ -302,24 +294,20 @@ class GpuHistSeriesNamespace:
         include_breakpoint: bool = True,
         device: Device = "auto",
     ) -> pl.DataFrame:
-        """A drop-in for Polars' ``Series.hist``: the same arguments and the same DataFrame
-        (``breakpoint``, ``category``, ``count``, or ``count`` alone), counted on the GPU or on
-        all CPU cores. See :func:`hist_expr`."""
+        """A drop-in for Polars' ``Series.hist``: the same arguments, defaults and DataFrame
+        (``breakpoint``, ``category``, ``count``, or ``count`` alone), computed in one call of
+        the plugin. See :func:`hist_expr`."""
         s = self._series
-        out = (
-            s.to_frame()
-            .select(
-                hist_expr(
-                    pl.col(s.name),
-                    bins,
-                    bin_count=bin_count,
-                    include_category=include_category,
-                    include_breakpoint=include_breakpoint,
-                    device=device,
-                )
-            )
-            .to_series()
+        expr = hist_expr(
+            pl.col(s.name),
+            bins,
+            bin_count=bin_count,
+            include_category=include_category,
+            include_breakpoint=include_breakpoint,
+            device=device,
         )
+        with _memory_errors():
+            out = s.to_frame().select(expr).to_series()
         if include_category or include_breakpoint:
             return out.struct.unnest()
         return out.to_frame()
@@ -583,5 +571,5 @@ def pinned() -> tuple[int, int]:
 
 # The mergeable histogram and the scan over larger-than-memory data build on the helpers above.
 from polars_gpu_hist._accumulator import Histogram  # noqa: E402
-from polars_gpu_hist._polars_hist import hist_expr  # noqa: E402
+from polars_gpu_hist._polars_hist import build_plugin_call, hist_expr  # noqa: E402
 from polars_gpu_hist._scan import histogram_scan  # noqa: E402
