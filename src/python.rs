@@ -95,6 +95,24 @@ fn explain(
     })
 }
 
+/// The histogram of a host Series, the function the `histogram` plugin runs but without a query
+/// around it: a frame, a plan and a collect cost more than counting a small array.
+#[pyfunction]
+#[pyo3(signature = (values, pickled_options, weights=None))]
+fn histogram_series(
+    py: Python<'_>,
+    values: PySeries,
+    pickled_options: &[u8],
+    weights: Option<PySeries>,
+) -> PyResult<PySeries> {
+    let opts: HistogramOptions = unpickle(pickled_options)?;
+    let weights = weights.map(|w| w.0);
+    call(py, "histogram", || {
+        crate::histogram(&values.0, weights.as_ref(), &opts)
+    })
+    .map(PySeries)
+}
+
 /// The histogram of a device array given by address, length and array-interface type string:
 /// (the Struct Series, the report as text, the kernels' time in ms).
 #[pyfunction]
@@ -489,6 +507,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_info, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram_series, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(histogramdd_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_cuda_counts, m)?)?;

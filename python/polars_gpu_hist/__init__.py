@@ -349,11 +349,23 @@ def histogram(
 def _host_histogram(data: Any, weights: Any, kwargs: dict[str, Any]) -> pl.Series:
     """The histogram of host data under the plugin's `kwargs`, as a Struct Series named ``x``.
     The data and its weights sit in a frame of their own under fixed names, so no name of the
-    caller's can collide."""
-    frame = pl.DataFrame({"x": _host_series(data, "x")})
+    caller's can collide.
+
+    The counts come from the plugin's own function called directly, without a query around it
+    (at 1,000 rows the query costs more than the counting); where it fails, the same call as a
+    query raises the error exactly as the expression does."""
+    values = _host_series(data, "x")
+    w = None if weights is None else _host_series(weights, "w", "weights")
+    try:
+        return _internal.histogram_series(values, _pickled(kwargs), w)
+    except MemoryError:
+        raise
+    except Exception:
+        pass  # the query below raises it as the expression does
+    frame = pl.DataFrame({"x": values})
     args = [pl.col("x")]
     if weights is not None:
-        frame = frame.with_columns(_host_series(weights, "w", "weights").alias("w"))
+        frame = frame.with_columns(w.alias("w"))
         args.append(pl.col("w"))
     with _memory_errors():
         return frame.select(_plugin("histogram", args, kwargs)).to_series()

@@ -59,3 +59,6 @@ def _histogram_by_report(
 def _proof_walks(
     bins: int, range: tuple[float, float], dtype: str, range_type: str
 ) -> list[tuple[bool, float]] | None: ...
+def histogram_series(
+    values: Series, pickled_options: bytes, weights: Series | None = None
+) -> Series: ...
