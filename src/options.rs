@@ -301,7 +301,8 @@ pub fn edges_for(edges: &[Scalar], dtype: &DataType) -> HistResult<Binning> {
     Ok(Binning::Edges(
         edges
             .iter()
-            .map(|e| e.physical(dtype, "a bin edge"))
+            .enumerate()
+            .map(|(i, e)| e.physical(dtype, &format!("`bins` edge {i}")))
             .collect::<HistResult<_>>()?,
     ))
 }

@@ -51,6 +51,7 @@ __all__ = [
     "DdBinsArg",
     "DdRangeArg",
     "Device",
+    "Flow",
     "GpuHistNamespace",
     "GpuHistSeriesNamespace",
     "HistBins",
@@ -356,6 +357,11 @@ def _host_histogram(data: Any, weights: Any, kwargs: dict[str, Any]) -> pl.Serie
     query raises the error exactly as the expression does."""
     values = _host_series(data, "x")
     w = None if weights is None else _host_series(weights, "w", "weights")
+    if w is not None and w.len() != values.len():
+        raise ValueError(
+            f"`weights` has {w.len()} values but the data has {values.len()}: give one weight "
+            "per value"
+        )
     try:
         return _internal.histogram_series(values, _pickled(kwargs), w)
     except MemoryError:
@@ -471,9 +477,13 @@ def _host_histogramdd(columns: Any, weights: Any, options: dict[str, Any]) -> pl
     # The weights' column must not replace a column of the same name.
     weights_name = "__weights" + "_" * max((len(n) for n in frame.columns), default=0)
     if weights is not None:
-        frame = frame.with_columns(
-            _host_series(weights, weights_name, "weights").alias(weights_name)
-        )
+        w = _host_series(weights, weights_name, "weights")
+        if w.len() != frame.height:
+            raise ValueError(
+                f"`weights` has {w.len()} values but the columns have {frame.height} rows: give "
+                "one weight per row"
+            )
+        frame = frame.with_columns(w.alias(weights_name))
         args.append(pl.col(weights_name))
     expr = _plugin("histogramdd", args, {"options": options, "weighted": weights is not None})
     with _memory_errors():
@@ -561,7 +571,16 @@ def pin(data: pl.Series | pl.DataFrame) -> int:
     """
     if isinstance(data, pl.DataFrame):
         return sum(pin(s) for s in data.get_columns())
+    _check_pinnable(data, "pin")
     return int(_internal.pin(data))
+
+
+def _check_pinnable(data: object, what: str) -> None:
+    if not isinstance(data, pl.Series):
+        raise TypeError(
+            f"`{what}` takes a Polars Series or DataFrame, got {type(data).__name__}: pass the "
+            "column itself (df['x']), not its name"
+        )
 
 
 def unpin(data: pl.Series | pl.DataFrame | None = None) -> None:
@@ -572,6 +591,7 @@ def unpin(data: pl.Series | pl.DataFrame | None = None) -> None:
         for s in data.get_columns():
             _internal.unpin(s)
     else:
+        _check_pinnable(data, "unpin")
         _internal.unpin(data)
 
 
@@ -582,6 +602,6 @@ def pinned() -> tuple[int, int]:
 
 
 # The mergeable histogram and the scan over larger-than-memory data build on the helpers above.
-from polars_gpu_hist._accumulator import Histogram  # noqa: E402
+from polars_gpu_hist._accumulator import Flow, Histogram  # noqa: E402
 from polars_gpu_hist._polars_hist import build_plugin_call, hist_expr  # noqa: E402
 from polars_gpu_hist._scan import histogram_scan  # noqa: E402

@@ -29,9 +29,16 @@ from typing import Any
 
 import polars as pl
 
-from polars_gpu_hist import histogram_scan, plot
+from polars_gpu_hist import Histogram, histogram_scan, plot
 from polars_gpu_hist._args import BIN_RULES
-from polars_gpu_hist._scan import SUPPORTED_DTYPES, scan_source, supported_dtype
+from polars_gpu_hist._scan import (
+    CSV_NULL_VALUES,
+    SUPPORTED_DTYPES,
+    csv_hint,
+    is_csv,
+    scan_source,
+    supported_dtype,
+)
 
 PLOT_SUFFIXES = (".html", ".json", ".png", ".svg")
 # Altair writes these through vl-convert; .html and .json need Altair only.
@@ -118,31 +125,42 @@ def demo_frame(rows: int = 10_000_000, seed: int = 0) -> pl.LazyFrame:
     return pl.LazyFrame({"x": x})
 
 
-def scan(path: Path) -> pl.LazyFrame:
+def reader_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """Polars' scanner options from the CSV flags (``None`` for other files, which take none)."""
+    csv = {
+        "null_values": [*CSV_NULL_VALUES, *(args.null_values or [])],
+        "try_parse_dates": args.try_parse_dates,
+    }
+    if args.separator is not None:
+        csv["separator"] = args.separator
+    if args.infer_schema_length is not None:
+        csv["infer_schema_length"] = args.infer_schema_length or None
+    if args.file is not None and is_csv(str(args.file)):
+        return csv
+    given = [
+        flag
+        for flag, value in (
+            ("--null-values", args.null_values),
+            ("--separator", args.separator),
+            ("--infer-schema-length", args.infer_schema_length),
+        )
+        if value is not None
+    ]
+    if given:
+        raise UsageError(f"{', '.join(given)} are for CSV files; {args.file or 'demo data'} is not")
+    return None
+
+
+def scan(path: Path, options: dict[str, Any] | None = None) -> pl.LazyFrame:
     """The file as a LazyFrame whose schema could be read; ``UsageError`` otherwise."""
     try:
-        lf = scan_source(path)
+        lf = scan_source(path, options)
         lf.collect_schema()
     except (FileNotFoundError, ValueError, TypeError) as e:
         raise UsageError(_one_line(e)) from None
     except (pl.exceptions.PolarsError, OSError) as e:
         raise UsageError(f"cannot read {path}: {_one_line(e)}") from None
     return lf
-
-
-def demo_histogram(
-    lf: pl.LazyFrame, column: str, bins: int | str | list[float], args: argparse.Namespace
-) -> pl.DataFrame:
-    """The demo data lives in memory: one expression over it."""
-    expr = pl.col(column).gpu_hist.histogram(
-        bins,
-        range=args.range,
-        weights=args.weights,
-        density=args.density,
-        closed=args.closed,
-        device=args.device,
-    )
-    return lf.select(expr).collect().unnest(column)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -178,6 +196,28 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     p.add_argument("--rows", type=_int_at_least(1), default=10_000_000, help="rows of demo data")
+    csv = p.add_argument_group("CSV files")
+    csv.add_argument(
+        "--null-values",
+        action="append",
+        metavar="TEXT",
+        help=f"a spelling of a missing value, besides {', '.join(map(repr, CSV_NULL_VALUES))} "
+        "(repeat the flag for more)",
+    )
+    csv.add_argument("--separator", help="the field separator (default ',', '\\t' for .tsv)")
+    csv.add_argument(
+        "--infer-schema-length",
+        type=_int_at_least(0),
+        metavar="ROWS",
+        help="rows read to infer the dtypes, 0 for the whole file (default: Polars' 100, then "
+        "the whole file where they do not hold)",
+    )
+    csv.add_argument(
+        "--try-parse-dates",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="parse timestamps as Date/Datetime (default: yes)",
+    )
     p.add_argument(
         "--plot",
         type=Path,
@@ -218,30 +258,38 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     plot_path = None if args.plot is None else check_plot_path(args.plot)
+    options = reader_options(args)
     if args.file is None:
         source, schema = "demo data", DEMO_SCHEMA
     else:
-        source, schema = str(args.file), scan(args.file).collect_schema()
+        source, schema = str(args.file), scan(args.file, options).collect_schema()
+        wanted = [n for n in (args.column, args.weights) if n in schema]
+        whole = options is not None and "infer_schema_length" not in options
+        if whole and any(schema[n] == pl.String for n in wanted):
+            # Only nulls (or a stray word) in the first rows: the whole file decides.
+            schema = scan(args.file, {**options, "infer_schema_length": None}).collect_schema()
     column = choose_column(schema, args.column, args.weights, source)
     bins = args.bins
     t0 = time.perf_counter()
     try:
-        if args.file is None:
-            hist = demo_histogram(demo_frame(args.rows), column, bins, args)
-        else:
-            progress = args.progress or sys.stderr.isatty()
-            auto = args.range is None and isinstance(bins, int)
-            scanned = histogram_scan(
-                args.file,
-                column,
-                bins,
-                range="auto" if auto else args.range,
-                weights=args.weights,
-                closed=args.closed,
-                device=args.device,
-                progress=progress,
-            )
-            hist = scanned.to_frame(density=args.density)
+        progress = args.file is not None and (args.progress or sys.stderr.isatty())
+        auto = args.range is None and isinstance(bins, int)
+        scanned = histogram_scan(
+            demo_frame(args.rows) if args.file is None else args.file,
+            column,
+            bins,
+            range="auto" if auto else args.range,
+            weights=args.weights,
+            closed=args.closed,
+            device=args.device,
+            progress=progress,
+            reader_options=options,
+        )
+        hist = scanned.to_frame(density=args.density)
+    except pl.exceptions.ComputeError as e:
+        if "could not parse" in str(e):
+            raise UsageError(csv_hint(e, cli=True)) from None
+        raise UsageError(_one_line(e)) from None
     except (pl.exceptions.PolarsError, ValueError, TypeError, RuntimeError, OSError) as e:
         raise UsageError(_one_line(e)) from None
     except MemoryError:
@@ -249,6 +297,7 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - t0
     print(f"{source}: column {column!r}, {hist.height} bins, {elapsed * 1e3:.1f} ms")
     print(terminal_bars(hist, closed=args.closed, width=args.width))
+    print(summary(scanned))
     if plot_path is not None:
         try:
             plot.save(hist, plot_path, title=f"{column} ({source})")
@@ -333,6 +382,15 @@ def terminal_bars(hist: pl.DataFrame, *, closed: str = "left", width: int = 50) 
         closing = ")" if closed == "left" and i < n - 1 else "]"
         lines.append(f"{opening}{s:>{ws}}, {e:>{we}}{closing}  {text:>{wc}}  {bar}".rstrip())
     return "\n".join(lines)
+
+
+def summary(hist: Histogram) -> str:
+    """One line that accounts for every row: those counted and those not, by reason."""
+    f = hist.flow
+    return (
+        f"{f.rows:,} rows: {f.counted:,} counted, {f.null:,} null, {f.nan:,} NaN, "
+        f"{f.underflow:,} below and {f.overflow:,} above the range"
+    )
 
 
 def _edge_labels(values: list[Any]) -> list[str]:

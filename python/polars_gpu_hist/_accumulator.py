@@ -9,8 +9,9 @@ Polars, the scikit-hep plotting protocol, HTML and Altair.
 from __future__ import annotations
 
 import pickle
+import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -20,6 +21,23 @@ from polars_gpu_hist._args import BinsArg, Closed, Device, RangeArg
 from polars_gpu_hist._uhi import Axis, CountsArray, Kind, svg_bars, svg_heatmap
 
 _AXIS_NAMES = ("x", "y", "z")
+
+
+class Flow(NamedTuple):
+    """The rows a histogram's fills saw, and why those not counted were not:
+    ``rows == counted + null + nan + underflow + overflow``.
+
+    A row is classified by the first reason that applies: a null on some axis (or a null
+    weight), a NaN on some axis, a value below the first edge (``underflow``) or above the last
+    (``overflow``); with several axes, the first axis on which the row is outside decides.
+    """
+
+    rows: int
+    counted: int
+    null: int
+    nan: int
+    underflow: int
+    overflow: int
 
 
 class Histogram:
@@ -142,11 +160,20 @@ class Histogram:
             arrays = [(iface["data"][0], iface["shape"][0], iface["typestr"]) for iface in cuda]
             self._native.fill_cuda(arrays, pair)
             del squares
+            flow = _device_flow(columns, weights, self._bounds())
+            if flow is None:
+                warnings.warn(
+                    "Histogram.fill: the rows of these GPU arrays that fall outside the bins or "
+                    "are NaN were not recorded in `flow` (that needs CuPy or PyTorch)",
+                    stacklevel=2,
+                )
+            else:
+                self._native.add_flow(flow)
             return self
         series = [_as_series(c, f"x{i}") for i, c in enumerate(columns)]
         for c in series:
             _args.refuse_object(c)
-        w = None if weights is None else _as_series(weights, "w")
+        w = None if weights is None else _as_series(weights, "weights")
         if w is not None:
             _args.refuse_object(w, "weights")
         self._native.fill(series, w)
@@ -216,6 +243,41 @@ class Histogram:
         """Whether the histogram sums weights."""
         return self._native.weighted
 
+    @property
+    def flow(self) -> Flow:
+        """The rows the fills saw and those not counted, by reason (:class:`Flow`): every row
+        is accounted for, ``rows == counted + null + nan + underflow + overflow``. Row counts,
+        for weighted histograms too (:meth:`values` with ``flow=True`` gives the weights of
+        the under- and overflow rows). Kept through merges and pickles; a histogram pickled by
+        a version before 0.4 (state format 4) reads with nothing recorded as not counted."""
+        rows, null, nan, under, over = self._native.flow()[:5]
+        counted = max(rows - null - nan - under - over, 0)
+        return Flow(rows, counted, null, nan, under, over)
+
+    @property
+    def underflow(self) -> int:
+        """Rows below the first edge (see :attr:`flow`)."""
+        return self.flow.underflow
+
+    @property
+    def overflow(self) -> int:
+        """Rows above the last edge (see :attr:`flow`)."""
+        return self.flow.overflow
+
+    @property
+    def nan(self) -> int:
+        """Rows not counted for a NaN (see :attr:`flow`)."""
+        return self.flow.nan
+
+    @property
+    def null(self) -> int:
+        """Rows not counted for a null value or a null weight (see :attr:`flow`)."""
+        return self.flow.null
+
+    def _bounds(self) -> list[tuple[float, float]]:
+        """The first and last edge of each axis (float64, exact)."""
+        return [(float(e[0]), float(e[-1])) for e in self._edges()]
+
     def __len__(self) -> int:
         """The number of bins (cells for several axes)."""
         return int(np.prod(self.shape))
@@ -240,17 +302,35 @@ class Histogram:
         """One :class:`Axis` per dimension: ``len``, ``axis[i] -> (lo, hi)``, ``edges``."""
         return tuple(Axis(e, name) for e, name in zip(self._edges(), self._axis_names()))
 
-    def values(self) -> np.ndarray:
-        """The counts (or sums of weights) as float64, of :attr:`shape`."""
-        return self._native.counts().to_numpy().reshape(self.shape).astype(np.float64)
+    def values(self, flow: bool = False) -> np.ndarray:
+        """The counts (or sums of weights) as float64, of :attr:`shape`; with ``flow=True``
+        (one axis), the underflow first and the overflow last, as boost-histogram's flow bins
+        (rows, or their weights for a weighted histogram; NaN and nulls are in :attr:`flow`)."""
+        values = self._native.counts().to_numpy().reshape(self.shape).astype(np.float64)
+        return self._with_flow(values, flow, squares=False)
 
-    def variances(self) -> np.ndarray:
+    def variances(self, flow: bool = False) -> np.ndarray:
         """The variance of each value: the sum of the squared weights for ``weights=True``
-        (boost-histogram's weighted storage), else the count itself (Poisson)."""
+        (boost-histogram's weighted storage), else the count itself (Poisson); ``flow=True``
+        as for :meth:`values`."""
         squares = self._native.squared_weights()
         if squares is None:
-            return self.values()
-        return squares.to_numpy().reshape(self.shape)
+            return self.values(flow)
+        return self._with_flow(squares.to_numpy().reshape(self.shape), flow, squares=True)
+
+    def _with_flow(self, values: np.ndarray, flow: bool, *, squares: bool) -> np.ndarray:
+        _args.flag(flow, "flow")
+        if not flow:
+            return values
+        if len(self.shape) != 1:
+            raise ValueError(
+                "flow=True: flow bins per cell are kept for one axis only; `.flow` gives the "
+                "rows not counted of this n-D histogram"
+            )
+        _, _, _, under, over, under_w, over_w, under_q, over_q = self._native.flow()
+        if self.weighted:
+            under, over = (under_q, over_q) if squares else (under_w, over_w)
+        return np.concatenate([[float(under)], values, [float(over)]])
 
     def _axis_names(self) -> list[str]:
         d = len(self.shape)
@@ -300,6 +380,15 @@ class Histogram:
             ("storage", "weights (sums and squares)" if self.weighted else "counts (exact)"),
             ("total", f"{values.sum():.6g}"),
         ]
+        flow = self.flow
+        if flow.counted != flow.rows:
+            rows.append(
+                (
+                    "not counted",
+                    f"{flow.null} null, {flow.nan} NaN, {flow.underflow} below, "
+                    f"{flow.overflow} above (of {flow.rows} rows)",
+                )
+            )
         if len(self.shape) > 2:
             rows.append(("cells", f"{values.size} ({np.count_nonzero(values)} not empty)"))
         table = "".join(
@@ -414,6 +503,74 @@ def _as_series(data: Any, name: str) -> pl.Series:
     return pl.Series(name, data)
 
 
+def _device_flow(
+    columns: list[Any], weights: Any, bounds: list[tuple[float, float]]
+) -> tuple[int, int, int, int, int, float, float, float, float] | None:
+    """The flow of a fill from GPU memory, classified where the arrays lie with their own
+    library (CuPy or PyTorch; other arrays through either), as the native fill does on the host:
+    compared in float64, the first axis on which a row is outside decides. ``None`` where
+    neither library is there."""
+    arrays = [_device_array(c) for c in columns]
+    w = None if weights is None else _device_array(weights)
+    if any(a is None for a in arrays) or (weights is not None and w is None):
+        return None
+    wide = [_float64(a) for a in arrays]
+    nan = wide[0] != wide[0]
+    for x in wide[1:]:
+        nan = nan | (x != x)
+    decided = nan
+    under = over = None
+    for x, (lo, hi) in zip(wide, bounds):
+        below, above = (x < lo) & ~decided, (x > hi) & ~decided
+        under = below if under is None else under | below
+        over = above if over is None else over | above
+        decided = decided | below | above
+    assert under is not None and over is not None
+    rows = int(arrays[0].shape[0])
+
+    def total(mask: Any, scale: Any = None) -> Any:
+        return (mask.sum() if scale is None else (scale * mask).sum()).item()
+
+    sums = [0.0, 0.0, 0.0, 0.0]
+    if w is not None:
+        w64 = _float64(w)
+        sums = [
+            float(total(under, w64)),
+            float(total(over, w64)),
+            float(total(under, w64 * w64)),
+            float(total(over, w64 * w64)),
+        ]
+    counts = int(total(nan)), int(total(under)), int(total(over))
+    return (rows, 0, *counts, *sums)  # type: ignore[return-value]
+
+
+def _device_array(data: Any) -> Any:
+    """``data`` as a CuPy array or a PyTorch tensor (no copy), or ``None``."""
+    module = type(data).__module__.split(".")[0]
+    if module in ("cupy", "torch"):
+        return data
+    try:
+        import cupy
+
+        return cupy.asarray(data)
+    except ImportError:
+        pass
+    try:
+        import torch
+
+        return torch.as_tensor(data, device="cuda")
+    except ImportError:
+        return None
+
+
+def _float64(array: Any) -> Any:
+    if type(array).__module__.split(".")[0] == "torch":
+        import torch
+
+        return array.to(torch.float64)
+    return array.astype("float64")
+
+
 def _plain(value: Any, what: str) -> float:
     """A number for the histogram's fixed binning (its dtype is not known before the first
     fill, so dates and rules cannot be resolved yet)."""
@@ -422,7 +579,7 @@ def _plain(value: Any, what: str) -> float:
             if width in value:
                 return float(value[width])
         raise TypeError(
-            f"{what} of a Histogram must be numbers (its column's dtype is not known before the "
+            f"{what} of a Histogram must be a number (its column's dtype is not known before the "
             "first fill): give dates and times as numbers of the column's units"
         )
     return float(value)
@@ -436,7 +593,7 @@ def _numbers(bins: Any, what: str) -> int | list[float]:
         )
     if isinstance(bins, int):
         return bins
-    return [_plain(e, "bin edges") for e in bins]
+    return [_plain(e, f"`bins` edge {i}") for i, e in enumerate(bins)]
 
 
 def _number_range(range: Any) -> tuple[float, float] | None:

@@ -171,7 +171,7 @@ def bins(value: Any, repeated_edges: bool = False) -> int | str | list[float | d
         # numpy's datetime64/timedelta64 keep a Series' unit (Python's datetimes stop at
         # microseconds); integers stay Python ints.
         value = list(value.to_numpy()) if naive else value.to_list()
-    edges = [scalar(edge, "a bin edge") for edge in value]
+    edges = [scalar(edge, f"`bins` edge {i}") for i, edge in enumerate(value)]
     _check_edges(edges, repeated_edges)
     return edges
 
@@ -288,6 +288,12 @@ def common(
         if kernel == "auto"
         else choice(kernel, "kernel", ("auto", "shared", "packed", "segmented", "global")),
     }
+    if out["kernel"] is not None and out["device"] == "cpu":
+        # An explicit choice that cannot apply is a mistake, not a preference to drop quietly.
+        raise ValueError(
+            f"`kernel={kernel!r}` pins a GPU kernel family, but `device='cpu'` never runs one: "
+            "drop `kernel`, or use device='gpu' (or 'auto')"
+        )
     if repeated_edges:
         out["repeated_edges"] = True
     return out
@@ -309,7 +315,25 @@ def histogram_kwargs(
     out.update(common(density, closed, flow, device, kernel, repeated_edges))
     if isinstance(out["bins"], list) and out["range"] is not None:
         raise ValueError("`range` cannot be combined with explicit bin edges: drop one of them")
+    if out["flow"]:
+        _check_flow_bins([out["bins"]])
     return out
+
+
+def _check_flow_bins(per_dim: list[Any]) -> None:
+    """With ``flow=True`` each axis gets two more bins: the cells, flow bins included, must fit
+    the limit (rules are checked where the data resolves them)."""
+    sizes = [b if isinstance(b, int) else len(b) - 1 for b in per_dim if not isinstance(b, str)]
+    if len(sizes) != len(per_dim):
+        return
+    cells = math.prod(n + 2 for n in sizes)
+    if cells > MAX_BINS:
+        shown = " x ".join(f"{n} + 2" for n in sizes)
+        raise ValueError(
+            f"`flow=True` adds an underflow and an overflow bin to each axis: {shown} bins make "
+            f"{cells} cells, more than the {MAX_BINS} (2**28) a histogram can hold; ask for "
+            "fewer `bins`, or drop `flow`"
+        )
 
 
 def dd_kwargs(
@@ -348,6 +372,8 @@ def dd_kwargs(
         ranges = [range_(entry) for entry in entries]
     out = {"bins": per_dim, "range": ranges}
     out.update(common(density, closed, flow, device, kernel, repeated_edges))
+    if out["flow"]:
+        _check_flow_bins(per_dim)
     return out
 
 

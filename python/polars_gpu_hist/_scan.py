@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal, NamedTuple, TextIO, Union
+from typing import Any, Literal, NamedTuple, TextIO, Union
 
 import polars as pl
 
@@ -41,12 +41,40 @@ STREAMED_RULES = ("integer", "sturges", "rice", "sqrt")
 IN_MEMORY_RULES = ("auto", "fd", "doane", "scott", "stone")
 
 
-def scan_source(source: Source) -> pl.LazyFrame:
-    """A LazyFrame over a LazyFrame, a path or glob (Parquet, CSV, IPC), or a list of paths."""
-    if isinstance(source, pl.LazyFrame):
-        return source
-    if isinstance(source, pl.DataFrame):
+# CSV files as they come: the spellings of a missing value that R (`NA`), spreadsheets, pandas
+# and databases write, besides Polars' own (an empty field). "NaN" stays a float NaN.
+CSV_NULL_VALUES = ("", "NA", "N/A", "n/a", "#N/A", "null", "NULL", "None")
+# What a CSV scan gets unless `reader_options` says otherwise: those nulls, and timestamps parsed
+# as Date/Datetime (so that a column of them can be histogrammed).
+CSV_DEFAULTS: Mapping[str, object] = {
+    "null_values": list(CSV_NULL_VALUES),
+    "try_parse_dates": True,
+}
+
+
+def is_csv(source: object) -> bool:
+    """Whether ``source`` names CSV (or TSV) files."""
+    try:
+        paths = _paths(source)
+    except (TypeError, ValueError):
+        return False
+    return all(Path(p).suffix.lower() in (".csv", ".tsv") for p in paths)
+
+
+def scan_source(source: Source, reader_options: Mapping[str, object] | None = None) -> pl.LazyFrame:
+    """A LazyFrame over a LazyFrame, a path or glob (Parquet, CSV, IPC), or a list of paths;
+    ``reader_options`` go to Polars' scanner (CSV files get :data:`CSV_DEFAULTS` below them)."""
+    if isinstance(source, (pl.LazyFrame, pl.DataFrame)):
+        if reader_options:
+            raise ValueError(
+                "`reader_options` are for files: a LazyFrame or DataFrame is already read"
+            )
         return source.lazy()
+    if reader_options is not None and not isinstance(reader_options, Mapping):
+        raise TypeError(
+            "`reader_options` must be a dict of Polars' scan_csv/scan_parquet/scan_ipc options, "
+            f"got {type(reader_options).__name__}"
+        )
     paths = _paths(source)
     suffixes = {Path(p).suffix.lower() for p in paths}
     if len(suffixes) != 1 or next(iter(suffixes)) not in SCANNERS:
@@ -66,8 +94,44 @@ def scan_source(source: Source) -> pl.LazyFrame:
                 raise FileNotFoundError(f"no file matches {p}")
         else:
             raise FileNotFoundError(f"no such file: {p}")
-    scanner = SCANNERS[suffixes.pop()]
-    return scanner(paths if len(paths) > 1 else paths[0], **({"glob": False} if literal else {}))
+    suffix = suffixes.pop()
+    options: dict[str, object] = {"glob": False} if literal else {}
+    if suffix in (".csv", ".tsv"):
+        options.update(CSV_DEFAULTS)
+    options.update(reader_options or {})
+    try:
+        return SCANNERS[suffix](paths if len(paths) > 1 else paths[0], **options)
+    except TypeError as e:
+        raise TypeError(f"`reader_options`: {e}") from None
+
+
+def _csv_retry(error: BaseException) -> bool:
+    """Whether a CSV read failed on a value its inferred dtype cannot hold (a float after the
+    integers of the first rows), which inferring from the whole file fixes."""
+    return isinstance(error, pl.exceptions.ComputeError) and "could not parse" in str(error)
+
+
+def csv_hint(error: BaseException, cli: bool = False) -> str:
+    """Polars' message of a CSV parse failure, its first line, with the option that fixes it in
+    the words of the API the user called (the command line's flags with ``cli``)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    # Polars' own line (the last of them where an earlier hint wraps it).
+    first = next((x for x in reversed(lines) if x.startswith("could not parse")), None)
+    if first is None:
+        return lines[0] if lines else type(error).__name__
+    value = first.split("`")[1] if first.count("`") >= 2 else ""
+    if cli:
+        fix = (
+            f"if {value!r} marks a missing value, add --null-values {value!r}; otherwise the "
+            "column holds values of two types (the dtypes were inferred from the whole file)"
+        )
+    else:
+        fix = (
+            f"if {value!r} marks a missing value, add it: reader_options={{'null_values': "
+            f"['NA', ..., {value!r}]}}; otherwise give the column's dtype: "
+            "reader_options={'schema_overrides': {column: dtype}}"
+        )
+    return f"{first}: {fix}"
 
 
 def _paths(source: object) -> list[str]:
@@ -104,6 +168,7 @@ def histogram_scan(
     device: Device = "auto",
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     progress: bool | TextIO = False,
+    reader_options: Mapping[str, Any] | None = None,
 ) -> Histogram:
     """The histogram of ``column`` of a LazyFrame or of files too large for memory, read in
     bounded batches by Polars' streaming engine (``LazyFrame.collect_batches``).
@@ -142,13 +207,57 @@ def histogram_scan(
         Rows per batch (the bound on what is held at once).
     progress
         ``True`` (or a text stream) to draw a progress bar on stderr (or that stream).
+    reader_options
+        Options for Polars' scanner of the files (``pl.scan_csv``, ``pl.scan_parquet`` or
+        ``pl.scan_ipc``), e.g. ``{"separator": ";"}``. CSV files are read as they come: the
+        usual spellings of a missing value (``NA``, ``N/A``, ``null``, an empty field, ...:
+        :data:`CSV_NULL_VALUES`) are nulls, and timestamps are parsed as Date/Datetime
+        (``try_parse_dates``), unless these options say otherwise. Where the dtypes inferred
+        from the first rows do not hold (a column of integers whose later rows hold floats, or
+        one with only nulls in its first rows), the whole file decides them (read once more),
+        unless ``infer_schema_length`` is given.
 
     Returns
     -------
     Histogram
-        Filled and mergeable; ``.to_frame()`` gives the expression's rows.
+        Filled and mergeable; ``.to_frame()`` gives the expression's rows, ``.flow`` the rows
+        not counted (null, NaN, below and above the bins).
     """
-    lf = scan_source(source)
+    args = (source, column, bins, range, weights, closed, device, chunk_size, progress)
+    inferred = reader_options is None or "infer_schema_length" not in reader_options
+    retry = is_csv(source) and inferred
+    try:
+        return _scan_histogram(*args, reader_options, retry)
+    except pl.exceptions.ComputeError as e:
+        if not retry or not _csv_retry(e):
+            if _csv_retry(e):
+                raise pl.exceptions.ComputeError(f"{csv_hint(e)}\n\n{e}") from None
+            raise
+    whole = {**(reader_options or {}), "infer_schema_length": None}
+    try:
+        return _scan_histogram(*args, whole, False)
+    except pl.exceptions.ComputeError as e:
+        if _csv_retry(e):
+            raise pl.exceptions.ComputeError(f"{csv_hint(e)}\n\n{e}") from None
+        raise
+
+
+def _scan_histogram(
+    source: Source,
+    column: str,
+    bins: BinsArg,
+    range: RangeArg | Literal["auto"],
+    weights: str | None,
+    closed: Closed,
+    device: Device,
+    chunk_size: int,
+    progress: bool | TextIO,
+    reader_options: Mapping[str, Any] | None,
+    infer_whole: bool,
+) -> Histogram:
+    """:func:`histogram_scan` with the scanner's options; ``infer_whole``: a CSV column that
+    the first rows leave as String is inferred again from the whole file."""
+    lf = scan_source(source, reader_options)
     for name, what in ((column, "column"), (weights, "weights")):
         if not isinstance(name, str) and not (what == "weights" and name is None):
             raise TypeError(f"`{what}` must be a column name (str), got {name!r}")
@@ -158,12 +267,21 @@ def histogram_scan(
         raise ValueError(f"`device` must be 'auto', 'cpu' or 'gpu', got {device!r}")
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"`chunk_size` must be a positive number of rows, got {chunk_size!r}")
+    if not isinstance(progress, bool) and not callable(getattr(progress, "write", None)):
+        raise TypeError(
+            f"`progress` must be True, False or a text stream (with .write), got {progress!r}"
+        )
     schema = lf.collect_schema()
     for name in [column] + ([weights] if weights is not None else []):
         if name not in schema:
             raise pl.exceptions.ColumnNotFoundError(
                 f"no column {name!r} to histogram; columns: {', '.join(schema.names())}"
             )
+    if infer_whole and any(schema[n] == pl.String for n in (column, weights) if n is not None):
+        # Only nulls (or a stray word) in the first rows: the whole file decides the dtype.
+        reader_options = {**(reader_options or {}), "infer_schema_length": None}
+        lf = scan_source(source, reader_options)
+        schema = lf.collect_schema()
 
     def new_bar() -> _Progress | None:
         """The progress bar of the pass that reads the batches (after any first pass)."""
@@ -180,13 +298,13 @@ def histogram_scan(
     if isinstance(bins, str):
         rule = _check_rule(bins, range, weights, schema, column)
         if rule in IN_MEMORY_RULES:
-            values = _read_column(batches, column, new_bar())
+            values = _read_column(batches, column, schema[column], new_bar())
             return _in_memory(values, rule, range, closed, device)
         hist, check = _streamed_rule(
             lf, source, rule, range, schema, column, weights, closed, device
         )
         if check is not None and not isinstance(source, (pl.LazyFrame, pl.DataFrame)):
-            lf = scan_source(source)  # a fresh scan, as for range="auto"
+            lf = scan_source(source, reader_options)  # a fresh scan, as for range="auto"
         return _fill_batches(hist, check, batches, column, weights, new_bar())
     auto = isinstance(range, str)
     if auto:
@@ -219,7 +337,7 @@ def histogram_scan(
         if not isinstance(source, (pl.LazyFrame, pl.DataFrame)):
             # A fresh scan: Polars keeps the first scan's file list and Parquet metadata, which
             # a file rewritten in between no longer matches.
-            lf = scan_source(source)
+            lf = scan_source(source, reader_options)
             _check_same_dtypes(lf.collect_schema(), schema, column, weights, source)
         check = _SameExtremes(first, column, schema[column], _label(source))
     return _fill_batches(hist, check, batches, column, weights, new_bar())
@@ -379,7 +497,10 @@ def _physical(dtype: pl.DataType) -> pl.DataType:
 
 
 def _read_column(
-    batches: Callable[[], Iterable[pl.DataFrame]], column: str, bar: _Progress | None
+    batches: Callable[[], Iterable[pl.DataFrame]],
+    column: str,
+    dtype: pl.DataType,
+    bar: _Progress | None,
 ) -> pl.Series:
     """The whole column in memory, read batch by batch (for the estimators that need every
     value)."""
@@ -393,7 +514,8 @@ def _read_column(
         if bar is not None:
             bar.close()
     if not parts:
-        return pl.Series(column, [])
+        # An empty file: numpy's answer for an empty column of its dtype, not of Null.
+        return pl.Series(column, [], dtype=dtype)
     return pl.concat(parts, rechunk=False)
 
 

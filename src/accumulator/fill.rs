@@ -42,7 +42,14 @@ impl Histogram {
             }
             _ => None,
         };
+        let counted = match &counts {
+            Counts::Exact(c) => Some(c.iter().sum::<u64>()),
+            Counts::Weighted(_) => None,
+        };
+        let flow = super::flow::host_flow(&specs, &sample, weights.as_ref(), counted)?;
+        let flow = self.flow.plus(&flow)?;
         self.add(&counts, weighted(&squares))?;
+        self.flow = flow;
         self.take(resolved);
         Ok(())
     }

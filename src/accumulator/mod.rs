@@ -18,6 +18,7 @@
 
 mod axis;
 mod fill;
+mod flow;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -28,6 +29,7 @@ use polars::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub use axis::{Axis, DataExtremes, Span};
+pub use flow::Flow;
 
 use crate::alloc;
 use crate::bins::{BinSpec, Binning, Closed, Extremes, Range, ValueKind};
@@ -102,6 +104,8 @@ pub struct Histogram {
     counts: Counts,
     /// Sums of squared weights per cell, with `Storage::Weight`.
     squares: Option<Vec<f64>>,
+    /// The rows fills saw, and those not counted (null, NaN, under- and overflow).
+    flow: Flow,
 }
 
 impl Histogram {
@@ -122,6 +126,7 @@ impl Histogram {
             axes,
             options,
             resolved,
+            flow: Flow::default(),
         })
     }
 
@@ -141,6 +146,7 @@ impl Histogram {
                 .collect::<HistResult<_>>()?,
             counts: self.counts.try_clone()?,
             squares: self.squares.as_deref().map(alloc::copied).transpose()?,
+            flow: self.flow,
         })
     }
 
@@ -154,6 +160,7 @@ impl Histogram {
         if let Some(q) = &mut h.squares {
             q.iter_mut().for_each(|q| *q = 0.0);
         }
+        h.flow = Flow::default();
         Ok(h)
     }
 
@@ -212,6 +219,20 @@ impl Histogram {
         self.squares.as_deref()
     }
 
+    /// The rows the fills saw and those not counted, by reason (boost-histogram's flow bins,
+    /// with nulls and NaN): `rows = counted + null + nan + underflow + overflow`. Fills from
+    /// GPU memory leave it to their caller ([`Histogram::add_flow`]).
+    pub fn flow(&self) -> &Flow {
+        &self.flow
+    }
+
+    /// Adds the flow of a fill that counted data this histogram cannot read (arrays in GPU
+    /// memory, classified where they lie).
+    pub fn add_flow(&mut self, flow: &Flow) -> HistResult<()> {
+        self.flow = self.flow.plus(flow)?;
+        Ok(())
+    }
+
     /// The edges of `axis` as float64 (float32 edges widen exactly). Before any fill, those of a
     /// Float64 column (of the data's kind for a data range).
     pub fn edges(&self, axis: usize) -> HistResult<Vec<f64>> {
@@ -248,7 +269,9 @@ impl Histogram {
                 }
             }
         }
+        let flow = self.flow.plus(&other.flow)?;
         self.add(&other.counts, other.squares.as_deref())?;
+        self.flow = flow;
         self.take(take);
         Ok(())
     }
@@ -566,9 +589,18 @@ impl std::fmt::Display for Histogram {
             Counts::Exact(c) => ("count", c.iter().sum::<u64>().to_string()),
             Counts::Weighted(s) => ("weight", s.iter().sum::<f64>().to_string()),
         };
+        let fl = &self.flow;
+        let flow = if fl.rows == fl.counted() {
+            String::new()
+        } else {
+            format!(
+                "; not counted: null={}, nan={}, underflow={}, overflow={}",
+                fl.null, fl.nan, fl.underflow, fl.overflow
+            )
+        };
         write!(
             f,
-            "Histogram({}{dtype}; storage={storage}; total={total})",
+            "Histogram({}{dtype}; storage={storage}; total={total}{flow})",
             self.describe()
         )
     }

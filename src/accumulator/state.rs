@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::axis::{Axis, ValueDtype};
-use super::{AccumulatorOptions, Histogram, Storage};
+use super::{AccumulatorOptions, Flow, Histogram, Storage};
 use crate::bins::Closed;
 use crate::counts::Counts;
 use crate::error::{HistError, HistResult};
@@ -26,12 +26,17 @@ pub(super) struct State {
     /// Sums of squared weights (format 3 on).
     #[serde(default)]
     squares: Option<Vec<f64>>,
+    /// Rows seen and not counted (format 4 on).
+    #[serde(default)]
+    flow: Option<Flow>,
 }
 
+/// Format 4 adds the flow (rows seen, and those not counted by reason); earlier formats read with
+/// the rows their counts hold and nothing recorded as not counted (it was not kept then).
 /// Format 3 adds the squared weights of weighted histograms (and n-D axes). Format 2 stores exact
 /// counts as little-endian bytes: pickle's integers stop at 2^63 in serde_pickle, counts do not.
 /// Formats 1 (a list of integers) and 2 still read, weighted ones of them refused (no squares).
-const STATE_FORMAT: u32 = 3;
+const STATE_FORMAT: u32 = 4;
 
 /// Exact counts in the serialized state: bytes (8 a count), or a list of integers (`listed`).
 struct ExactCounts {
@@ -133,6 +138,7 @@ impl From<Histogram> for State {
             counts,
             sums,
             squares: h.squares,
+            flow: Some(h.flow),
         }
     }
 }
@@ -190,12 +196,21 @@ impl TryFrom<State> for Histogram {
             device: s.device,
             kernel: s.kernel,
         };
+        let flow = s.flow.unwrap_or_else(|| Flow {
+            // Before format 4 only the counted rows are known (of a counting histogram).
+            rows: match &counts {
+                Counts::Exact(c) => c.iter().fold(0u64, |a, &b| a.saturating_add(b)),
+                Counts::Weighted(_) => 0,
+            },
+            ..Flow::default()
+        });
         let mut h = Histogram {
             resolved: super::resolve_axes(&s.axes, options)?,
             axes: s.axes,
             options,
             counts,
             squares,
+            flow,
         };
         // n-D axes were resolved for the sample's common dtype, which the dtypes give back.
         let (_, common) = crate::dtype::sample(

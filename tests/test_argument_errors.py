@@ -1,0 +1,120 @@
+"""Issue 30, items 6 and 9: empty files give numpy's answer for their dtype, and lenient or
+unclear arguments get a TypeError or ValueError naming the argument and the fix."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from test_cli import counts_of
+
+import polars_gpu_hist as gh
+from polars_gpu_hist.__main__ import main
+
+ESTIMATORS = ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"]
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".ipc"])
+@pytest.mark.parametrize("rule", [*ESTIMATORS, "integer", 10])
+@pytest.mark.parametrize("dtype", [pl.UInt8, pl.Int64, pl.Float32, pl.Float64])
+def test_an_empty_file_gives_numpys_answer_for_its_dtype(
+    tmp_path: Path, suffix: str, rule: object, dtype: pl.DataType
+) -> None:
+    if rule == "integer" and dtype.is_float():
+        pytest.skip("integer bins refuse float columns")
+    path = tmp_path / f"empty{suffix}"
+    frame = pl.DataFrame({"x": pl.Series([], dtype=dtype)})
+    frame.write_parquet(path) if suffix == ".parquet" else frame.write_ipc(path)
+    h = gh.histogram_scan(path, "x", rule, range="auto" if rule == 10 else None)
+    empty = frame["x"].to_numpy()
+    counts, edges = np.histogram(empty, "auto" if rule == "integer" else rule)
+    if rule == "integer":
+        counts, edges = np.array([0]), np.array([0.0, 1.0])  # np.arange(0, 2)
+    np.testing.assert_array_equal(h.counts, counts)
+    np.testing.assert_array_equal(h.edges, edges)
+    assert h._native.dtypes == [str(dtype)]
+    assert h.flow.rows == 0
+
+
+@pytest.mark.parametrize("rule", ["auto", "fd", "sturges"])
+def test_the_cli_on_an_empty_file(tmp_path: Path, rule: str, capsys) -> None:
+    path = tmp_path / "empty.parquet"
+    pl.DataFrame({"x": pl.Series([], dtype=pl.UInt8)}).write_parquet(path)
+    assert main([str(path), "-b", rule]) == 0
+    out = capsys.readouterr().out
+    assert counts_of(out) == [0.0] and "0 rows: 0 counted" in out
+
+
+def test_a_kernel_with_the_cpu_is_refused() -> None:
+    s = pl.Series([1.0, 2.0])
+    for call in (
+        lambda: gh.histogram(s, 2, device="cpu", kernel="shared"),
+        lambda: pl.select(pl.lit(s).gpu_hist.histogram(2, device="cpu", kernel="global")),
+        lambda: gh.histogramdd(s, s, bins=2, device="cpu", kernel="packed"),
+        lambda: gh.explain(s, 2, device="cpu", kernel="segmented"),
+    ):
+        with pytest.raises(ValueError, match=r"`kernel=.*`device='cpu'`"):
+            call()
+    # "auto" is no choice, and the GPU or "auto" may take one.
+    assert gh.histogram(s, 2, device="cpu", kernel="auto")["count"].to_list() == [1, 1]
+    assert gh.histogram(s, 2, device="auto", kernel="shared")["count"].to_list() == [1, 1]
+
+
+def test_progress_must_be_a_flag_or_a_stream(tmp_path: Path) -> None:
+    lf = pl.LazyFrame({"x": [1.0, 2.0]})
+    for bad in ("yes", 1, None, object()):
+        with pytest.raises(TypeError, match="`progress`"):
+            gh.histogram_scan(lf, "x", [0, 3], progress=bad)  # type: ignore[arg-type]
+    for good in (True, False, io.StringIO()):
+        assert gh.histogram_scan(lf, "x", [0, 3], progress=good).counts.tolist() == [2]
+
+
+def test_pin_names_what_it_takes() -> None:
+    for call in (gh.pin, gh.unpin):
+        with pytest.raises(TypeError, match=r"`(un)?pin` takes a Polars Series"):
+            call("x")  # type: ignore[arg-type]
+
+
+def test_weights_of_another_length_are_named_weights() -> None:
+    s = pl.Series([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"`weights` has 2 values but the data has 3"):
+        gh.histogram(s, 2, weights=[1.0, 2.0])
+    with pytest.raises(ValueError, match=r"`weights` has 2 values but the columns have 3"):
+        gh.histogramdd(s, s, bins=2, weights=np.ones(2))
+    h = gh.Histogram(2, range=(0, 4), weights=True)
+    with pytest.raises(ValueError, match=r"`weights` has 2 rows"):
+        h.fill(s, weights=np.ones(2))
+
+
+def test_flow_bins_past_the_limit_are_a_value_error() -> None:
+    s = pl.Series([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"`flow=True` adds an underflow and an overflow bin"):
+        gh.histogram(s, 2**28, flow=True)
+    with pytest.raises(ValueError, match="`flow=True`"):
+        gh.histogramdd(s, s, bins=2**14, flow=True)
+    # One bin fewer on each side fits.
+    assert gh.histogram(s, 2**28 - 2, range=(0, 1), flow=True).height == 2**28
+
+
+@pytest.mark.parametrize(
+    "bins",
+    [[0, "a", 2], [0, None, 2], [0, True, 2], [0, object(), 2], [0, np.datetime64("NaT"), 2]],
+)
+def test_bad_edges_name_bins_and_the_edge(bins: list) -> None:
+    s = pl.Series([1.0])
+    with pytest.raises((TypeError, ValueError), match=r"`bins` edge 1"):
+        gh.histogram(s, bins)
+    with pytest.raises((TypeError, ValueError), match=r"`bins` edge 1"):
+        pl.select(pl.lit(s).gpu_hist.histogram(bins))
+
+
+def test_edges_that_cannot_bin_the_column_name_bins() -> None:
+    import datetime as dt
+
+    with pytest.raises(Exception, match=r"`bins` edge 0 is a"):
+        gh.histogram(pl.Series([1.0]), [dt.date(2020, 1, 1), dt.date(2020, 1, 2)])
+    with pytest.raises(TypeError, match=r"`bins` edge 0 of a Histogram must be a number"):
+        gh.Histogram([dt.date(2020, 1, 1), dt.date(2020, 1, 2)])
