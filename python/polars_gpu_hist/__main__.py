@@ -34,10 +34,12 @@ from polars_gpu_hist._args import BIN_RULES
 from polars_gpu_hist._scan import (
     CSV_NULL_VALUES,
     SUPPORTED_DTYPES,
+    TextColumnError,
     csv_hint,
     is_csv,
     scan_source,
     supported_dtype,
+    text_column_error,
 )
 
 PLOT_SUFFIXES = (".html", ".json", ".png", ".svg")
@@ -262,12 +264,16 @@ def run(args: argparse.Namespace) -> int:
     if args.file is None:
         source, schema = "demo data", DEMO_SCHEMA
     else:
-        source, schema = str(args.file), scan(args.file, options).collect_schema()
+        source, lf = str(args.file), scan(args.file, options)
+        schema = lf.collect_schema()
         wanted = [n for n in (args.column, args.weights) if n in schema]
         whole = options is not None and "infer_schema_length" not in options
         if whole and any(schema[n] == pl.String for n in wanted):
             # Only nulls (or a stray word) in the first rows: the whole file decides.
-            schema = scan(args.file, {**options, "infer_schema_length": None}).collect_schema()
+            lf = scan(args.file, {**options, "infer_schema_length": None})
+            schema = lf.collect_schema()
+        if options is not None and args.column in schema and schema[args.column] == pl.String:
+            raise UsageError(text_column_error(lf, args.column).message(cli=True))
     column = choose_column(schema, args.column, args.weights, source)
     bins = args.bins
     t0 = time.perf_counter()
@@ -286,6 +292,8 @@ def run(args: argparse.Namespace) -> int:
             reader_options=options,
         )
         hist = scanned.to_frame(density=args.density)
+    except TextColumnError as e:
+        raise UsageError(e.message(cli=True)) from None
     except pl.exceptions.ComputeError as e:
         if "could not parse" in str(e):
             raise UsageError(csv_hint(e, cli=True)) from None

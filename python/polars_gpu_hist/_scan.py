@@ -134,6 +134,40 @@ def csv_hint(error: BaseException, cli: bool = False) -> str:
     return f"{first}: {fix}"
 
 
+class TextColumnError(TypeError):
+    """A CSV column read as text (String), with its first value that is not a number."""
+
+    def __init__(self, column: str, value: str | None) -> None:
+        self.column, self.value = column, value
+        super().__init__(self.message(cli=False))
+
+    def message(self, cli: bool) -> str:
+        """The message, naming the option that fixes it (the command line's flag with ``cli``)."""
+        if self.value is None:
+            return f"column {self.column!r} was read as text (String)"
+        fix = (
+            f"--null-values {self.value!r}"
+            if cli
+            else f"reader_options={{'null_values': ['NA', ..., {self.value!r}]}}"
+        )
+        return (
+            f"column {self.column!r} was read as text (String): {self.value!r} is not a number; "
+            f"if it marks a missing value, add it with {fix}"
+        )
+
+
+def text_column_error(lf: pl.LazyFrame, column: str) -> TextColumnError:
+    """Why a CSV column was read as text: its first value that is not a number."""
+    x = pl.col(column)
+    odd = (
+        lf.select(x)
+        .filter(x.is_not_null() & x.str.strip_chars().cast(pl.Float64, strict=False).is_null())
+        .head(1)
+        .collect()
+    )
+    return TextColumnError(column, None if odd.height == 0 else odd.item())
+
+
 def _paths(source: object) -> list[str]:
     """The paths of a path, glob or sequence of them; ``TypeError`` for anything else."""
     accepted = (
@@ -282,6 +316,8 @@ def _scan_histogram(
         reader_options = {**(reader_options or {}), "infer_schema_length": None}
         lf = scan_source(source, reader_options)
         schema = lf.collect_schema()
+    if is_csv(source) and schema[column] == pl.String:
+        raise text_column_error(lf, column)
 
     def new_bar() -> _Progress | None:
         """The progress bar of the pass that reads the batches (after any first pass)."""

@@ -343,3 +343,56 @@ fn float16_decimal_and_128_bit_fills_bin_as_histogram_does() {
         assert_eq!(back.edges(0).unwrap(), h.edges(0).unwrap(), "{dtype:?}");
     }
 }
+
+#[test]
+fn flow_accounts_for_every_row_and_survives_merges_and_serde() {
+    let mut h = hist1(Binning::Count(4), Some((0.0, 1.0)), Closed::Left, false).unwrap();
+    let x = Series::new("x".into(), [Some(-5.0), Some(0.5), Some(7.0), Some(f64::NAN), None]);
+    h.fill(std::slice::from_ref(&x), None).unwrap();
+    let f = *h.flow();
+    assert_eq!((f.rows, f.null, f.nan, f.underflow, f.overflow), (5, 1, 1, 1, 1));
+    assert_eq!(f.counted(), 1);
+    assert!(h.to_string().contains("underflow=1"), "{h}");
+    let mut other = h.empty_like().unwrap();
+    assert_eq!(*other.flow(), Flow::default());
+    other.fill(&[series(&[1.0, 2.0])], None).unwrap();
+    h.merge(&other).unwrap();
+    let f = *h.flow();
+    assert_eq!((f.rows, f.overflow, f.counted()), (7, 2, 2));
+    let json = serde_json::to_string(&h).unwrap();
+    let back: Histogram = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.flow(), h.flow());
+}
+
+#[test]
+fn flow_of_weighted_and_n_d_fills() {
+    let mut w = hist1(Binning::Count(2), Some((0.0, 2.0)), Closed::Right, true).unwrap();
+    let weights = Series::new("w".into(), [Some(2.0), Some(1.0), Some(3.0), None]);
+    w.fill(&[series(&[-1.0, 0.0, 3.0, 1.0])], Some(&weights))
+        .unwrap();
+    let f = *w.flow();
+    assert_eq!((f.rows, f.null, f.underflow, f.overflow), (4, 1, 1, 1));
+    assert_eq!((f.underflow_weight, f.overflow_weight), (2.0, 3.0));
+    assert_eq!((f.underflow_squares, f.overflow_squares), (4.0, 9.0));
+
+    let axes = vec![Axis::regular(2, 0.0, 1.0), Axis::regular(2, 0.0, 1.0)];
+    let mut dd = Histogram::new(axes, AccumulatorOptions::default()).unwrap();
+    let x = series(&[0.5, 2.0, 0.5, f64::NAN]);
+    let y = series(&[0.5, -1.0, -1.0, 9.0]);
+    dd.fill(&[x, y], None).unwrap();
+    // The first axis on which a row is outside decides; NaN comes before outside.
+    let f = *dd.flow();
+    assert_eq!((f.nan, f.underflow, f.overflow, f.counted()), (1, 1, 1, 1));
+}
+
+#[test]
+fn a_state_without_flow_reads_with_its_counted_rows() {
+    let mut h = hist1(Binning::Count(2), Some((0.0, 1.0)), Closed::Left, false).unwrap();
+    h.fill(&[series(&[0.2, 0.7, 5.0])], None).unwrap();
+    let mut state: serde_json::Value = serde_json::to_value(&h).unwrap();
+    state["format"] = 3.into();
+    state.as_object_mut().unwrap().remove("flow");
+    let old: Histogram = serde_json::from_value(state).unwrap();
+    assert_eq!(old.flow().rows, 2);
+    assert_eq!(old.flow().counted(), 2);
+}
