@@ -176,3 +176,14 @@ def test_cli_csv_flags_are_for_csv_files(tmp_path: Path) -> None:
     path = tmp_path / "d.parquet"
     pl.DataFrame({"x": [1.0, 2.0]}).write_parquet(path)
     assert_usage_error(run_cli(str(path), "--separator", ";"), "--separator", "CSV")
+
+
+def test_cli_default_column_holds_more_than_one_value(flights, capsys) -> None:
+    path, _ = flights
+    # `year` is the first numeric column, and holds one value: one bar says nothing.
+    assert main([str(path), "-b", "5"]) == 0
+    assert "column 'dep_delay'" in capsys.readouterr().out
+    constant = path.parent / "constant.csv"
+    constant.write_text("a,b\n1,2\n1,2\n")
+    assert main([str(constant), "-b", "2"]) == 0
+    assert "column 'a'" in capsys.readouterr().out

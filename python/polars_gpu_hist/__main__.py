@@ -175,7 +175,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "-c",
         "--column",
-        help="column to histogram (default: the first numeric or temporal one, not --weights)",
+        help="column to histogram (default: the first numeric or temporal one, not --weights, "
+        "with more than one distinct value)",
     )
     p.add_argument(
         "-b",
@@ -274,7 +275,9 @@ def run(args: argparse.Namespace) -> int:
             schema = lf.collect_schema()
         if options is not None and args.column in schema and schema[args.column] == pl.String:
             raise UsageError(text_column_error(lf, args.column).message(cli=True))
-    column = choose_column(schema, args.column, args.weights, source)
+    column = choose_column(
+        schema, args.column, args.weights, source, None if args.file is None else lf
+    )
     bins = args.bins
     t0 = time.perf_counter()
     try:
@@ -345,19 +348,29 @@ def check_plot_path(path: Path) -> Path:
     return path
 
 
-def choose_column(schema: pl.Schema, column: str | None, weights: str | None, source: str) -> str:
-    """``--column``, or the first column that can be histogrammed (other than the weights)."""
+def choose_column(
+    schema: pl.Schema,
+    column: str | None,
+    weights: str | None,
+    source: str,
+    lf: pl.LazyFrame | None = None,
+) -> str:
+    """``--column``, or the first column that can be histogrammed (other than the weights) and
+    holds more than one distinct value (found in one pass over ``lf``; the first such column
+    where none does)."""
     names = ", ".join(f"{n} ({t})" for n, t in schema.items())
     if weights is not None and weights not in schema:
         raise UsageError(f"no column {weights!r} for --weights in {source}; columns: {names}")
     if column is None:
-        column = next((n for n, t in schema.items() if n != weights and supported_dtype(t)), None)
-        if column is None:
+        candidates = [n for n, t in schema.items() if n != weights and supported_dtype(t)]
+        if not candidates:
             raise UsageError(
                 f"no column of {source} can be histogrammed (it takes {SUPPORTED_DTYPES} column); "
                 f"columns: {names}"
             )
-        return column
+        if lf is None or len(candidates) == 1:
+            return candidates[0]
+        return _first_varying(lf, candidates, source)
     if column not in schema:
         raise UsageError(f"no column {column!r} in {source}; columns: {names}")
     if not supported_dtype(schema[column]):
@@ -366,6 +379,33 @@ def choose_column(schema: pl.Schema, column: str | None, weights: str | None, so
             f"use {SUPPORTED_DTYPES} column"
         )
     return column
+
+
+def _first_varying(lf: pl.LazyFrame, candidates: list[str], source: str) -> str:
+    """The first of ``candidates`` with two distinct values (a constant such as a `year` column
+    makes one bar); the first candidate where none has."""
+
+    def varies(name: str) -> pl.Expr:
+        x = pl.col(name).to_physical()
+        x = x.filter(x.is_not_nan()) if schema[name].is_float() else x
+        return (x.min() < x.max()).fill_null(False).alias(name)
+
+    schema = lf.collect_schema()
+    try:
+        row = lf.select([varies(n) for n in candidates]).collect(engine="streaming").row(0)
+    except pl.exceptions.ComputeError as e:
+        if "could not parse" not in str(e):
+            raise UsageError(f"cannot read {source}: {_one_line(e)}") from None
+        # A CSV column whose first rows' dtype does not hold: it is no candidate then (the
+        # whole file may find it is one, but choosing a column should not read the file twice).
+        bad = _one_line(e).split("at column ")[-1].split(" ")[0].strip("'\"")
+        rest = [n for n in candidates if n != bad]
+        if len(rest) == len(candidates) or not rest:
+            raise UsageError(csv_hint(e, cli=True)) from None
+        return _first_varying(lf, rest, source)
+    except (pl.exceptions.PolarsError, OSError) as e:
+        raise UsageError(f"cannot read {source}: {_one_line(e)}") from None
+    return next((n for n, v in zip(candidates, row) if v), candidates[0])
 
 
 def terminal_bars(hist: pl.DataFrame, *, closed: str = "left", width: int = 50) -> str:
