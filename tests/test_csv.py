@@ -187,3 +187,21 @@ def test_cli_default_column_holds_more_than_one_value(flights, capsys) -> None:
     constant.write_text("a,b\n1,2\n1,2\n")
     assert main([str(constant), "-b", "2"]) == 0
     assert "column 'a'" in capsys.readouterr().out
+
+
+def test_where_keeps_the_rows_of_a_sql_predicate(flights, capsys) -> None:
+    path, values = flights
+    frame = pl.read_csv(path, null_values=["NA"], infer_schema_length=None)
+    kept = frame.filter((pl.col("carrier") == "AA") & (pl.col("visib") > 2))
+    for where in ("carrier = 'AA' AND visib > 2", (pl.col("carrier") == "AA") & (pl.col("visib") > 2)):
+        h = gh.histogram_scan(path, "dep_delay", 8, range="auto", where=where)
+        counts, _ = np.histogram(kept["dep_delay"].drop_nulls().to_numpy(), 8)
+        np.testing.assert_array_equal(h.counts, counts)
+        assert h.flow.rows == kept.height
+    with pytest.raises(ValueError, match="`where`"):
+        gh.histogram_scan(path, "dep_delay", 8, where="carrier =")
+    with pytest.raises(TypeError, match="`where`"):
+        gh.histogram_scan(path, "dep_delay", 8, where=3)  # type: ignore[arg-type]
+    assert main([str(path), "-c", "dep_delay", "-b", "8", "--where", "carrier = 'AA'"]) == 0
+    n = frame.filter(pl.col("carrier") == "AA").height
+    assert f"{n:,} rows:" in capsys.readouterr().out

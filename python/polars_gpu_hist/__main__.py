@@ -199,6 +199,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     p.add_argument("--rows", type=_int_at_least(1), default=10_000_000, help="rows of demo data")
+    p.add_argument(
+        "--where",
+        metavar="EXPR",
+        help="only the rows where this SQL predicate holds, e.g. \"origin = 'JFK'\"",
+    )
     csv = p.add_argument_group("CSV files")
     csv.add_argument(
         "--null-values",
@@ -293,6 +298,7 @@ def run(args: argparse.Namespace) -> int:
             device=args.device,
             progress=progress,
             reader_options=options,
+            where=args.where,
         )
         hist = scanned.to_frame(density=args.density)
     except TextColumnError as e:

@@ -23,7 +23,7 @@ SCANNERS = {
     ".parquet": pl.scan_parquet,
     ".pq": pl.scan_parquet,
     ".csv": pl.scan_csv,
-    ".tsv": lambda p, **kwargs: pl.scan_csv(p, separator="\t", **kwargs),
+    ".tsv": lambda p, **kwargs: pl.scan_csv(p, **{"separator": "\t", **kwargs}),
     ".ipc": pl.scan_ipc,
     ".arrow": pl.scan_ipc,
     ".feather": pl.scan_ipc,
@@ -203,6 +203,7 @@ def histogram_scan(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     progress: bool | TextIO = False,
     reader_options: Mapping[str, Any] | None = None,
+    where: str | pl.Expr | None = None,
 ) -> Histogram:
     """The histogram of ``column`` of a LazyFrame or of files too large for memory, read in
     bounded batches by Polars' streaming engine (``LazyFrame.collect_batches``).
@@ -250,6 +251,10 @@ def histogram_scan(
         from the first rows do not hold (a column of integers whose later rows hold floats, or
         one with only nulls in its first rows), the whole file decides them (read once more),
         unless ``infer_schema_length`` is given.
+    where
+        Only the rows where this holds: a Polars expression, or a SQL predicate as text
+        (``"dep_delay > 0 AND origin = 'JFK'"``, ``pl.sql_expr``). The histogram's
+        :attr:`~Histogram.flow` counts the rows that pass it.
 
     Returns
     -------
@@ -257,7 +262,8 @@ def histogram_scan(
         Filled and mergeable; ``.to_frame()`` gives the expression's rows, ``.flow`` the rows
         not counted (null, NaN, below and above the bins).
     """
-    args = (source, column, bins, range, weights, closed, device, chunk_size, progress)
+    predicate = _predicate(where)
+    args = (source, column, bins, range, weights, closed, device, chunk_size, progress, predicate)
     inferred = reader_options is None or "infer_schema_length" not in reader_options
     retry = is_csv(source) and inferred
     try:
@@ -276,6 +282,27 @@ def histogram_scan(
         raise
 
 
+def _predicate(where: object) -> pl.Expr | None:
+    """``where`` as an expression: a SQL predicate's text is parsed here, where it is written."""
+    if where is None or isinstance(where, pl.Expr):
+        return where
+    if not isinstance(where, str):
+        raise TypeError(
+            f"`where` must be a SQL predicate (str) or a Polars expression, got {where!r}"
+        )
+    try:
+        return pl.sql_expr(where)
+    except (pl.exceptions.PolarsError, ValueError) as e:
+        raise ValueError(f"`where` is not a SQL predicate Polars reads: {where!r} ({e})") from None
+
+
+def _open(
+    source: Source, reader_options: Mapping[str, Any] | None, where: pl.Expr | None
+) -> pl.LazyFrame:
+    lf = scan_source(source, reader_options)
+    return lf if where is None else lf.filter(where)
+
+
 def _scan_histogram(
     source: Source,
     column: str,
@@ -286,12 +313,13 @@ def _scan_histogram(
     device: Device,
     chunk_size: int,
     progress: bool | TextIO,
+    where: pl.Expr | None,
     reader_options: Mapping[str, Any] | None,
     infer_whole: bool,
 ) -> Histogram:
     """:func:`histogram_scan` with the scanner's options; ``infer_whole``: a CSV column that
     the first rows leave as String is inferred again from the whole file."""
-    lf = scan_source(source, reader_options)
+    lf = _open(source, reader_options, where)
     for name, what in ((column, "column"), (weights, "weights")):
         if not isinstance(name, str) and not (what == "weights" and name is None):
             raise TypeError(f"`{what}` must be a column name (str), got {name!r}")
@@ -314,7 +342,7 @@ def _scan_histogram(
     if infer_whole and any(schema[n] == pl.String for n in (column, weights) if n is not None):
         # Only nulls (or a stray word) in the first rows: the whole file decides the dtype.
         reader_options = {**(reader_options or {}), "infer_schema_length": None}
-        lf = scan_source(source, reader_options)
+        lf = _open(source, reader_options, where)
         schema = lf.collect_schema()
     if is_csv(source) and schema[column] == pl.String:
         raise text_column_error(lf, column)
@@ -340,7 +368,7 @@ def _scan_histogram(
             lf, source, rule, range, schema, column, weights, closed, device
         )
         if check is not None and not isinstance(source, (pl.LazyFrame, pl.DataFrame)):
-            lf = scan_source(source, reader_options)  # a fresh scan, as for range="auto"
+            lf = _open(source, reader_options, where)  # a fresh scan, as for range="auto"
         return _fill_batches(hist, check, batches, column, weights, new_bar())
     auto = isinstance(range, str)
     if auto:
@@ -373,7 +401,7 @@ def _scan_histogram(
         if not isinstance(source, (pl.LazyFrame, pl.DataFrame)):
             # A fresh scan: Polars keeps the first scan's file list and Parquet metadata, which
             # a file rewritten in between no longer matches.
-            lf = scan_source(source, reader_options)
+            lf = _open(source, reader_options, where)
             _check_same_dtypes(lf.collect_schema(), schema, column, weights, source)
         check = _SameExtremes(first, column, schema[column], _label(source))
     return _fill_batches(hist, check, batches, column, weights, new_bar())
