@@ -190,10 +190,11 @@ def test_cli_default_column_holds_more_than_one_value(flights, capsys) -> None:
 
 
 def test_where_keeps_the_rows_of_a_sql_predicate(flights, capsys) -> None:
-    path, values = flights
+    path, _ = flights
     frame = pl.read_csv(path, null_values=["NA"], infer_schema_length=None)
-    kept = frame.filter((pl.col("carrier") == "AA") & (pl.col("visib") > 2))
-    for where in ("carrier = 'AA' AND visib > 2", (pl.col("carrier") == "AA") & (pl.col("visib") > 2)):
+    predicate = (pl.col("carrier") == "AA") & (pl.col("visib") > 2)
+    kept = frame.filter(predicate)
+    for where in ("carrier = 'AA' AND visib > 2", predicate):
         h = gh.histogram_scan(path, "dep_delay", 8, range="auto", where=where)
         counts, _ = np.histogram(kept["dep_delay"].drop_nulls().to_numpy(), 8)
         np.testing.assert_array_equal(h.counts, counts)
