@@ -273,8 +273,11 @@ def run(args: argparse.Namespace) -> int:
         source, lf = str(args.file), scan(args.file, options)
         schema = lf.collect_schema()
         wanted = [n for n in (args.column, args.weights) if n in schema]
-        whole = options is not None and "infer_schema_length" not in options
-        if whole and any(schema[n] == pl.String for n in wanted):
+        if (
+            options is not None
+            and "infer_schema_length" not in options
+            and any(schema[n] == pl.String for n in wanted)
+        ):
             # Only nulls (or a stray word) in the first rows: the whole file decides.
             lf = scan(args.file, {**options, "infer_schema_length": None})
             schema = lf.collect_schema()

@@ -197,7 +197,8 @@ class Histogram:
         return NotImplemented
 
     def __eq__(self, other: object) -> bool:
-        """The same binning (axes, edges, ``closed``, dtypes), storage and contents."""
+        """The same binning (axes, edges, ``closed``, dtypes), storage and contents (counts,
+        variances and :attr:`flow`)."""
         if not isinstance(other, Histogram):
             return NotImplemented
         mine, theirs = self._native, other._native
@@ -209,6 +210,7 @@ class Histogram:
             and all(np.array_equal(a, b) for a, b in zip(self._edges(), other._edges()))
             and np.array_equal(self.values(), other.values())
             and np.array_equal(self.variances(), other.variances())
+            and mine.flow() == theirs.flow()
         )
 
     @property
@@ -327,10 +329,11 @@ class Histogram:
                 "flow=True: flow bins per cell are kept for one axis only; `.flow` gives the "
                 "rows not counted of this n-D histogram"
             )
-        _, _, _, under, over, under_w, over_w, under_q, over_q = self._native.flow()
+        _, _, _, rows_under, rows_over, under_w, over_w, under_q, over_q = self._native.flow()
+        under, over = float(rows_under), float(rows_over)
         if self.weighted:
             under, over = (under_q, over_q) if squares else (under_w, over_w)
-        return np.concatenate([[float(under)], values, [float(over)]])
+        return np.concatenate([[under], values, [over]])
 
     def _axis_names(self) -> list[str]:
         d = len(self.shape)
