@@ -70,10 +70,10 @@ def test_every_row_is_accounted_for(values: list, closed: str, cuts: int) -> Non
     "dtype", [pl.Int8, pl.UInt64, pl.Int64, pl.Float32, pl.Float16, pl.Datetime("ns")]
 )
 def test_flow_of_every_dtype_compares_as_the_bins_do(dtype: pl.DataType) -> None:
-    raw = [-3, 0, 1, 2, 3, 4, 5, 9, None, 100]
+    raw = [0, 0, 1, 2, 3, 4, 5, 9, None, 100]
     s = pl.Series("x", raw).cast(dtype)
     h = gh.Histogram([1, 2, 4], closed="left").fill(s)
-    # 1, 2, 3, 4 are counted (the last bin is closed); -3, 0 below; 5, 9, 100 above.
+    # 1, 2, 3, 4 are counted (the last bin is closed); 0, 0 below; 5, 9, 100 above.
     assert int(h.counts.sum()) == 4
     assert h.flow == gh.Flow(rows=10, counted=4, null=1, nan=0, underflow=2, overflow=3)
 
