@@ -347,10 +347,16 @@ fn float16_decimal_and_128_bit_fills_bin_as_histogram_does() {
 #[test]
 fn flow_accounts_for_every_row_and_survives_merges_and_serde() {
     let mut h = hist1(Binning::Count(4), Some((0.0, 1.0)), Closed::Left, false).unwrap();
-    let x = Series::new("x".into(), [Some(-5.0), Some(0.5), Some(7.0), Some(f64::NAN), None]);
+    let x = Series::new(
+        "x".into(),
+        [Some(-5.0), Some(0.5), Some(7.0), Some(f64::NAN), None],
+    );
     h.fill(std::slice::from_ref(&x), None).unwrap();
     let f = *h.flow();
-    assert_eq!((f.rows, f.null, f.nan, f.underflow, f.overflow), (5, 1, 1, 1, 1));
+    assert_eq!(
+        (f.rows, f.null, f.nan, f.underflow, f.overflow),
+        (5, 1, 1, 1, 1)
+    );
     assert_eq!(f.counted(), 1);
     assert!(h.to_string().contains("underflow=1"), "{h}");
     let mut other = h.empty_like().unwrap();
