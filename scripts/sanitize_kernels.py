@@ -37,7 +37,7 @@ for kernel in ["shared", "packed", "segmented", "global"]:
                                 weights=weights,
                                 closed=closed,
                                 device=d,
-                                kernel=kernel,
+                                kernel=kernel if d == "gpu" else "auto",
                                 **args,
                             )
                         )
@@ -60,7 +60,11 @@ wide = pl.DataFrame({"x": rng.random(40_003)}).with_columns(
     pl.when(pl.int_range(pl.len()) % 9 == 0).then(None).otherwise(pl.col("x")).alias("x")
 )
 hist = [
-    wide.select(pl.col("x").gpu_hist.histogram(70_000, range=(0, 1), device=d, kernel="segmented"))
+    wide.select(
+        pl.col("x").gpu_hist.histogram(
+            70_000, range=(0, 1), device=d, kernel="segmented" if d == "gpu" else "auto"
+        )
+    )
     .unnest("x")["count"]
     .to_list()
     for d in ["gpu", "cpu"]
@@ -86,7 +90,7 @@ for kernel in ["shared", "global"]:
                         weights=weights,
                         closed=closed,
                         device=d,
-                        kernel=kernel,
+                        kernel=kernel if d == "gpu" else "auto",
                     )
                 )
                 .unnest("f32")["count"]
@@ -96,7 +100,12 @@ for kernel in ["shared", "global"]:
             by = [
                 frame.select(
                     pl.col("f64").gpu_hist.histogram(
-                        bins=8, by="i32", weights=weights, closed=closed, device=d, kernel=kernel
+                        bins=8,
+                        by="i32",
+                        weights=weights,
+                        closed=closed,
+                        device=d,
+                        kernel=kernel if d == "gpu" else "auto",
                     )
                 )
                 .unnest("f64")["count"]
