@@ -134,8 +134,11 @@ def test_n_d_flow_rows_and_the_first_outside_axis_decides() -> None:
     h.fill(x, y)
     # Rows: counted; x below; y above; x above (first axis decides); null; NaN; null; NaN.
     assert h.flow == gh.Flow(rows=8, counted=1, null=2, nan=2, underflow=1, overflow=2)
-    with pytest.raises(ValueError, match="one axis only"):
-        h.values(flow=True)
+    # n-D axes have no flow bins, and say so, as the plotting protocol asks.
+    np.testing.assert_array_equal(h.values(flow=True), h.values())
+    assert not h.axes[0].traits.underflow and not h.axes[1].traits.overflow
+    one = gh.Histogram(2, range=(0, 1))
+    assert one.axes[0].traits.underflow and one.axes[0].traits.overflow
 
 
 def test_flow_argument_is_checked() -> None:

@@ -302,12 +302,15 @@ class Histogram:
     @property
     def axes(self) -> tuple[Axis, ...]:
         """One :class:`Axis` per dimension: ``len``, ``axis[i] -> (lo, hi)``, ``edges``."""
-        return tuple(Axis(e, name) for e, name in zip(self._edges(), self._axis_names()))
+        flow = len(self.shape) == 1  # flow bins are kept per bin for one axis only
+        return tuple(Axis(e, name, flow) for e, name in zip(self._edges(), self._axis_names()))
 
     def values(self, flow: bool = False) -> np.ndarray:
         """The counts (or sums of weights) as float64, of :attr:`shape`; with ``flow=True``
         (one axis), the underflow first and the overflow last, as boost-histogram's flow bins
-        (rows, or their weights for a weighted histogram; NaN and nulls are in :attr:`flow`)."""
+        (rows, or their weights for a weighted histogram; NaN and nulls are in :attr:`flow`).
+        n-D axes have no flow bins (``axes[i].traits.underflow`` is False): ``flow=True``
+        changes nothing there, and :attr:`flow` holds the rows not counted."""
         values = self._native.counts().to_numpy().reshape(self.shape).astype(np.float64)
         return self._with_flow(values, flow, squares=False)
 
@@ -325,10 +328,9 @@ class Histogram:
         if not flow:
             return values
         if len(self.shape) != 1:
-            raise ValueError(
-                "flow=True: flow bins per cell are kept for one axis only; `.flow` gives the "
-                "rows not counted of this n-D histogram"
-            )
+            # As the protocol has it for axes without flow bins (their traits say so): the
+            # values as they are. `.flow` gives the rows an n-D histogram did not count.
+            return values
         _, _, _, rows_under, rows_over, under_w, over_w, under_q, over_q = self._native.flow()
         under, over = float(rows_under), float(rows_over)
         if self.weighted:

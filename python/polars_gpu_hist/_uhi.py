@@ -17,21 +17,24 @@ class Kind(str, enum.Enum):
 
 
 class Traits:
-    """An axis' traits: ours are neither circular nor discrete (bins are intervals)."""
+    """An axis' traits: ours are neither circular nor discrete (bins are intervals); the axis of
+    a 1-D histogram has flow bins (``values(flow=True)``), those of n-D ones do not."""
 
     circular = False
     discrete = False
+
+    def __init__(self, flow: bool = False) -> None:
+        self.underflow = self.overflow = flow
 
 
 class Axis:
     """One axis of a histogram: its bins as ``(lo, hi)`` intervals, and its ``edges``."""
 
-    traits = Traits()
-
-    def __init__(self, edges: np.ndarray, name: str) -> None:
+    def __init__(self, edges: np.ndarray, name: str, flow: bool = False) -> None:
         self.edges = edges
         self.name = name
         self.label = name
+        self.traits = Traits(flow)
 
     def __len__(self) -> int:
         return len(self.edges) - 1
