@@ -9,7 +9,13 @@ Files are read in bounded batches (``histogram_scan``), so they may be larger th
 without ``--range`` equal bins span the column's [min, max], found in a first pass (the file
 is then read twice), and so do ``integer``, ``sturges``, ``rice`` and ``sqrt``. numpy's
 ``auto``, ``fd``, ``doane``, ``scott`` and ``stone`` need every value: the column is read into
-memory (it must fit there).
+memory (it must fit there). A line under the bars accounts for every row: counted, null, NaN,
+below and above the range.
+
+CSV files are read as they come (``histogram_scan``'s defaults): ``NA`` and the other usual
+spellings of a missing value are nulls (``--null-values`` adds more), timestamps are parsed as
+Date/Datetime, and where the dtypes of the first rows do not hold the whole file decides them.
+``--where`` keeps the rows of a SQL predicate.
 
 A bad argument, a file that cannot be read or a column that cannot be histogrammed prints one
 ``error: ...`` line on stderr and exits with status 2 (arguments are checked before the data is
