@@ -64,7 +64,8 @@ impl Flow {
 
 /// The flow of a host fill of `columns` (physical, as the engine read them) with `weights`
 /// (Float64), binned by `specs`; `counted` is the number of rows the engine counted where it is
-/// known (counting storage), which spares the pass over the rows when every row was counted.
+/// known (counting storage), which spares the passes that find nothing left to classify. Each
+/// reason is a mask made by Polars' vectorized kernels (no pass row by row).
 pub(super) fn host_flow(
     specs: &[&BinSpec],
     columns: &[Series],
@@ -77,56 +78,65 @@ pub(super) fn host_flow(
         rows,
         ..Flow::default()
     };
+    let done = |flow: &Flow| counted == Some(rows - flow.null - flow.nan);
     if counted == Some(rows) {
         return Ok(flow);
     }
-    if let ([column], None, Some(counted)) = (columns, weights, counted) {
-        // One axis without weights: when the rows not counted are its nulls, no pass is needed.
-        let null = column.null_count() as u64;
-        if counted + null == rows {
-            flow.null = null;
-            return Ok(flow);
+    let none = || BooleanChunked::full("flow".into(), false, len);
+    let mut decided = none();
+    for c in columns.iter().chain(weights) {
+        if c.null_count() > 0 {
+            decided = &decided | &c.is_null();
         }
     }
+    flow.null = decided.num_trues() as u64;
+    if done(&flow) {
+        return Ok(flow);
+    }
+    let mut nan = none();
+    for c in columns.iter().filter(|c| c.dtype().is_float()) {
+        nan = &nan | &known(c.is_nan()?)?;
+    }
+    let nan = &nan & &!&decided;
+    flow.nan = nan.num_trues() as u64;
+    if done(&flow) {
+        return Ok(flow);
+    }
+    if let ([column], [spec], None, Some(counted)) = (columns, specs, weights, counted) {
+        // One axis, rows counted: the rest is outside, and one comparison splits it (NaN, the
+        // greatest in Polars' total order, is never below; nulls are not counted as true).
+        let x = column.cast(&DataType::Float64)?;
+        let outside = rows.saturating_sub(flow.null + flow.nan + counted);
+        flow.underflow = (x.f64()?.lt(spec.edge(0)).num_trues() as u64).min(outside);
+        flow.overflow = outside - flow.underflow;
+        return Ok(flow);
+    }
+    decided = &decided | &nan;
     // Bounds as float64: float32 (and float16) edges and values widen exactly, and integers
-    // round monotonically, so `x < first edge` here is the comparison the bins make.
-    let bounds: Vec<(f64, f64)> = specs.iter().map(|s| (s.edge(0), s.edge(s.len()))).collect();
-    let values = columns
-        .iter()
-        .map(|c| Ok(c.cast(&DataType::Float64)?.f64()?.clone()))
-        .collect::<HistResult<Vec<Float64Chunked>>>()?;
-    let mut iters: Vec<_> = values.iter().map(|v| v.iter()).collect();
-    let weights = weights.map(|w| w.f64().cloned()).transpose()?;
-    let mut weight_iter = weights.as_ref().map(|w| w.iter());
-    for _ in 0..len {
-        let weight = weight_iter.as_mut().map(|w| w.next().flatten());
-        let mut null = matches!(weight, Some(None));
-        let (mut nan, mut side) = (false, None);
-        for (it, &(lo, hi)) in iters.iter_mut().zip(&bounds) {
-            match it.next().flatten() {
-                None => null = true,
-                Some(x) if x.is_nan() => nan = true,
-                Some(x) if side.is_none() && x < lo => side = Some(true),
-                Some(x) if side.is_none() && x > hi => side = Some(false),
-                Some(_) => {}
-            }
-        }
-        let w = weight.flatten().unwrap_or(0.0);
-        match (null, nan, side) {
-            (true, _, _) => flow.null += 1,
-            (false, true, _) => flow.nan += 1,
-            (false, false, Some(true)) => {
-                flow.underflow += 1;
-                flow.underflow_weight += w;
-                flow.underflow_squares += w * w;
-            }
-            (false, false, Some(false)) => {
-                flow.overflow += 1;
-                flow.overflow_weight += w;
-                flow.overflow_squares += w * w;
-            }
-            (false, false, None) => {}
-        }
+    // round monotonically, so `x < first edge` here is the comparison the bins make. (NaN,
+    // greatest in Polars' total order, is decided already.)
+    let (mut under, mut over) = (none(), none());
+    for (c, spec) in columns.iter().zip(specs) {
+        let x = c.cast(&DataType::Float64)?;
+        let x = x.f64()?;
+        let below = &known(x.lt(spec.edge(0)))? & &!&decided;
+        let above = &known(x.gt(spec.edge(spec.len())))? & &!&decided;
+        decided = &(&decided | &below) | &above;
+        under = &under | &below;
+        over = &over | &above;
+    }
+    flow.underflow = under.num_trues() as u64;
+    flow.overflow = over.num_trues() as u64;
+    if let Some(w) = weights {
+        let w = w.f64()?;
+        let squares = w * w;
+        let sum = |v: &Float64Chunked, m: &BooleanChunked| -> HistResult<f64> {
+            Ok(v.filter(m)?.sum().unwrap_or(0.0))
+        };
+        flow.underflow_weight = sum(w, &under)?;
+        flow.overflow_weight = sum(w, &over)?;
+        flow.underflow_squares = sum(&squares, &under)?;
+        flow.overflow_squares = sum(&squares, &over)?;
     }
     if let Some(counted) = counted {
         // The engine's count is the truth: should a comparison here disagree with it (integers
@@ -138,4 +148,12 @@ pub(super) fn host_flow(
         }
     }
     Ok(flow)
+}
+
+/// A mask with its nulls (rows with a null value) as false.
+fn known(mask: BooleanChunked) -> HistResult<BooleanChunked> {
+    if mask.null_count() == 0 {
+        return Ok(mask);
+    }
+    Ok(mask.fill_null_with_values(false)?)
 }
