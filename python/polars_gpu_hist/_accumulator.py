@@ -308,7 +308,9 @@ class Histogram:
     def values(self, flow: bool = False) -> np.ndarray:
         """The counts (or sums of weights) as float64, of :attr:`shape`; with ``flow=True``
         (one axis), the underflow first and the overflow last, as boost-histogram's flow bins
-        (rows, or their weights for a weighted histogram; NaN and nulls are in :attr:`flow`).
+        (rows, or their weights for a weighted histogram). NaN rows are not in the overflow
+        here, unlike boost-histogram's and the expression's ``flow=True``: they are
+        :attr:`nan`, and nulls :attr:`null`.
         n-D axes have no flow bins (``axes[i].traits.underflow`` is False): ``flow=True``
         changes nothing there, and :attr:`flow` holds the rows not counted."""
         values = self._native.counts().to_numpy().reshape(self.shape).astype(np.float64)
