@@ -292,7 +292,8 @@ pub fn edges_for(edges: &[Scalar], dtype: &DataType) -> HistResult<Binning> {
     if integer_column(dtype) {
         let exact = edges
             .iter()
-            .map(|e| e.exact(dtype, "a bin edge"))
+            .enumerate()
+            .map(|(i, e)| e.exact(dtype, &format!("`bins` edge {i}")))
             .collect::<HistResult<Option<Vec<i128>>>>()?;
         if let Some(exact) = exact {
             return Ok(Binning::Integers(exact));
