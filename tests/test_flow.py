@@ -151,3 +151,14 @@ def test_empty_like_clears_the_flow() -> None:
     h = gh.Histogram(2, range=(0, 1)).fill(np.array([5.0]))
     assert (0 + h).flow.overflow == 1
     assert h._native.empty_like().flow()[:5] == (0, 0, 0, 0, 0)
+
+
+def test_flow_of_integers_past_2_53_adds_up() -> None:
+    # A Histogram's edges are float64: integers round as numpy rounds them against float
+    # edges, and the flow says where each row went, every row accounted for.
+    big = 2**62
+    x = pl.Series([big - 4096, big, big + 2048, big + 8192, None], dtype=pl.Int64)
+    h = gh.Histogram([big, big + 2048], weights=True).fill(x, weights=np.ones(5))
+    expected, _ = np.histogram(x.drop_nulls().to_numpy().astype(float), [big, big + 2048])
+    assert h.counts.tolist() == expected.tolist() == [2]
+    assert h.flow == gh.Flow(rows=5, counted=2, null=1, nan=0, underflow=1, overflow=1)

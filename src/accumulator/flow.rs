@@ -105,22 +105,18 @@ pub(super) fn host_flow(
     if let ([column], [spec], None, Some(counted)) = (columns, specs, weights, counted) {
         // One axis, rows counted: the rest is outside, and one comparison splits it (NaN, the
         // greatest in Polars' total order, is never below; nulls are not counted as true).
-        let x = column.cast(&DataType::Float64)?;
         let outside = rows.saturating_sub(flow.null + flow.nan + counted);
-        flow.underflow = (x.f64()?.lt(spec.edge(0)).num_trues() as u64).min(outside);
+        flow.underflow = (outside_of(column, spec)?.0.num_trues() as u64).min(outside);
         flow.overflow = outside - flow.underflow;
         return Ok(flow);
     }
     decided = &decided | &nan;
-    // Bounds as float64: float32 (and float16) edges and values widen exactly, and integers
-    // round monotonically, so `x < first edge` here is the comparison the bins make. (NaN,
-    // greatest in Polars' total order, is decided already.)
+    // (NaN, greatest in Polars' total order, is decided already.)
     let (mut under, mut over) = (none(), none());
     for (c, spec) in columns.iter().zip(specs) {
-        let x = c.cast(&DataType::Float64)?;
-        let x = x.f64()?;
-        let below = &known(x.lt(spec.edge(0)))? & &!&decided;
-        let above = &known(x.gt(spec.edge(spec.len())))? & &!&decided;
+        let (below, above) = outside_of(c, spec)?;
+        let below = &known(below)? & &!&decided;
+        let above = &known(above)? & &!&decided;
         decided = &(&decided | &below) | &above;
         under = &under | &below;
         over = &over | &above;
@@ -148,6 +144,21 @@ pub(super) fn host_flow(
         }
     }
     Ok(flow)
+}
+
+/// Which values of `column` lie below the first edge of `spec`, and which above the last, compared
+/// as the bins compare them: integer columns with integer edges exactly (as Int128), the rest as
+/// float64 (float32 and float16 edges and values widen exactly; integers against float edges
+/// round monotonically, as numpy compares them).
+fn outside_of(column: &Series, spec: &BinSpec) -> HistResult<(BooleanChunked, BooleanChunked)> {
+    if let (BinSpec::Integers(b), true) = (spec, column.dtype().is_integer()) {
+        let x = column.cast(&DataType::Int128)?;
+        let x = x.i128()?;
+        return Ok((x.lt(b.edges[0]), x.gt(b.edges[b.edges.len() - 1])));
+    }
+    let x = column.cast(&DataType::Float64)?;
+    let x = x.f64()?;
+    Ok((x.lt(spec.edge(0)), x.gt(spec.edge(spec.len()))))
 }
 
 /// A mask with its nulls (rows with a null value) as false.

@@ -402,3 +402,24 @@ fn a_state_without_flow_reads_with_its_counted_rows() {
     assert_eq!(old.flow().rows, 2);
     assert_eq!(old.flow().counted(), 2);
 }
+
+#[test]
+fn flow_of_exact_integer_edges_compares_exactly() {
+    let big = 1i64 << 62;
+    let axis = Axis {
+        bins: Binning::Integers(vec![big as i128, big as i128 + 1, big as i128 + 3]),
+        span: Span::None,
+    };
+    for storage in [Storage::Count, Storage::Weight] {
+        let mut h = Histogram::new(vec![axis.clone()], opts(Closed::Left, storage)).unwrap();
+        let x = Series::new("x".into(), [big - 1, big, big + 2, big + 3, big + 4]);
+        let w = (storage == Storage::Weight).then(|| series(&[1.0; 5]));
+        h.fill(std::slice::from_ref(&x), w.as_ref()).unwrap();
+        let f = *h.flow();
+        assert_eq!(
+            (f.underflow, f.overflow, f.counted()),
+            (1, 1, 3),
+            "{storage:?}"
+        );
+    }
+}
