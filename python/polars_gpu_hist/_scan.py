@@ -16,6 +16,12 @@ import polars as pl
 
 from polars_gpu_hist import BinsArg, Closed, Device, RangeArg, _args, _internal
 from polars_gpu_hist._accumulator import Histogram, _number_range
+from polars_gpu_hist._csv import (
+    CSV_DEFAULTS,
+    csv_hint,
+    csv_retry,
+    text_column_error,
+)
 
 Source = Union[pl.LazyFrame, str, Path, Sequence[Union[str, Path]]]
 
@@ -39,17 +45,6 @@ STREAMED_RULES = ("integer", "sturges", "rice", "sqrt")
 # numpy's estimators that need every value (percentiles, moments, histograms of many bin
 # counts): the column is read into memory, in batches, and must fit there.
 IN_MEMORY_RULES = ("auto", "fd", "doane", "scott", "stone")
-
-
-# CSV files as they come: the spellings of a missing value that R (`NA`), spreadsheets, pandas
-# and databases write, besides Polars' own (an empty field). "NaN" stays a float NaN.
-CSV_NULL_VALUES = ("", "NA", "N/A", "n/a", "#N/A", "null", "NULL", "None")
-# What a CSV scan gets unless `reader_options` says otherwise: those nulls, and timestamps parsed
-# as Date/Datetime (so that a column of them can be histogrammed).
-CSV_DEFAULTS: Mapping[str, object] = {
-    "null_values": list(CSV_NULL_VALUES),
-    "try_parse_dates": True,
-}
 
 
 def is_csv(source: object) -> bool:
@@ -103,69 +98,6 @@ def scan_source(source: Source, reader_options: Mapping[str, object] | None = No
         return SCANNERS[suffix](paths if len(paths) > 1 else paths[0], **options)
     except TypeError as e:
         raise TypeError(f"`reader_options`: {e}") from None
-
-
-def _csv_retry(error: BaseException) -> bool:
-    """Whether a CSV read failed on a value its inferred dtype cannot hold (a float after the
-    integers of the first rows), which inferring from the whole file fixes."""
-    return isinstance(error, pl.exceptions.ComputeError) and "could not parse" in str(error)
-
-
-def csv_hint(error: BaseException, cli: bool = False) -> str:
-    """Polars' message of a CSV parse failure, its first line, with the option that fixes it in
-    the words of the API the user called (the command line's flags with ``cli``)."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    # Polars' own line (the last of them where an earlier hint wraps it).
-    first = next((x for x in reversed(lines) if x.startswith("could not parse")), None)
-    if first is None:
-        return lines[0] if lines else type(error).__name__
-    value = first.split("`")[1] if first.count("`") >= 2 else ""
-    if cli:
-        fix = (
-            f"if {value!r} marks a missing value, add --null-values {value!r}; otherwise the "
-            "column holds values of two types (the dtypes were inferred from the whole file)"
-        )
-    else:
-        fix = (
-            f"if {value!r} marks a missing value, add it: reader_options={{'null_values': "
-            f"['NA', ..., {value!r}]}}; otherwise give the column's dtype: "
-            "reader_options={'schema_overrides': {column: dtype}}"
-        )
-    return f"{first}: {fix}"
-
-
-class TextColumnError(TypeError):
-    """A CSV column read as text (String), with its first value that is not a number."""
-
-    def __init__(self, column: str, value: str | None) -> None:
-        self.column, self.value = column, value
-        super().__init__(self.message(cli=False))
-
-    def message(self, cli: bool) -> str:
-        """The message, naming the option that fixes it (the command line's flag with ``cli``)."""
-        if self.value is None:
-            return f"column {self.column!r} was read as text (String)"
-        fix = (
-            f"--null-values {self.value!r}"
-            if cli
-            else f"reader_options={{'null_values': ['NA', ..., {self.value!r}]}}"
-        )
-        return (
-            f"column {self.column!r} was read as text (String): {self.value!r} is not a number; "
-            f"if it marks a missing value, add it with {fix}"
-        )
-
-
-def text_column_error(lf: pl.LazyFrame, column: str) -> TextColumnError:
-    """Why a CSV column was read as text: its first value that is not a number."""
-    x = pl.col(column)
-    odd = (
-        lf.select(x)
-        .filter(x.is_not_null() & x.str.strip_chars().cast(pl.Float64, strict=False).is_null())
-        .head(1)
-        .collect()
-    )
-    return TextColumnError(column, None if odd.height == 0 else odd.item())
 
 
 def _paths(source: object) -> list[str]:
@@ -269,15 +201,15 @@ def histogram_scan(
     try:
         return _scan_histogram(*args, reader_options, retry)
     except pl.exceptions.ComputeError as e:
-        if not retry or not _csv_retry(e):
-            if _csv_retry(e):
+        if not retry or not csv_retry(e):
+            if csv_retry(e):
                 raise pl.exceptions.ComputeError(f"{csv_hint(e)}\n\n{e}") from None
             raise
     whole = {**(reader_options or {}), "infer_schema_length": None}
     try:
         return _scan_histogram(*args, whole, False)
     except pl.exceptions.ComputeError as e:
-        if _csv_retry(e):
+        if csv_retry(e):
             raise pl.exceptions.ComputeError(f"{csv_hint(e)}\n\n{e}") from None
         raise
 
