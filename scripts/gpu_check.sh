@@ -10,9 +10,10 @@
 # bench: the peers (../shared/bench/peers.py) and our benchmark in the same run, the kernel lab
 #        beside the previous kernels' lab, a table last.
 # final: quick without the CPU bench, with compute-sanitizer memcheck and racecheck.
-# quick: what fits one short call: the first call, the engine's gpu tests and a sample of the
-#        rest (6 workers), the whole-call profile beside torch.histc and cupy.histogram, and the
-#        CPU backend on every core.
+# quick: what fits one short call: the first call, the gpu tests of exact integers, infinite
+#        edges, the numpy module, hist and flow, the engine's gpu tests and a sample of the rest
+#        (6 workers), the drop-in swaps (benches/swaps.py), the whole-call profile beside
+#        torch.histc and cupy.histogram, and the CPU backend on every core.
 set -uo pipefail
 what=${1:-all}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -53,6 +54,12 @@ PY
 done
 
 if [[ $what == quick || $what == final ]]; then
+  echo "== gpu tests of exact integers, infinite edges, the numpy module, hist and flow (all of them)"
+  timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
+    tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_numpy_module.py \
+    tests/test_polars_hist.py tests/test_flow_gpu.py tests/test_memory.py \
+    2>&1 | tee "$OUT/pytest_gpu_new.log" | tail -15
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== gpu tests: the engine's, the accumulator's, and a sample of the rest"
   timeout 210 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
     tests/test_gpu_engine.py tests/test_accumulator_gpu.py tests/test_gpu.py tests/test_gpu_proof.py \
@@ -62,6 +69,10 @@ if [[ $what == quick || $what == final ]]; then
   echo "== where whole calls spend their time, beside the peers (benches/gpu_profile.py)"
   timeout 150 python3 benches/gpu_profile.py --reps 9 2>&1 | tee "$OUT/gpu_profile.log" \
     | grep -vE "^(backend|kernel|input|grid|shared|why|copy|kernels) "
+  echo "== the drop-in swaps beside the calls they replace, every core (benches/swaps.py)"
+  timeout 200 python3 benches/swaps.py --rounds 7 --sample-ms 10 --json "$OUT/swaps.json" \
+    > "$OUT/swaps.log" 2>&1
+  tail -n 28 "$OUT/swaps.log"
   echo "== a range never seen before against a repeated one (benches/fresh_range.py)"
   timeout 60 python3 benches/fresh_range.py 2>&1 | tee "$OUT/fresh_range.log"
   if [[ $what == quick ]]; then
