@@ -84,16 +84,21 @@ def _pickled(kwargs: dict[str, Any]) -> bytes:
 
 # How the plugin's out-of-memory error reads once Polars has wrapped it (src/error.rs).
 _OUT_OF_MEMORY = "out of memory: could not allocate"
+# How a call that Ctrl-C stopped reads once Polars has wrapped it (src/error.rs INTERRUPTED).
+_INTERRUPTED = "interrupted (Ctrl-C): the call stopped early"
 
 
 @contextlib.contextmanager
 def _memory_errors() -> Iterator[None]:
     """Turns the plugin's out-of-memory error, which Polars hands on as a ComputeError, back
-    into a ``MemoryError`` where we run the query ourselves."""
+    into a ``MemoryError`` where we run the query ourselves, and a call Ctrl-C stopped into
+    Python's ``KeyboardInterrupt`` (its pending SIGINT handler runs now, not later)."""
     try:
         yield
     except pl.exceptions.ComputeError as e:
         text = str(e)
+        if _INTERRUPTED in text:
+            _internal.raise_interrupted()
         if _OUT_OF_MEMORY in text:
             start = text.index(_OUT_OF_MEMORY)
             raise MemoryError(text[start:].split("\n")[0]) from e
@@ -306,20 +311,21 @@ class GpuHistSeriesNamespace:
         (``breakpoint``, ``category``, ``count``, or ``count`` alone), counted on the GPU or on
         all CPU cores. See :func:`hist_expr`."""
         s = self._series
-        out = (
-            s.to_frame()
-            .select(
-                hist_expr(
-                    pl.col(s.name),
-                    bins,
-                    bin_count=bin_count,
-                    include_category=include_category,
-                    include_breakpoint=include_breakpoint,
-                    device=device,
+        with _memory_errors():
+            out = (
+                s.to_frame()
+                .select(
+                    hist_expr(
+                        pl.col(s.name),
+                        bins,
+                        bin_count=bin_count,
+                        include_category=include_category,
+                        include_breakpoint=include_breakpoint,
+                        device=device,
+                    )
                 )
+                .to_series()
             )
-            .to_series()
-        )
         if include_category or include_breakpoint:
             return out.struct.unnest()
         return out.to_frame()

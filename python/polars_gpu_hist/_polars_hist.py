@@ -25,6 +25,11 @@ __all__ = ["hist_expr"]
 _DEFAULT_BIN_COUNT = 10
 # The plugin's bin limit (src/bins.rs MAX_BINS); beyond it Polars' own `hist` does the work.
 _MAX_BINS = 1 << 28
+# Bytes a bin takes at the peak of the frame Polars builds from the plugin's rows (edges,
+# labels, the copies `list.eval` makes): about 200 measured at 2^24 bins, with room to spare.
+# Polars' allocations abort the process when they fail, so the room is checked first.
+_BYTES_PER_BIN = 256
+_CHECK_ROOM_FROM = 1 << 20
 _NAN = float("nan")
 
 
@@ -129,6 +134,12 @@ def hist_expr(
         if edges is None or len(edges) - 1 > _MAX_BINS:
             return polars_hist(column)
         count = len(edges) - 1
+
+    if count >= _CHECK_ROOM_FROM:
+        from polars_gpu_hist import _internal
+
+        # MemoryError here, where the call is written, rather than an abort in Polars.
+        _internal.ensure_available(count * _BYTES_PER_BIN)
 
     def build(x: pl.Expr, dtype: pl.DataType) -> pl.Expr:
         if not (dtype.is_integer() or dtype.is_float()):

@@ -13,8 +13,14 @@ use crate::options::{edges_for, range_for, BinRule, Bins, HistogramOptions, Scal
 pub(crate) trait AxisData {
     /// Minimum and maximum of the values that count (valid, not NaN).
     fn extremes(&self) -> HistResult<Extremes>;
-    /// numpy's number of equal bins for `rule` (an estimator) over the values that count.
-    fn estimate(&self, rule: BinRule, range: Option<(f64, f64)>) -> HistResult<usize>;
+    /// numpy's number of equal bins for `rule` (an estimator) over the values that count, read
+    /// as `kind` (a Float16 column, widened to float32, computes in float16 as numpy does).
+    fn estimate(
+        &self,
+        rule: BinRule,
+        range: Option<(f64, f64)>,
+        kind: ValueKind,
+    ) -> HistResult<usize>;
 }
 
 /// How an axis is resolved: as `numpy.histogram` (1-D and `by=`) or `numpy.histogramdd`.
@@ -91,7 +97,7 @@ pub(crate) fn resolve_axis(
                     .ok_or_else(|| HistError::Internal(format!("{rule:?} is no estimator")))?;
                 return Err(crate::estimators::weighted_error(estimator));
             }
-            Binning::Count(data.estimate(rule, range.map(|r| (r.lo, r.hi)))?)
+            Binning::Count(data.estimate(rule, range.map(|r| (r.lo, r.hi)), kind)?)
         }
     };
     // An integer rule names its edges itself: the range is in them already.
@@ -157,7 +163,10 @@ fn integer_edges(
             )
         }));
     }
-    Ok(Binning::Edges((lo..=hi + 1).map(|v| v as f64).collect()))
+    // `bins` + 1 edges, allocated fallibly: 2^28 bins is 2 GiB of edges.
+    let mut edges = crate::alloc::with_capacity(bins as usize + 1)?;
+    edges.extend((lo..=hi + 1).map(|v| v as f64));
+    Ok(Binning::Edges(edges))
 }
 
 /// A column as the engine reads it: its physical values, cast only where the dtype needs it
@@ -206,22 +215,22 @@ pub(crate) struct HostAxis<'r, 'a> {
 
 impl AxisData for HostAxis<'_, '_> {
     fn extremes(&self) -> HistResult<Extremes> {
-        Ok(crate::cpu::extremes::extremes(
-            &self.rows.all(),
-            &self.rows.pieces,
-            self.axis,
-        ))
+        crate::cpu::extremes::extremes(&self.rows.all(), &self.rows.pieces, self.axis)
     }
 
-    fn estimate(&self, rule: BinRule, range: Option<(f64, f64)>) -> HistResult<usize> {
+    fn estimate(
+        &self,
+        rule: BinRule,
+        range: Option<(f64, f64)>,
+        kind: ValueKind,
+    ) -> HistResult<usize> {
         let estimator = rule
             .estimator()
             .ok_or_else(|| HistError::Internal(format!("{rule:?} is no estimator")))?;
         let column = &self.rows.columns[self.axis];
-        let kind = column.dtype.kind();
         crate::with_dtype!(column.dtype, |T| {
             let sample: Vec<T> =
-                crate::input::counted_values(&self.rows.all(), &self.rows.pieces, self.axis);
+                crate::input::counted_values(&self.rows.all(), &self.rows.pieces, self.axis)?;
             let extremes = sample
                 .iter()
                 .fold(None, |acc: Option<(T, T)>, &x| match acc {
@@ -241,17 +250,29 @@ impl AxisData for HostAxis<'_, '_> {
                     kind,
                     || Ok(extremes),
                 )?;
-                let mut counts = vec![0u64; bins + 1];
+                let mut counts = crate::alloc::zeroed::<u64>(bins + 1)?;
                 for &x in &sample {
                     counts[crate::cpu::index::bin_of(&spec, x)] += 1;
                 }
                 counts.truncate(bins);
                 Ok(counts)
             };
-            Ok(
-                crate::estimators::equal_bin_count(estimator, &sample[..], range, &mut histogram)?
-                    .bins,
-            )
+            let estimate = match (kind, T::DTYPE) {
+                // float16 values, widened to float32 exactly: narrowed back to compute in them.
+                (ValueKind::Float16, crate::dtype::DType::F32) => {
+                    let half = crate::alloc::collected(
+                        sample.iter().map(|&x| half::f16::from_f64(x.to_f64())),
+                    )?;
+                    crate::estimators::equal_bin_count(estimator, half, range, &mut histogram)?
+                }
+                _ => crate::estimators::equal_bin_count(
+                    estimator,
+                    &sample[..],
+                    range,
+                    &mut histogram,
+                )?,
+            };
+            Ok(estimate.bins)
         })
     }
 }
@@ -266,12 +287,12 @@ pub fn estimate_from_extremes(
     extremes: &Series,
     range: Option<(f64, f64)>,
 ) -> HistResult<Option<usize>> {
-    let (physical, _) = readable(extremes)?;
+    let (physical, reading) = readable(extremes)?;
     let column = crate::input::HostColumn::new(&physical)?;
     let columns = [&column];
     let pieces = crate::input::pieces(&columns);
     crate::with_dtype!(column.dtype, |T| {
-        let values: Vec<T> = crate::input::counted_values(&columns, &pieces, 0);
+        let values: Vec<T> = crate::input::counted_values(&columns, &pieces, 0)?;
         let pair = match values[..] {
             [lo, hi] => Some((lo, hi)),
             [] => None,
@@ -283,7 +304,18 @@ pub fn estimate_from_extremes(
                 )))
             }
         };
-        let estimate = crate::estimators::equal_bin_count_from_extremes(estimator, n, pair, range)?;
+        let estimate = match (reading, pair) {
+            // A Float16 column's extremes, widened to float32: float16 arithmetic, as numpy's.
+            (Reading::Float16, Some((lo, hi))) => {
+                let half = |x: T| half::f16::from_f64(x.to_f64());
+                let pair = Some((half(lo), half(hi)));
+                crate::estimators::equal_bin_count_from_extremes(estimator, n, pair, range)?
+            }
+            (Reading::Float16, None) => crate::estimators::equal_bin_count_from_extremes::<
+                half::f16,
+            >(estimator, n, None, range)?,
+            _ => crate::estimators::equal_bin_count_from_extremes(estimator, n, pair, range)?,
+        };
         Ok(estimate.map(|e| e.bins))
     })
 }
