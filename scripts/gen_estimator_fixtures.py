@@ -2,6 +2,10 @@
 
     /work/main/.venv/bin/python scripts/gen_estimator_fixtures.py
 
+On a CPU with AVX-512, numpy computes `log2` and `power` with SVML, whose last bit may differ
+from the C library's that `src/estimators` replays (the "doane" widths of a few cases): turn
+those paths off for the run with NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR".
+
 For each sample (every dtype; random, skewed, degenerate and limit values; with and without a
 `range`) it records, per estimator, numpy's bin count, its bin width (the selector's return, as
 float64 bits) and whether "stone" warned, or that numpy fails. `src/estimators/tests.rs` checks

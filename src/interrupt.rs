@@ -33,15 +33,19 @@ impl Flag {
 
     fn leave(&self) {
         // The last call to end clears a pending interrupt: it was for the calls now over.
-        let _ = self.0.fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
-            Some(if s >> 1 == 1 { 0 } else { s - CALL })
-        });
+        let _ = self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
+                Some(if s >> 1 == 1 { 0 } else { s - CALL })
+            });
     }
 
     fn request(&self) {
-        let _ = self.0.fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
-            (s >> 1 > 0).then_some(s | PENDING)
-        });
+        let _ = self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
+                (s >> 1 > 0).then_some(s | PENDING)
+            });
     }
 
     #[inline(always)]
@@ -121,7 +125,10 @@ mod tests {
         // A flag of its own: the process's is shared with every test running beside this one.
         let flag = Flag::new();
         flag.request();
-        assert!(!flag.pending(), "no call runs: the interrupt is Python's alone");
+        assert!(
+            !flag.pending(),
+            "no call runs: the interrupt is Python's alone"
+        );
         flag.enter();
         flag.enter();
         assert!(!flag.pending());

@@ -93,6 +93,12 @@ CASES = {
         "s = pl.Series([1.0, 2.0])",
         f"s.gpu_hist.hist(bin_count={BIG})",
     ),
+    # 2^22 bins: past the room check (1 GiB) only with the largest limit, which must then hold
+    # everything Polars builds.
+    "Series hist, 2^22 bins": (
+        "s = pl.Series([1.0, 2.0])",
+        "s.gpu_hist.hist(bin_count=2**22)",
+    ),
     "expression hist": (
         "frame = pl.DataFrame({'x': [1.0, 2.0]})",
         f"frame.select(pl.col('x').gpu_hist.hist(bin_count={BIG}))",
@@ -160,8 +166,7 @@ CASES = {
 def test_no_entry_point_aborts_when_memory_runs_out(case: str) -> None:
     setup, call = CASES[case]
     script = (
-        textwrap.dedent(PRELUDE)
-        + f"\n{setup}\nsweep({case!r}, lambda: {call})\nprint('done')\n"
+        textwrap.dedent(PRELUDE) + f"\n{setup}\nsweep({case!r}, lambda: {call})\nprint('done')\n"
     )
     run = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=600

@@ -46,9 +46,7 @@ def test_keys_up_to_the_type_extremes_group_as_group_by(dtype: Any, data: st.Dat
     lo, hi = bounds(dtype)
     extreme = st.sampled_from([lo, hi, lo + 1, hi - 1, max(lo, 0), min(hi, 1)])
     keys = data.draw(st.lists(st.one_of(extreme, st.integers(lo, hi)), min_size=1, max_size=80))
-    x = data.draw(
-        st.lists(st.floats(0.0, 1.0), min_size=len(keys), max_size=len(keys)), label="x"
-    )
+    x = data.draw(st.lists(st.floats(0.0, 1.0), min_size=len(keys), max_size=len(keys)), label="x")
     by_against_group_by(pl.DataFrame({"x": x, "g": pl.Series(keys, dtype=dtype)}))
 
 

@@ -207,6 +207,10 @@ pub(crate) fn weights_f64(len: usize, weights: &Series) -> HistResult<Series> {
     Ok(weights.cast(&DataType::Float64)?)
 }
 
+/// Room an estimator needs beside its sample (radix counts per part, per-bin histograms of
+/// "stone", pools' scratch), checked before the sample is copied.
+const ESTIMATOR_HEADROOM: usize = 64 << 20;
+
 /// Axis `axis` of host rows, for resolving its bins from the data.
 pub(crate) struct HostAxis<'r, 'a> {
     pub rows: &'r crate::job::HostRows<'a>,
@@ -229,6 +233,14 @@ impl AxisData for HostAxis<'_, '_> {
             .ok_or_else(|| HistError::Internal(format!("{rule:?} is no estimator")))?;
         let column = &self.rows.columns[self.axis];
         crate::with_dtype!(column.dtype, |T| {
+            // The sample's copy, the copies an estimator makes of parts of it (at most as much
+            // again) and its fixed buffers must all fit: a MemoryError now, not an abort in a
+            // small allocation once the copy has taken what was left.
+            let rows = self.rows.len;
+            crate::alloc::ensure_available(
+                rows.saturating_mul(2 * std::mem::size_of::<T>())
+                    .saturating_add(ESTIMATOR_HEADROOM),
+            )?;
             let sample: Vec<T> =
                 crate::input::counted_values(&self.rows.all(), &self.rows.pieces, self.axis)?;
             let extremes = sample

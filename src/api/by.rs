@@ -173,8 +173,9 @@ fn group_axis(keys: &Series, look: Look) -> HistResult<(Series, Groups, Vec<IdxS
     if let Some(found) = integer_table(&physical, look)? {
         return Ok(found);
     }
-    // Polars groups the keys with infallible allocations (a few words a row): check the room.
-    crate::alloc::ensure_available(keys.len().saturating_mul(16))?;
+    // Polars groups the keys with allocations that abort when they fail: check the room first
+    // (its hash tables, group firsts and row lists take up to about 100 bytes a distinct key).
+    crate::alloc::ensure_available(keys.len().saturating_mul(GROUPING_BYTES_PER_ROW))?;
     let groups = keys.group_tuples(true, true)?;
     let mut ids: Vec<u32> = crate::alloc::zeroed(keys.len())?;
     let mut firsts = crate::alloc::with_capacity(groups.len())?;
@@ -201,6 +202,9 @@ fn group_axis(keys: &Series, look: Look) -> HistResult<(Series, Groups, Vec<IdxS
         firsts,
     ))
 }
+
+/// Room checked for Polars' grouping of hashed keys, per row (all rows distinct at worst).
+const GROUPING_BYTES_PER_ROW: usize = 128;
 
 /// Keys below this many distinct slots (`max - min + 1`, and at most a few per row) are mapped
 /// by a table instead of hashing.

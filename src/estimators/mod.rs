@@ -44,8 +44,8 @@ use half::f16;
 use crate::bins::MAX_BINS;
 use crate::error::{HistError, HistResult};
 use numeric::{
-    buffered_sum_f32, buffered_sum_f64, div_rounded_f32, libm_log2f, libm_pow, libm_powf,
-    openblas_ddot_self, pairwise_sum, python_pow, quartiles,
+    buffered_sum_f32, buffered_sum_f64, div_rounded_f32, libm_pow, libm_powf, openblas_ddot_self,
+    pairwise_sum, python_pow, quartiles,
 };
 use sealed::{h, Class, Num};
 

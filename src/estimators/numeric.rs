@@ -28,10 +28,6 @@ pub(super) fn libm_powf(x: f32, y: f32) -> f32 {
     x.powf(black_box(y))
 }
 
-pub(super) fn libm_log2f(x: f32) -> f32 {
-    black_box(x).log2()
-}
-
 /// Sums numpy computes in float32 or float64.
 pub(super) trait Accumulator: Copy + Send + std::ops::Add<Output = Self> {
     const ZERO: Self;

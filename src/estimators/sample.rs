@@ -87,15 +87,9 @@ impl<'a, T: SampleValue> Sample<'a, T> {
             let sigma = self.std();
             if sigma.f64() > 0.0 {
                 let g1 = self.third_moment(self.mean(), sigma);
-                // `np.log2(1.0 + np.absolute(g1) / sg1)` in g1's type (sg1 a Python float).
-                let skew = match g1 {
-                    Num::F16(g) => {
-                        let ratio = h(g.to_f32().abs() / f16::from_f64(sg1).to_f32());
-                        h(libm_log2f(h(1.0 + ratio.to_f32()).to_f32())).to_f64()
-                    }
-                    Num::F32(g) => libm_log2f(1.0 + g.abs() / sg1 as f32) as f64,
-                    Num::F64(g) => (1.0 + g.abs() / sg1).log2(),
-                };
+                // `sg1` is `np.sqrt` of a Python float, a float64 scalar: whatever g1's type,
+                // `np.log2(1.0 + np.absolute(g1) / sg1)` is float64.
+                let skew = (1.0 + g1.f64().abs() / sg1).log2();
                 let denom = (1.0 + nf.log2()) + skew;
                 return Num::F64(self.ptp().f64() / denom);
             }
@@ -195,9 +189,9 @@ impl<'a, T: SampleValue> Sample<'a, T> {
         let x = &self.values[..];
         let n = x.len();
         match T::CLASS {
-            Class::Float16 => {
-                Num::F16(f16::from_f64(buffered_sum_f32(x, |v| v.to_f32()) as f64 / n as f64))
-            }
+            Class::Float16 => Num::F16(f16::from_f64(
+                buffered_sum_f32(x, |v| v.to_f32()) as f64 / n as f64,
+            )),
             Class::Float32 => Num::F32(div_rounded_f32(pairwise_sum(x, |v| v.to_f32()), n)),
             Class::Float64 => Num::F64(pairwise_sum(x, |v| v.to_f64()) / n as f64),
             Class::Integer => Num::F64(buffered_sum_f64(x) / n as f64),
