@@ -24,11 +24,11 @@ def bounds(dtype: Any) -> tuple[int, int]:
     return 0, 2**ubits - 1
 
 
-def by_against_group_by(frame: pl.DataFrame) -> None:
+def by_against_group_by(frame: pl.DataFrame, device: str = "cpu") -> None:
     """`by=` equals numpy's histogram of each group's values, groups in first-appearance order
     (Polars' ``group_by(maintain_order=True)``)."""
     got = frame.select(
-        pl.col("x").gpu_hist.histogram(BINS, range=(0.0, 1.0), by="g", device="cpu")
+        pl.col("x").gpu_hist.histogram(BINS, range=(0.0, 1.0), by="g", device=device)
     ).unnest("x")
     groups = frame.group_by("g", maintain_order=True).agg(pl.col("x"))
     assert got.height == BINS * groups.height
@@ -75,3 +75,14 @@ def test_first_rows_narrow_then_the_extremes(dtype: Any) -> None:
     keys = pl.Series(g).cast(dtype).scatter([n - 3, n - 1], [lo, hi])
     x = np.random.default_rng(5).random(n)
     by_against_group_by(pl.DataFrame({"x": x, "g": keys}))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", INT_KEYS)
+def test_the_whole_span_of_each_key_type_on_the_gpu(dtype: Any) -> None:
+    lo, hi = bounds(dtype)
+    n = (1 << 18) * 2 + 10
+    g = (np.arange(n, dtype=np.int64) * 31) % 100
+    keys = pl.Series(g).cast(dtype).scatter([0, n - 3, n - 1], [lo, hi, lo])
+    x = np.random.default_rng(6).random(n)
+    by_against_group_by(pl.DataFrame({"x": x, "g": keys}), device="gpu")

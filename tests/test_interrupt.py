@@ -46,6 +46,9 @@ calls = {
     ),
     "range from the data": lambda: gh.histogram(s, 16, device="cpu"),
     "fill": lambda: h.fill(s),
+    "histogram_scan": lambda: gh.histogram_scan(
+        frame.lazy(), "x", 16, range=(0, 16), device="cpu"
+    ),
 }
 print("calling", flush=True)
 start = time.perf_counter()
@@ -78,7 +81,15 @@ print("next call ok", flush=True)
 
 
 @pytest.mark.parametrize(
-    "mode", ["histogram", "Series namespace", "expression", "range from the data", "fill"]
+    "mode",
+    [
+        "histogram",
+        "Series namespace",
+        "expression",
+        "range from the data",
+        "fill",
+        "histogram_scan",
+    ],
 )
 def test_ctrl_c_stops_a_long_call_and_the_next_call_counts_right(mode: str) -> None:
     child = subprocess.Popen(

@@ -129,6 +129,8 @@ pub fn histogram_by_with_report(
             continue;
         }
         clock.lap();
+        // Polars gathers the keys of the groups infallibly: check the room first.
+        crate::alloc::ensure_available(firsts.len().saturating_mul(16))?;
         let firsts = IdxCa::from_vec("firsts".into(), firsts);
         let out = [
             AxisOut::Group {
