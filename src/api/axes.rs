@@ -263,8 +263,12 @@ impl AxisData for HostAxis<'_, '_> {
                     || Ok(extremes),
                 )?;
                 let mut counts = crate::alloc::zeroed::<u64>(bins + 1)?;
-                for &x in &sample {
-                    counts[crate::cpu::index::bin_of(&spec, x)] += 1;
+                // Up to sqrt(n) passes over the sample: Ctrl-C is read between pieces.
+                for piece in sample.chunks(1 << 16) {
+                    crate::interrupt::check()?;
+                    for &x in piece {
+                        counts[crate::cpu::index::bin_of(&spec, x)] += 1;
+                    }
                 }
                 counts.truncate(bins);
                 Ok(counts)
