@@ -71,12 +71,12 @@ fn raise_interrupted() -> PyResult<()> {
     Err(interrupted())
 }
 
-/// `MemoryError` unless `nbytes` can be allocated now (the probe is freed at once): for the
-/// Python layer, before it has Polars (whose allocations abort when they fail) build a result
-/// of a size it knows.
+/// `MemoryError` unless `nbytes` (an estimate of a whole step, held to half the machine's
+/// memory) can be allocated now; the probe is freed at once. For the Python layer, before it
+/// has Polars (whose allocations abort when they fail) build a result of a size it knows.
 #[pyfunction]
-fn ensure_available(nbytes: usize) -> PyResult<()> {
-    crate::alloc::ensure_available(nbytes).map_err(to_py)
+fn ensure_room(nbytes: usize) -> PyResult<()> {
+    crate::alloc::ensure_room(nbytes).map_err(to_py)
 }
 
 /// Whether a GPU can be used (a driver, a device and a context).
@@ -514,7 +514,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::interrupt::chain_sigint();
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
     m.add_function(wrap_pyfunction!(raise_interrupted, m)?)?;
-    m.add_function(wrap_pyfunction!(ensure_available, m)?)?;
+    m.add_function(wrap_pyfunction!(ensure_room, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_info, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_cuda, m)?)?;

@@ -139,7 +139,7 @@ def hist_expr(
         from polars_gpu_hist import _internal
 
         # MemoryError here, where the call is written, rather than an abort in Polars.
-        _internal.ensure_available(count * _BYTES_PER_BIN)
+        _internal.ensure_room(count * _BYTES_PER_BIN)
 
     def build(x: pl.Expr, dtype: pl.DataType) -> pl.Expr:
         if not (dtype.is_integer() or dtype.is_float()):

@@ -237,7 +237,7 @@ impl AxisData for HostAxis<'_, '_> {
             // again) and its fixed buffers must all fit: a MemoryError now, not an abort in a
             // small allocation once the copy has taken what was left.
             let rows = self.rows.len;
-            crate::alloc::ensure_available(
+            crate::alloc::ensure_room(
                 rows.saturating_mul(2 * std::mem::size_of::<T>())
                     .saturating_add(ESTIMATOR_HEADROOM),
             )?;

@@ -177,7 +177,7 @@ fn group_axis(keys: &Series, look: Look) -> HistResult<(Series, Groups, Vec<IdxS
     }
     // Polars groups the keys with allocations that abort when they fail: check the room first
     // (its hash tables, group firsts and row lists take up to about 100 bytes a distinct key).
-    crate::alloc::ensure_available(keys.len().saturating_mul(GROUPING_BYTES_PER_ROW))?;
+    crate::alloc::ensure_room(keys.len().saturating_mul(GROUPING_BYTES_PER_ROW))?;
     let groups = keys.group_tuples(true, true)?;
     let mut ids: Vec<u32> = crate::alloc::zeroed(keys.len())?;
     let mut firsts = crate::alloc::with_capacity(groups.len())?;
