@@ -92,28 +92,73 @@ pub fn check() -> HistResult<()> {
     }
 }
 
-/// Chains [`request`] in front of the process's SIGINT handler, once, and only where that
-/// handler is a function (Python's): where SIGINT is ignored or has its default action (no
-/// Python, `python -X` embedding without signals, `signal.SIG_IGN`), nothing changes. The
-/// previous handler still runs after [`request`]; Python re-installing its own handler
-/// (`signal.signal(SIGINT, ...)`) removes ours, and calls then run to their end as before.
+/// Chains [`request`] in front of the process's SIGINT handler where that handler is a function
+/// (Python's) and not ours already: where SIGINT is ignored or has its default action (no Python
+/// signal handling, `signal.SIG_IGN`), nothing changes. The previous handler still runs after
+/// [`request`] (it makes the `KeyboardInterrupt`). Python re-installing its own handler
+/// (`signal.signal(SIGINT, ...)`, which Jupyter kernels do around every cell) displaces ours:
+/// the Python entry points call this again, so a displaced action is chained anew before the
+/// next call. One `sigaction` call when nothing changed.
 #[cfg(all(feature = "python", unix))]
 pub fn chain_sigint() {
-    use std::sync::Once;
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: reading the current disposition; `old` is a plain C struct.
-        let handled = unsafe {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            libc::sigaction(libc::SIGINT, std::ptr::null(), &mut old) == 0
-                && old.sa_sigaction != libc::SIG_DFL
-                && old.sa_sigaction != libc::SIG_IGN
-        };
-        if handled {
-            // SAFETY: the action only updates an atomic, which is async-signal-safe.
-            let _ = unsafe { signal_hook_registry::register(libc::SIGINT, request) };
+    sigint::chain();
+}
+
+#[cfg(all(feature = "python", unix))]
+mod sigint {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Mutex;
+
+    /// The handler ours runs after, and whether it takes `siginfo` (`SA_SIGINFO`). Written only
+    /// while ours is not installed, so never while ours runs.
+    static PREVIOUS: AtomicUsize = AtomicUsize::new(0);
+    static PREVIOUS_SIGINFO: AtomicBool = AtomicBool::new(false);
+    static INSTALLING: Mutex<()> = Mutex::new(());
+
+    extern "C" fn on_sigint(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+        super::request();
+        let previous = PREVIOUS.load(Ordering::Acquire);
+        if previous == libc::SIG_DFL || previous == libc::SIG_IGN {
+            return; // never stored: ours is only installed over a function
         }
-    });
+        // SAFETY: `previous` is the function the disposition held before ours, called as its
+        // flags say it takes its arguments.
+        unsafe {
+            if PREVIOUS_SIGINFO.load(Ordering::Acquire) {
+                let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                    std::mem::transmute(previous);
+                f(sig, info, ctx);
+            } else {
+                let f: extern "C" fn(libc::c_int) = std::mem::transmute(previous);
+                f(sig);
+            }
+        }
+    }
+
+    pub(super) fn chain() {
+        let Ok(_installing) = INSTALLING.lock() else {
+            return;
+        };
+        type Action = extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void);
+        let ours = on_sigint as Action as usize;
+        // SAFETY: plain C structs; sigaction reads and writes the disposition of SIGINT.
+        unsafe {
+            let mut current: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGINT, std::ptr::null(), &mut current) != 0 {
+                return;
+            }
+            let handler = current.sa_sigaction;
+            if handler == ours || handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+                return;
+            }
+            PREVIOUS_SIGINFO.store(current.sa_flags & libc::SA_SIGINFO != 0, Ordering::Release);
+            PREVIOUS.store(handler, Ordering::Release);
+            let mut chained = current;
+            chained.sa_sigaction = ours;
+            chained.sa_flags = current.sa_flags | libc::SA_SIGINFO;
+            libc::sigaction(libc::SIGINT, &chained, std::ptr::null_mut());
+        }
+    }
 }
 
 #[cfg(test)]

@@ -61,6 +61,9 @@ pub(crate) fn call<T: Send>(
     what: &str,
     f: impl FnOnce() -> HistResult<T> + Send,
 ) -> PyResult<T> {
+    // Ctrl-C stops the call: chained again where a SIGINT handler installed since displaced ours.
+    #[cfg(unix)]
+    crate::interrupt::chain_sigint();
     py.detach(|| guarded(what, f)).map_err(to_py)
 }
 
@@ -77,6 +80,15 @@ fn raise_interrupted() -> PyResult<()> {
 #[pyfunction]
 fn ensure_room(nbytes: usize) -> PyResult<()> {
     crate::alloc::ensure_room(nbytes).map_err(to_py)
+}
+
+/// Chains the SIGINT action that stops long calls again where a handler installed since
+/// displaced it (see `crate::interrupt::chain_sigint`): for the Python layer, as it builds an
+/// expression that Polars runs later.
+#[pyfunction]
+fn watch_ctrl_c() {
+    #[cfg(unix)]
+    crate::interrupt::chain_sigint();
 }
 
 /// Whether a GPU can be used (a driver, a device and a context).
@@ -515,6 +527,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
     m.add_function(wrap_pyfunction!(raise_interrupted, m)?)?;
     m.add_function(wrap_pyfunction!(ensure_room, m)?)?;
+    m.add_function(wrap_pyfunction!(watch_ctrl_c, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_info, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_cuda, m)?)?;

@@ -26,6 +26,7 @@ CHUNK, CHUNKS = 100_000_000, 20
 BOUND_S = 1.5
 
 CHILD = """
+import signal
 import sys
 import time
 
@@ -46,6 +47,11 @@ calls = {
     ),
     "range from the data": lambda: gh.histogram(s, 16, device="cpu"),
     "fill": lambda: h.fill(s),
+    # As Jupyter does around every cell: Python's handler installed again, displacing ours.
+    "after signal.signal": lambda: (
+        signal.signal(signal.SIGINT, signal.default_int_handler),
+        gh.histogram(s, 16, range=(0, 16), device="cpu"),
+    ),
     "histogram_scan": lambda: gh.histogram_scan(
         frame.lazy(), "x", 16, range=(0, 16), device="cpu"
     ),
@@ -88,6 +94,7 @@ print("next call ok", flush=True)
         "expression",
         "range from the data",
         "fill",
+        "after signal.signal",
         "histogram_scan",
     ],
 )

@@ -206,6 +206,9 @@ def histogram_expr(
 def _plugin(function_name: str, args: list[pl.Expr], kwargs: dict[str, Any]) -> pl.Expr:
     """A call of the plugin's `function_name`: one row per bin (or cell), whatever the input's
     length."""
+    # Ctrl-C stops the query's long calls (chained again if a SIGINT handler, as Jupyter's
+    # around each cell, displaced the action since).
+    _internal.watch_ctrl_c()
     return register_plugin_function(
         plugin_path=_PLUGIN_PATH,
         function_name=function_name,
