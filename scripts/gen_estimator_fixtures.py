@@ -2,6 +2,10 @@
 
     /work/main/.venv/bin/python scripts/gen_estimator_fixtures.py
 
+On a CPU with AVX-512, numpy computes `log2` and `power` with SVML, whose last bit may differ
+from the C library's that `src/estimators` replays (the "doane" widths of a few cases): turn
+those paths off for the run with NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR".
+
 For each sample (every dtype; random, skewed, degenerate and limit values; with and without a
 `range`) it records, per estimator, numpy's bin count, its bin width (the selector's return, as
 float64 bits) and whether "stone" warned, or that numpy fails. `src/estimators/tests.rs` checks
@@ -101,7 +105,7 @@ def numpy_estimate(a, estimator, range):
 
 def stored(a):
     if a.dtype.kind == "f":
-        bits = np.uint32 if a.dtype == np.float32 else np.uint64
+        bits = {2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
         return [int(v) for v in a.view(bits)]
     return [int(v) for v in a]
 
@@ -246,12 +250,39 @@ def main():
             a = generated(dtype, **gen)
             cases.append(case(a, None, gen))
             cases.append(case(a, (offset, offset + scale / 4), gen))
+    cases += float16_cases()
     OUT.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(
         {"numpy": np.__version__, "estimators": ESTIMATORS, "cases": cases}, separators=(",", ":")
     )
     OUT.write_text(text + "\n")
     print(f"{len(cases)} cases, {len(text) // 1024} KiB -> {OUT}")
+
+
+def float16_cases():
+    """float16 samples, which numpy's estimators compute in float16 (float32 steps rounded to
+    float16; the mean's sum cast to float32). A generator of their own, so the other cases keep
+    their values."""
+    rng = np.random.default_rng(20261127)
+    kinds = ["normal", "uniform", "lognormal", "two", "rounded", "huge", "subnormal", "cauchy"]
+    modes = ["none", "none", "cut", "wide", "point"]
+    cases = []
+    for i in range(48):
+        n = [2, 3, 5, 9, 17, 40, 120, 300][i % 8]
+        a = sample(rng, "float16", n, kinds[i % len(kinds)])
+        if i % 11 == 10:
+            a[rng.integers(0, n)] = np.nan
+        cases.append(case(a, pick_range(rng, a, modes[i % len(modes)])))
+    # The reported ones: "scott" over one subnormal and zero, "doane" over zeros of both signs.
+    cases.append(case(np.array([5.96e-08, 0.0], np.float16), (5.96e-08, 5.96e-08)))
+    cases.append(case(np.array([0.0, 6.1e-05, -0.0], np.float16), None))
+    # Past numpy's 8192-value cast buffers and the quartiles' radix selection.
+    for n, seed in [(9_000, 13), (40_000, 14)]:
+        gen = {"n": n, "seed": seed, "scale": 1e3, "offset": 7.5}
+        a = generated("float16", **gen)
+        cases.append(case(a, None, gen))
+        cases.append(case(a, (7.5, 7.5 + 1e3 / 4), gen))
+    return cases
 
 
 if __name__ == "__main__":

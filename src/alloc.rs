@@ -48,6 +48,33 @@ pub fn ensure_available(bytes: usize) -> HistResult<()> {
     with_capacity::<u8>(bytes).map(drop)
 }
 
+/// [`ensure_available`] for an estimate of what a library will allocate over a whole step (not
+/// one buffer), held to half the machine's memory: an estimate past it would refuse work that
+/// fits (the kernel refuses single mappings larger than memory, and a step's buffers come one
+/// at a time), while a real shortage there ends in the kernel's out-of-memory killer, not an
+/// abort. Under an address-space limit below that, the check is the limit's.
+pub fn ensure_room(bytes: usize) -> HistResult<()> {
+    ensure_available(bytes.min(physical_memory() / 2))
+}
+
+/// The machine's memory in bytes (`usize::MAX` where it cannot be read).
+fn physical_memory() -> usize {
+    #[cfg(unix)]
+    {
+        // SAFETY: sysconf reads system constants.
+        let (pages, size) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        if pages > 0 && size > 0 {
+            return (pages as usize).saturating_mul(size as usize);
+        }
+    }
+    usize::MAX
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,6 +90,8 @@ mod tests {
             Err(HistError::OutOfMemory(bytes)) if bytes == 1 << 63
         ));
         assert!(ensure_available(usize::MAX / 2).is_err());
+        // Held to half the memory: an estimate of everything never refuses what fits.
+        assert!(ensure_room(usize::MAX).is_ok() || physical_memory() == usize::MAX);
         assert_eq!(copied(&[1, 2]).unwrap(), [1, 2]);
         assert_eq!(collected(0..3).unwrap(), [0, 1, 2]);
     }

@@ -33,6 +33,9 @@ pub enum HistError {
     /// The GPU could not be used or failed; the text says why.
     #[error("GPU: {0}")]
     Gpu(String),
+    /// The call was interrupted (Ctrl-C) and stopped early; nothing it shares was changed.
+    #[error("interrupted (Ctrl-C): the call stopped early, nothing was counted")]
+    Interrupted,
     /// A bug: a panic caught at the boundary.
     #[error("internal error in {0}; please report it")]
     Internal(String),
@@ -41,6 +44,10 @@ pub enum HistError {
 }
 
 pub type HistResult<T> = Result<T, HistError>;
+
+/// The text of [`HistError::Interrupted`], which the Python package finds in the error Polars
+/// hands on to raise `KeyboardInterrupt`.
+pub const INTERRUPTED: &str = "interrupted (Ctrl-C): the call stopped early, nothing was counted";
 
 /// Whose words an error names arguments in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,6 +174,8 @@ impl From<HistError> for PolarsError {
 /// Runs `f`, turning a panic into an error: nothing may unwind across the plugin boundary or
 /// into Python.
 pub fn guarded<T>(what: &str, f: impl FnOnce() -> HistResult<T>) -> HistResult<T> {
+    // A running call: Ctrl-C now stops it (crate::interrupt).
+    let _running = crate::interrupt::Scope::enter();
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
         let why = panic
             .downcast_ref::<String>()

@@ -385,8 +385,14 @@ pub fn pieces(columns: &[&HostColumn<'_>]) -> Vec<Piece> {
 }
 
 /// The values of column `c` that count (valid in every column, not NaN), in row order.
-pub fn counted_values<T: Value>(columns: &[&HostColumn<'_>], pieces: &[Piece], c: usize) -> Vec<T> {
-    let mut out = Vec::new();
+pub fn counted_values<T: Value>(
+    columns: &[&HostColumn<'_>],
+    pieces: &[Piece],
+    c: usize,
+) -> HistResult<Vec<T>> {
+    // Room for every row up front: a column larger than memory is an error, not an abort.
+    let rows = pieces.iter().map(|p| p.len).sum();
+    let mut out = crate::alloc::with_capacity(rows)?;
     for piece in pieces {
         let part = piece.part(columns[c], c);
         let values = T::values(part.values).expect("the column's own type");
@@ -400,7 +406,7 @@ pub fn counted_values<T: Value>(columns: &[&HostColumn<'_>], pieces: &[Piece], c
             (valid && !x.is_nan()).then_some(x)
         }));
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ pub mod error;
 pub mod estimators;
 pub mod gpu;
 pub mod input;
+pub mod interrupt;
 pub mod job;
 pub mod options;
 pub mod output;

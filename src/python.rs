@@ -43,8 +43,19 @@ pub(crate) fn to_py(e: HistError) -> PyErr {
         HistError::UnsupportedDtype(_) => PyTypeError::new_err(message),
         HistError::Overflow => PyOverflowError::new_err(message),
         HistError::OutOfMemory(_) => PyMemoryError::new_err(message),
+        HistError::Interrupted => interrupted(),
         _ => PyRuntimeError::new_err(message),
     }
+}
+
+/// The exception for a call Ctrl-C stopped: Python's own, from its SIGINT handler (which has a
+/// pending signal to run; running it here means it does not fire again later), or
+/// `KeyboardInterrupt` where that handler chose not to raise.
+pub(crate) fn interrupted() -> PyErr {
+    Python::attach(|py| match py.check_signals() {
+        Err(e) => e,
+        Ok(()) => pyo3::exceptions::PyKeyboardInterrupt::new_err(crate::error::INTERRUPTED),
+    })
 }
 
 /// Runs `f` with the GIL released, every error (and panic) an ordinary exception.
@@ -53,7 +64,34 @@ pub(crate) fn call<T: Send>(
     what: &str,
     f: impl FnOnce() -> HistResult<T> + Send,
 ) -> PyResult<T> {
+    // Ctrl-C stops the call: chained again where a SIGINT handler installed since displaced ours.
+    #[cfg(unix)]
+    crate::interrupt::chain_sigint();
     py.detach(|| guarded(what, f)).map_err(to_py)
+}
+
+/// Raises the exception of a call Ctrl-C stopped (see [`interrupted`]): for the Python layer,
+/// which meets the stop as the error Polars hands on.
+#[pyfunction]
+fn raise_interrupted() -> PyResult<()> {
+    Err(interrupted())
+}
+
+/// `MemoryError` unless `nbytes` (an estimate of a whole step, held to half the machine's
+/// memory) can be allocated now; the probe is freed at once. For the Python layer, before it
+/// has Polars (whose allocations abort when they fail) build a result of a size it knows.
+#[pyfunction]
+fn ensure_room(nbytes: usize) -> PyResult<()> {
+    crate::alloc::ensure_room(nbytes).map_err(to_py)
+}
+
+/// Chains the SIGINT action that stops long calls again where a handler installed since
+/// displaced it (see `crate::interrupt::chain_sigint`): for the Python layer, as it builds an
+/// expression that Polars runs later.
+#[pyfunction]
+fn watch_ctrl_c() {
+    #[cfg(unix)]
+    crate::interrupt::chain_sigint();
 }
 
 /// Whether a GPU can be used (a driver, a device and a context).
@@ -504,7 +542,13 @@ fn _histogram_by_report(
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Ctrl-C stops long calls between row blocks; Python's handler still runs after ours.
+    #[cfg(unix)]
+    crate::interrupt::chain_sigint();
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
+    m.add_function(wrap_pyfunction!(raise_interrupted, m)?)?;
+    m.add_function(wrap_pyfunction!(ensure_room, m)?)?;
+    m.add_function(wrap_pyfunction!(watch_ctrl_c, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_info, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_series, m)?)?;

@@ -84,16 +84,21 @@ def _pickled(kwargs: dict[str, Any]) -> bytes:
 
 # How the plugin's out-of-memory error reads once Polars has wrapped it (src/error.rs).
 _OUT_OF_MEMORY = "out of memory: could not allocate"
+# How a call that Ctrl-C stopped reads once Polars has wrapped it (src/error.rs INTERRUPTED).
+_INTERRUPTED = "interrupted (Ctrl-C): the call stopped early"
 
 
 @contextlib.contextmanager
 def _memory_errors() -> Iterator[None]:
     """Turns the plugin's out-of-memory error, which Polars hands on as a ComputeError, back
-    into a ``MemoryError`` where we run the query ourselves."""
+    into a ``MemoryError`` where we run the query ourselves, and a call Ctrl-C stopped into
+    Python's ``KeyboardInterrupt`` (its pending SIGINT handler runs now, not later)."""
     try:
         yield
     except pl.exceptions.ComputeError as e:
         text = str(e)
+        if _INTERRUPTED in text:
+            _internal.raise_interrupted()
         if _OUT_OF_MEMORY in text:
             start = text.index(_OUT_OF_MEMORY)
             raise MemoryError(text[start:].split("\n")[0]) from e
@@ -201,6 +206,9 @@ def histogram_expr(
 def _plugin(function_name: str, args: list[pl.Expr], kwargs: dict[str, Any]) -> pl.Expr:
     """A call of the plugin's `function_name`: one row per bin (or cell), whatever the input's
     length."""
+    # Ctrl-C stops the query's long calls (chained again if a SIGINT handler, as Jupyter's
+    # around each cell, displaced the action since).
+    _internal.watch_ctrl_c()
     # Polars' own registration, without its per-call search for the library (_polars_hist.py).
     return build_plugin_call(function_name, args, _pickled(kwargs), None)
 

@@ -13,8 +13,14 @@ use crate::options::{edges_for, range_for, BinRule, Bins, HistogramOptions, Scal
 pub(crate) trait AxisData {
     /// Minimum and maximum of the values that count (valid, not NaN).
     fn extremes(&self) -> HistResult<Extremes>;
-    /// numpy's number of equal bins for `rule` (an estimator) over the values that count.
-    fn estimate(&self, rule: BinRule, range: Option<(f64, f64)>) -> HistResult<usize>;
+    /// numpy's number of equal bins for `rule` (an estimator) over the values that count, read
+    /// as `kind` (a Float16 column, widened to float32, computes in float16 as numpy does).
+    fn estimate(
+        &self,
+        rule: BinRule,
+        range: Option<(f64, f64)>,
+        kind: ValueKind,
+    ) -> HistResult<usize>;
 }
 
 /// How an axis is resolved: as `numpy.histogram` (1-D and `by=`) or `numpy.histogramdd`.
@@ -96,7 +102,7 @@ pub(crate) fn resolve_axis(
                     .ok_or_else(|| HistError::Internal(format!("{rule:?} is no estimator")))?;
                 return Err(crate::estimators::weighted_error(estimator));
             }
-            Binning::Count(data.estimate(rule, range.map(|r| (r.lo, r.hi)))?)
+            Binning::Count(data.estimate(rule, range.map(|r| (r.lo, r.hi)), kind)?)
         }
     };
     // An integer rule names its edges itself: the range is in them already.
@@ -182,6 +188,7 @@ fn integer_edges(
             )
         }));
     }
+    // `bins` + 1 edges, allocated fallibly: 2^28 bins is 2 GiB of edges.
     let mut edges = crate::alloc::with_capacity(bins as usize + 1)?;
     edges.extend(lo..=hi + 1);
     Ok(Binning::Integers(edges))
@@ -225,6 +232,10 @@ pub(crate) fn weights_f64(len: usize, weights: &Series) -> HistResult<Series> {
     Ok(weights.cast(&DataType::Float64)?)
 }
 
+/// Room an estimator needs beside its sample (radix counts per part, per-bin histograms of
+/// "stone", pools' scratch), checked before the sample is copied.
+const ESTIMATOR_HEADROOM: usize = 64 << 20;
+
 /// Axis `axis` of host rows, for resolving its bins from the data.
 pub(crate) struct HostAxis<'r, 'a> {
     pub rows: &'r crate::job::HostRows<'a>,
@@ -233,22 +244,30 @@ pub(crate) struct HostAxis<'r, 'a> {
 
 impl AxisData for HostAxis<'_, '_> {
     fn extremes(&self) -> HistResult<Extremes> {
-        Ok(crate::cpu::extremes::extremes(
-            &self.rows.all(),
-            &self.rows.pieces,
-            self.axis,
-        ))
+        crate::cpu::extremes::extremes(&self.rows.all(), &self.rows.pieces, self.axis)
     }
 
-    fn estimate(&self, rule: BinRule, range: Option<(f64, f64)>) -> HistResult<usize> {
+    fn estimate(
+        &self,
+        rule: BinRule,
+        range: Option<(f64, f64)>,
+        kind: ValueKind,
+    ) -> HistResult<usize> {
         let estimator = rule
             .estimator()
             .ok_or_else(|| HistError::Internal(format!("{rule:?} is no estimator")))?;
         let column = &self.rows.columns[self.axis];
-        let kind = column.dtype.kind();
         crate::with_dtype!(column.dtype, |T| {
+            // The sample's copy, the copies an estimator makes of parts of it (at most as much
+            // again) and its fixed buffers must all fit: a MemoryError now, not an abort in a
+            // small allocation once the copy has taken what was left.
+            let rows = self.rows.len;
+            crate::alloc::ensure_room(
+                rows.saturating_mul(2 * std::mem::size_of::<T>())
+                    .saturating_add(ESTIMATOR_HEADROOM),
+            )?;
             let sample: Vec<T> =
-                crate::input::counted_values(&self.rows.all(), &self.rows.pieces, self.axis);
+                crate::input::counted_values(&self.rows.all(), &self.rows.pieces, self.axis)?;
             let extremes = sample
                 .iter()
                 .fold(None, |acc: Option<(T, T)>, &x| match acc {
@@ -268,17 +287,33 @@ impl AxisData for HostAxis<'_, '_> {
                     kind,
                     || Ok(extremes),
                 )?;
-                let mut counts = vec![0u64; bins + 1];
-                for &x in &sample {
-                    counts[crate::cpu::index::bin_of(&spec, x)] += 1;
+                let mut counts = crate::alloc::zeroed::<u64>(bins + 1)?;
+                // Up to sqrt(n) passes over the sample: Ctrl-C is read between pieces.
+                for piece in sample.chunks(1 << 16) {
+                    crate::interrupt::check()?;
+                    for &x in piece {
+                        counts[crate::cpu::index::bin_of(&spec, x)] += 1;
+                    }
                 }
                 counts.truncate(bins);
                 Ok(counts)
             };
-            Ok(
-                crate::estimators::equal_bin_count(estimator, &sample[..], range, &mut histogram)?
-                    .bins,
-            )
+            let estimate = match (kind, T::DTYPE) {
+                // float16 values, widened to float32 exactly: narrowed back to compute in them.
+                (ValueKind::Float16, crate::dtype::DType::F32) => {
+                    let half = crate::alloc::collected(
+                        sample.iter().map(|&x| half::f16::from_f64(x.to_f64())),
+                    )?;
+                    crate::estimators::equal_bin_count(estimator, half, range, &mut histogram)?
+                }
+                _ => crate::estimators::equal_bin_count(
+                    estimator,
+                    &sample[..],
+                    range,
+                    &mut histogram,
+                )?,
+            };
+            Ok(estimate.bins)
         })
     }
 }
@@ -293,12 +328,12 @@ pub fn estimate_from_extremes(
     extremes: &Series,
     range: Option<(f64, f64)>,
 ) -> HistResult<Option<usize>> {
-    let (physical, _) = readable(extremes)?;
+    let (physical, reading) = readable(extremes)?;
     let column = crate::input::HostColumn::new(&physical)?;
     let columns = [&column];
     let pieces = crate::input::pieces(&columns);
     crate::with_dtype!(column.dtype, |T| {
-        let values: Vec<T> = crate::input::counted_values(&columns, &pieces, 0);
+        let values: Vec<T> = crate::input::counted_values(&columns, &pieces, 0)?;
         let pair = match values[..] {
             [lo, hi] => Some((lo, hi)),
             [] => None,
@@ -310,7 +345,18 @@ pub fn estimate_from_extremes(
                 )))
             }
         };
-        let estimate = crate::estimators::equal_bin_count_from_extremes(estimator, n, pair, range)?;
+        let estimate = match (reading, pair) {
+            // A Float16 column's extremes, widened to float32: float16 arithmetic, as numpy's.
+            (Reading::Float16, Some((lo, hi))) => {
+                let half = |x: T| half::f16::from_f64(x.to_f64());
+                let pair = Some((half(lo), half(hi)));
+                crate::estimators::equal_bin_count_from_extremes(estimator, n, pair, range)?
+            }
+            (Reading::Float16, None) => crate::estimators::equal_bin_count_from_extremes::<
+                half::f16,
+            >(estimator, n, None, range)?,
+            _ => crate::estimators::equal_bin_count_from_extremes(estimator, n, pair, range)?,
+        };
         Ok(estimate.map(|e| e.bins))
     })
 }

@@ -129,6 +129,8 @@ pub fn histogram_by_with_report(
             continue;
         }
         clock.lap();
+        // Polars gathers the keys of the groups infallibly: check the room first.
+        crate::alloc::ensure_available(firsts.len().saturating_mul(16))?;
         let firsts = IdxCa::from_vec("firsts".into(), firsts);
         let out = [
             AxisOut::Group {
@@ -173,9 +175,12 @@ fn group_axis(keys: &Series, look: Look) -> HistResult<(Series, Groups, Vec<IdxS
     if let Some(found) = integer_table(&physical, look)? {
         return Ok(found);
     }
+    // Polars groups the keys with allocations that abort when they fail: check the room first
+    // (its hash tables, group firsts and row lists take up to about 100 bytes a distinct key).
+    crate::alloc::ensure_room(keys.len().saturating_mul(GROUPING_BYTES_PER_ROW))?;
     let groups = keys.group_tuples(true, true)?;
-    let mut ids = vec![0u32; keys.len()];
-    let mut firsts = Vec::with_capacity(groups.len());
+    let mut ids: Vec<u32> = crate::alloc::zeroed(keys.len())?;
+    let mut firsts = crate::alloc::with_capacity(groups.len())?;
     for (g, group) in groups.iter().enumerate() {
         firsts.push(group.first());
         match group {
@@ -199,6 +204,9 @@ fn group_axis(keys: &Series, look: Look) -> HistResult<(Series, Groups, Vec<IdxS
         firsts,
     ))
 }
+
+/// Room checked for Polars' grouping of hashed keys, per row (all rows distinct at worst).
+const GROUPING_BYTES_PER_ROW: usize = 128;
 
 /// Keys below this many distinct slots (`max - min + 1`, and at most a few per row) are mapped
 /// by a table instead of hashing.
@@ -234,26 +242,32 @@ fn integer_table(
         None => {
             let pieces = crate::input::pieces(&[&column]);
             let crate::bins::Extremes::Integer(lo, hi) =
-                crate::cpu::extremes::extremes(&[&column], &pieces, 0)
+                crate::cpu::extremes::extremes(&[&column], &pieces, 0)?
             else {
                 return Ok(None);
             };
-            let span = (hi - lo + 1) as usize;
-            if span > MAX_TABLE_SLOTS.min((4 * physical.len()).max(1 << 16)) {
+            // In i128: a span of 64-bit keys may not fit their width (or a usize); such a
+            // span is far past any table and takes the general path.
+            let span = hi - lo + 1;
+            if span > MAX_TABLE_SLOTS.min((4 * physical.len()).max(1 << 16)) as i128 {
                 return Ok(None);
             }
+            let span = span as usize;
             let lo = lo as i64;
             // Slots in order of first appearance (found in that order where the first rows held
             // them all, else sorted by their first row).
-            let seen = match crate::with_dtype!(dtype, |T| first_rows::<T>(&column, lo, span)) {
+            let seen = match crate::with_dtype!(dtype, |T| first_rows::<T>(&column, lo, span))? {
                 FirstRows::InOrder(seen) => seen,
                 FirstRows::BySlot(firsts) => {
-                    let mut seen: Vec<(u64, usize)> = firsts
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, &row)| row != u64::MAX)
-                        .map(|(slot, &row)| (row, slot))
-                        .collect();
+                    let groups = firsts.iter().filter(|&&row| row != u64::MAX).count();
+                    let mut seen = crate::alloc::with_capacity(groups)?;
+                    seen.extend(
+                        firsts
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, &row)| row != u64::MAX)
+                            .map(|(slot, &row)| (row, slot)),
+                    );
                     seen.par_sort_unstable();
                     seen
                 }
@@ -261,7 +275,7 @@ fn integer_table(
             (lo, span, seen, None)
         }
     };
-    let mut table = vec![u32::MAX; span];
+    let mut table = crate::alloc::filled(span, u32::MAX)?;
     for (id, &(_, slot)) in seen.iter().enumerate() {
         table[slot] = id as u32;
     }
@@ -269,7 +283,7 @@ fn integer_table(
         count: seen.len(),
         keys: GroupKeys::Table { lo, table, strays },
     };
-    let firsts = seen.iter().map(|&(row, _)| row as IdxSize).collect();
+    let firsts = crate::alloc::collected(seen.iter().map(|&(row, _)| row as IdxSize))?;
     Ok(Some((physical.clone(), groups, firsts)))
 }
 
@@ -375,11 +389,11 @@ enum FirstRows {
 /// of the span has appeared (keys numbered `0..groups` all appear early: the rest is never read,
 /// and the values were found in order), then the rest by stretches in parallel, each with a
 /// table of its own, merged by minimum.
-fn first_rows<T: Value>(column: &HostColumn<'_>, lo: i64, span: usize) -> FirstRows {
+fn first_rows<T: Value>(column: &HostColumn<'_>, lo: i64, span: usize) -> HistResult<FirstRows> {
     const STRETCH: usize = 1 << 20;
     let chunks = values_of::<T>(column);
     let prefix_rows = in_order_rows(span);
-    let mut first = vec![u64::MAX; span];
+    let mut first = crate::alloc::filled(span, u64::MAX)?;
     let mut found = Vec::new();
     let mut row = 0u64;
     'prefix: for values in &chunks {
@@ -392,7 +406,7 @@ fn first_rows<T: Value>(column: &HostColumn<'_>, lo: i64, span: usize) -> FirstR
                 first[slot] = row;
                 found.push((row, slot));
                 if found.len() == span {
-                    return FirstRows::InOrder(found);
+                    return Ok(FirstRows::InOrder(found));
                 }
             }
             row += 1;
@@ -416,8 +430,8 @@ fn first_rows<T: Value>(column: &HostColumn<'_>, lo: i64, span: usize) -> FirstR
     let per_table = work.len().div_ceil(tables).max(1);
     let rest = work
         .par_chunks(per_table)
-        .map(|stretches| {
-            let mut first = vec![u64::MAX; span];
+        .map(|stretches| -> HistResult<Vec<u64>> {
+            let mut first = crate::alloc::filled(span, u64::MAX)?;
             for &(start, values) in stretches {
                 for (i, &x) in values.iter().enumerate() {
                     let slot = &mut first[(x.as_i64() - lo) as usize];
@@ -426,19 +440,20 @@ fn first_rows<T: Value>(column: &HostColumn<'_>, lo: i64, span: usize) -> FirstR
                     }
                 }
             }
-            first
+            Ok(first)
         })
-        .reduce_with(|mut a, b| {
+        .try_reduce_with(|mut a, b| {
             a.iter_mut().zip(b).for_each(|(a, b)| *a = (*a).min(b));
-            a
-        });
+            Ok(a)
+        })
+        .transpose()?;
     if let Some(rest) = rest {
         first
             .iter_mut()
             .zip(rest)
             .for_each(|(a, b)| *a = (*a).min(b));
     }
-    FirstRows::BySlot(first)
+    Ok(FirstRows::BySlot(first))
 }
 
 #[cfg(test)]

@@ -51,6 +51,7 @@ impl AxisData for DeviceAxis<'_> {
         &self,
         rule: crate::options::BinRule,
         range: Option<(f64, f64)>,
+        kind: crate::dtype::ValueKind,
     ) -> HistResult<usize> {
         // numpy's estimators need order statistics and moments of the whole sample: read it.
         let values = read_column(self.stream, self.column, self.len)?;
@@ -60,7 +61,7 @@ impl AxisData for DeviceAxis<'_> {
             rows: &rows,
             axis: 0,
         }
-        .estimate(rule, range)
+        .estimate(rule, range, kind)
     }
 }
 

@@ -24,7 +24,7 @@ impl AxisData for NoData {
         })
     }
 
-    fn estimate(&self, rule: BinRule, _: Option<(f64, f64)>) -> HistResult<usize> {
+    fn estimate(&self, rule: BinRule, _: Option<(f64, f64)>, _: ValueKind) -> HistResult<usize> {
         Err(HistError::argument(|s| {
             format!(
                 "{} estimates the bins from the data, which `explain` does not read: give a \

@@ -242,6 +242,10 @@ impl BinSpec {
             }
             BinSpec::Uniform64(u) if !u.increasing()? => (u.edge(0), u.edge(u.len()), "float64"),
             BinSpec::Edges(e) if !increasing(&e.edges) => (e.edges[0], e.edges[e.len()], "float64"),
+            // numpy refuses float16 edges that collapse as it refuses the others.
+            BinSpec::Half(h) if !h.increasing() => {
+                (h.edges[0].to_f64(), h.edges[h.len()].to_f64(), "float16")
+            }
             _ => return Ok(self),
         };
         Err(HistError::InvalidArgument(format!(

@@ -5,8 +5,13 @@ use crate::bins::Extremes;
 use crate::input::{Chunk, HostColumn, Piece, Validity, Value};
 
 /// Minimum and maximum of column `c`'s values over the rows valid in every column of `columns`
-/// (nulls anywhere drop a row; NaN only drops a value), cut into `pieces`.
-pub fn extremes(columns: &[&HostColumn<'_>], pieces: &[Piece], c: usize) -> Extremes {
+/// (nulls anywhere drop a row; NaN only drops a value), cut into `pieces`; interrupted
+/// (Ctrl-C) between stretches.
+pub fn extremes(
+    columns: &[&HostColumn<'_>],
+    pieces: &[Piece],
+    c: usize,
+) -> crate::error::HistResult<Extremes> {
     use rayon::prelude::*;
     const STRETCH: usize = 1 << 18;
     let column = columns[c];
@@ -19,6 +24,9 @@ pub fn extremes(columns: &[&HostColumn<'_>], pieces: &[Piece], c: usize) -> Extr
             .par_iter()
             .with_min_len(4)
             .filter_map(|&(piece, s)| {
+                if crate::interrupt::pending() {
+                    return None;
+                }
                 let len = STRETCH.min(piece.len - s);
                 let part = piece.part(column, c).slice(s, len);
                 let also: Vec<Option<Validity>> = columns
@@ -31,10 +39,12 @@ pub fn extremes(columns: &[&HostColumn<'_>], pieces: &[Piece], c: usize) -> Extr
                 chunk_extremes(&part, values, &also)
             })
             .reduce_with(|(a, b), (x, y)| (if x < a { x } else { a }, if y > b { y } else { b }));
-        match reduced {
+        // Stretches skipped for an interrupt never make extremes.
+        crate::interrupt::check()?;
+        Ok(match reduced {
             Some((lo, hi)) => T::extremes(lo, hi),
             None => Extremes::Empty,
-        }
+        })
     })
 }
 
@@ -83,9 +93,12 @@ mod tests {
         let b = Series::new("b".into(), [Some(1i64), Some(1), Some(1), None]);
         let (ca, cb) = (HostColumn::new(&a).unwrap(), HostColumn::new(&b).unwrap());
         let p = pieces(&[&ca, &cb]);
-        assert_eq!(extremes(&[&ca, &cb], &p, 0), Extremes::Float64(-1.0, 5.0));
         assert_eq!(
-            extremes(&[&ca], &pieces(&[&ca]), 0),
+            extremes(&[&ca, &cb], &p, 0).unwrap(),
+            Extremes::Float64(-1.0, 5.0)
+        );
+        assert_eq!(
+            extremes(&[&ca], &pieces(&[&ca]), 0).unwrap(),
             Extremes::Float64(-1.0, 9.0)
         );
     }

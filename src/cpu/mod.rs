@@ -46,13 +46,16 @@ pub fn count(job: &Job<'_>, rows: &HostRows<'_>) -> HistResult<Counts> {
     let weighted = rows.weights.is_some();
     let partial = |&(a, b): &(usize, usize)| -> HistResult<Counts> {
         let mut blocks = Blocks::new(job, rows, a, b);
-        Ok(if weighted {
+        let counts = if weighted {
             Counts::Weighted(sum_blocks(cells, |idx, amounts| {
                 blocks.next(idx, Some(amounts))
             })?)
         } else {
             Counts::Exact(count_blocks(cells, b - a, |idx| blocks.next(idx, None))?)
-        })
+        };
+        // Blocks end early on Ctrl-C: such counts are never returned.
+        crate::interrupt::check()?;
+        Ok(counts)
     };
     if tasks.len() == 1 {
         return partial(&tasks[0]);
@@ -124,6 +127,9 @@ impl<'j, 'a> Blocks<'j, 'a> {
 
     /// Fills the next block's cell indices (and weights), returns its length, 0 at the end.
     fn next(&mut self, idx: &mut [u32; BLOCK], amounts: Option<&mut [f64; BLOCK]>) -> usize {
+        if crate::interrupt::pending() {
+            return 0; // Ctrl-C: `count` discards what was counted
+        }
         let Some(piece) = self.rows.pieces.get(self.piece) else {
             return 0;
         };

@@ -19,6 +19,10 @@
 //! - Python's NEP 50 rules decide each scalar's precision: "rice", "scott" and "stone" give a
 //!   float32 width for Float32 columns, which divides the float32 data span in float32; every
 //!   other width and every range is float64.
+//! - Float16 columns compute as numpy's float16 does: each operation in float32, rounded to
+//!   float16 (its `ptp`, `std`, the widths of "rice", "scott" and "stone", the span over the
+//!   width), except where numpy casts: `np.mean` sums float16 in float32 (cast buffers) and
+//!   divides in float64, the percentiles interpolate in float64 from a float16 difference.
 //! - `int(np.ceil(delta / width))`, with the width raised to 1 for integer columns
 //!   (`width < 1`), and 1 bin for a zero width or an empty sample.
 //!
@@ -35,13 +39,15 @@ use std::str::FromStr;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use half::f16;
+
 use crate::bins::MAX_BINS;
 use crate::error::{HistError, HistResult};
 use numeric::{
-    buffered_sum_f64, div_rounded_f32, libm_pow, libm_powf, openblas_ddot_self, pairwise_sum,
-    python_pow, quartiles,
+    buffered_sum_f32, buffered_sum_f64, div_rounded_f32, libm_pow, libm_powf, openblas_ddot_self,
+    pairwise_sum, python_pow, quartiles,
 };
-use sealed::{Class, Num};
+use sealed::{h, Class, Num};
 
 mod numeric;
 mod sample;
@@ -160,8 +166,8 @@ pub struct Estimate {
 /// numpy's warning when "stone" picks its largest candidate.
 pub const STONE_SUBOPTIMAL: &str = "The number of bins estimated may be suboptimal.";
 
-/// The column types an estimator reads: `f32`, `f64`, `i8`..`i64` and `u8`..`u64` (temporal
-/// columns through their physical integers).
+/// The column types an estimator reads: `f16` (`half::f16`), `f32`, `f64`, `i8`..`i64` and
+/// `u8`..`u64` (temporal columns through their physical integers).
 pub trait SampleValue: sealed::Sample {}
 
 impl<T: sealed::Sample> SampleValue for T {}
@@ -169,22 +175,26 @@ impl<T: sealed::Sample> SampleValue for T {}
 impl Num {
     fn f64(self) -> f64 {
         match self {
+            Num::F16(v) => v.to_f64(),
             Num::F32(v) => v as f64,
             Num::F64(v) => v,
         }
     }
 
-    /// numpy's `a / b`: float32 only when both are float32.
+    /// numpy's `a / b`: float16 or float32 only when both are.
     fn div(self, by: Num) -> Num {
         match (self, by) {
+            (Num::F16(a), Num::F16(b)) => Num::F16(h(a.to_f32() / b.to_f32())),
             (Num::F32(a), Num::F32(b)) => Num::F32(a / b),
             (a, b) => Num::F64(a.f64() / b.f64()),
         }
     }
 
-    /// `self / k` for a Python int `k` (a bin count): float32 stays float32.
+    /// `self / k` for a Python int `k` (a bin count): a float16 or float32 scalar keeps its
+    /// type, `k` cast to it.
     fn div_count(self, k: usize) -> Num {
         match self {
+            Num::F16(a) => Num::F16(h(a.to_f32() / f16::from_f64(k as f64).to_f32())),
             Num::F32(a) => Num::F32(a / k as f32),
             Num::F64(a) => Num::F64(a / k as f64),
         }
@@ -192,6 +202,7 @@ impl Num {
 
     fn precision(self) -> &'static str {
         match self {
+            Num::F16(_) => "float16",
             Num::F32(_) => "float32",
             Num::F64(_) => "float64",
         }
@@ -227,13 +238,13 @@ pub fn equal_bin_count<'a, T: SampleValue>(
             let (lo, hi) = outer_edges(range)?;
             let (first, last) = T::window(lo, hi);
             // `&`, not `&&`: both comparisons and no branch, so the count can vectorize.
-            let sample = Sample::new(keep(values, move |x| (x >= first) & (x <= last)));
+            let sample = Sample::new(keep(values, move |x| (x >= first) & (x <= last))?);
             (sample, Num::F64(hi - lo))
         }
         None => {
             let values = match T::CLASS {
                 Class::Integer => values,
-                _ => keep(values, |x| !x.is_nan()),
+                _ => keep(values, |x| !x.is_nan())?,
             };
             let sample = Sample::new(values);
             let Some((min, max)) = sample.extremes else {
@@ -248,8 +259,8 @@ pub fn equal_bin_count<'a, T: SampleValue>(
     }
     let mut warning = None;
     let width = match estimator {
-        Estimator::Auto => sample.auto(),
-        Estimator::Fd => sample.fd(),
+        Estimator::Auto => sample.auto()?,
+        Estimator::Fd => sample.fd()?,
         Estimator::Doane => sample.doane(),
         Estimator::Scott => sample.scott(),
         Estimator::Stone => {
@@ -360,25 +371,28 @@ fn outer_edges((lo, hi): (f64, f64)) -> HistResult<(f64, f64)> {
 const PIECE: usize = 1 << 16;
 
 /// The values `pred` keeps, in order; no copy when it keeps them all, none either when `values`
-/// is owned.
-fn keep<'a, T: SampleValue>(values: Cow<'a, [T]>, pred: impl Fn(T) -> bool + Sync) -> Cow<'a, [T]> {
+/// is owned (a copy larger than memory is an error).
+fn keep<'a, T: SampleValue>(
+    values: Cow<'a, [T]>,
+    pred: impl Fn(T) -> bool + Sync,
+) -> HistResult<Cow<'a, [T]>> {
     let kept: Vec<usize> = values
         .par_chunks(PIECE)
         .map(|piece| piece.iter().map(|&x| pred(x) as usize).sum::<usize>())
         .collect();
     let total: usize = kept.iter().sum();
     if total == values.len() {
-        return values;
+        return Ok(values);
     }
     let source = match values {
         Cow::Owned(mut v) => {
             v.retain(|&x| pred(x));
-            return Cow::Owned(v);
+            return Ok(Cow::Owned(v));
         }
         Cow::Borrowed(v) => v,
     };
     let Some(piece) = kept.iter().position(|&count| count > 0) else {
-        return Cow::Owned(Vec::new());
+        return Ok(Cow::Owned(Vec::new()));
     };
     let first = source[piece * PIECE..]
         .iter()
@@ -386,7 +400,7 @@ fn keep<'a, T: SampleValue>(values: Cow<'a, [T]>, pred: impl Fn(T) -> bool + Syn
         .find(|&x| pred(x))
         .expect("a counted value");
     // Each piece writes its kept values at the offset the counts give it.
-    let mut out = vec![first; total];
+    let mut out = crate::alloc::filled(total, first)?;
     let mut rest = &mut out[..];
     let mut targets = Vec::with_capacity(kept.len());
     for &count in &kept {
@@ -405,7 +419,7 @@ fn keep<'a, T: SampleValue>(values: Cow<'a, [T]>, pred: impl Fn(T) -> bool + Syn
                 }
             }
         });
-    Cow::Owned(out)
+    Ok(Cow::Owned(out))
 }
 
 /// The smallest `x` in `lo..=hi` where `pred` holds, for `pred` false and then true.
@@ -443,6 +457,7 @@ fn count_from_width(
     };
     let ratio = delta.div(width);
     let count = match ratio {
+        Num::F16(r) => r.to_f64().ceil(),
         Num::F32(r) => r.ceil() as f64,
         Num::F64(r) => r.ceil(),
     };

@@ -7,6 +7,7 @@ use std::hint::black_box;
 use rayon::prelude::*;
 
 use super::{SampleValue, PIECE};
+use crate::error::HistResult;
 
 /// `np.float32(np.float32(sum) / np.intp(n))`: the division is float64, rounded back.
 pub(super) fn div_rounded_f32(sum: f32, n: usize) -> f32 {
@@ -98,8 +99,18 @@ pub(super) fn buffered_sum_f64<T: SampleValue>(x: &[T]) -> f64 {
     partial.into_iter().fold(0.0, |acc, s| acc + s)
 }
 
+/// `np.add.reduce(f(x), dtype=float32)` of float16 values (as `np.mean` sums them): each buffer
+/// of 8192 cast values summed pairwise in float32, the buffers added in order in float32.
+pub(super) fn buffered_sum_f32<T: Copy + Sync>(x: &[T], f: impl Fn(T) -> f32 + Sync + Copy) -> f32 {
+    let partial: Vec<f32> = x
+        .par_chunks(NUMPY_BUFFER)
+        .map(|chunk| pairwise_sum(chunk, f))
+        .collect();
+    partial.into_iter().fold(0.0, |acc, s| acc + s)
+}
+
 /// `np.percentile(x, [75, 25])` (method "linear"), as float64; `extremes` are `x`'s.
-pub(super) fn quartiles<T: SampleValue>(x: &[T], extremes: (T, T)) -> (f64, f64) {
+pub(super) fn quartiles<T: SampleValue>(x: &[T], extremes: (T, T)) -> HistResult<(f64, f64)> {
     let n = x.len();
     // `(n - 1) * q`, its floor and its fractional part, clamped to the last value as numpy does
     // (its index -1, hence the fraction `v - (-1)`).
@@ -117,9 +128,9 @@ pub(super) fn quartiles<T: SampleValue>(x: &[T], extremes: (T, T)) -> (f64, f64)
     let mut ranks = vec![lo25, hi25, lo75, hi75];
     ranks.sort_unstable();
     ranks.dedup();
-    let values = order_statistics(x, extremes, &ranks);
+    let values = order_statistics(x, extremes, &ranks)?;
     let at = |rank: usize| values[ranks.binary_search(&rank).expect("a requested rank")];
-    (lerp(at(lo75), at(hi75), t75), lerp(at(lo25), at(hi25), t25))
+    Ok((lerp(at(lo75), at(hi75), t75), lerp(at(lo25), at(hi25), t25)))
 }
 
 /// Bits of the sort key each radix pass looks at.
@@ -137,7 +148,7 @@ pub(super) fn order_statistics<T: SampleValue>(
     x: &[T],
     (min, max): (T, T),
     ranks: &[usize],
-) -> Vec<T> {
+) -> HistResult<Vec<T>> {
     let mut out = vec![x[0]; ranks.len()];
     let all = Candidates {
         x,
@@ -145,8 +156,8 @@ pub(super) fn order_statistics<T: SampleValue>(
         len: x.len(),
         keys: (min.key(), max.key()),
     };
-    all.select(ranks, &mut out);
-    out
+    all.select(ranks, &mut out)?;
+    Ok(out)
 }
 
 /// The values of `x` whose key, shifted right by `prefix.0`, equals `prefix.1` (all of `x` when
@@ -159,7 +170,7 @@ struct Candidates<'a, T> {
 }
 
 impl<T: SampleValue> Candidates<'_, T> {
-    fn select(&self, ranks: &[usize], out: &mut [T]) {
+    fn select(&self, ranks: &[usize], out: &mut [T]) -> HistResult<()> {
         // One loop per kind of candidate set, so the common one tests nothing per value.
         match self.prefix {
             None => self.select_where(ranks, out, |_| true),
@@ -174,12 +185,12 @@ impl<T: SampleValue> Candidates<'_, T> {
         ranks: &[usize],
         out: &mut [T],
         holds: impl Fn(T) -> bool + Sync + Copy,
-    ) {
+    ) -> HistResult<()> {
         let (low, high) = self.keys;
         if low == high {
             let any = self.x.par_iter().find_any(|&&v| holds(v));
             out.fill(*any.expect("a candidate"));
-            return;
+            return Ok(());
         }
         if self.len <= SORT_BELOW {
             let mut sorted: Vec<T> = self.x.iter().copied().filter(|&v| holds(v)).collect();
@@ -187,7 +198,7 @@ impl<T: SampleValue> Candidates<'_, T> {
             for (value, &rank) in out.iter_mut().zip(ranks) {
                 *value = sorted[rank];
             }
-            return;
+            return Ok(());
         }
         // Every key shares the bits above the highest differing one: the digit below is monotone.
         let top = 63 - (low ^ high).leading_zeros();
@@ -227,14 +238,14 @@ impl<T: SampleValue> Candidates<'_, T> {
                     let any = self.x.par_iter().find_any(|&&v| in_bucket(v));
                     slots.fill(*any.expect("a counted bucket"));
                 } else if 2 * size <= self.len {
-                    let (values, keys) = gather(self.x, part_len, &counts, bucket, in_bucket);
+                    let (values, keys) = gather(self.x, part_len, &counts, bucket, in_bucket)?;
                     let bucket = Candidates {
                         x: &values[..],
                         prefix: None,
                         len: size,
                         keys,
                     };
-                    bucket.select(&local, slots);
+                    bucket.select(&local, slots)?;
                 } else {
                     // Most values are in this bucket: narrow it in place rather than copy it. Its
                     // keys lie between those of its first and last possible digit.
@@ -248,15 +259,16 @@ impl<T: SampleValue> Candidates<'_, T> {
                         len: size,
                         keys,
                     };
-                    bucket.select(&local, slots);
+                    bucket.select(&local, slots)?;
                 }
                 r += inside;
                 if r == ranks.len() {
-                    return;
+                    return Ok(());
                 }
             }
             first = end;
         }
+        Ok(())
     }
 }
 
@@ -268,9 +280,9 @@ fn gather<T: SampleValue>(
     counts: &[Vec<u32>],
     bucket: usize,
     in_bucket: impl Fn(T) -> bool + Sync,
-) -> (Vec<T>, (u64, u64)) {
+) -> HistResult<(Vec<T>, (u64, u64))> {
     let total: usize = counts.iter().map(|c| c[bucket] as usize).sum();
-    let mut out = vec![x[0]; total];
+    let mut out = crate::alloc::filled(total, x[0])?;
     let mut rest = &mut out[..];
     let mut targets = Vec::with_capacity(counts.len());
     for count in counts {
@@ -295,7 +307,7 @@ fn gather<T: SampleValue>(
             (low, high)
         })
         .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
-    (out, keys)
+    Ok((out, keys))
 }
 
 /// numpy's `_lerp(a, b, t)` for one quantile: `a + (b - a) * t`, or `b - (b - a) * (1 - t)` when

@@ -18,6 +18,7 @@ pub(super) fn rice_width(n: usize, ptp: Num) -> Num {
     // `2.0 * x.size ** (1.0 / 3)` is a Python float: float32 data divides in float32.
     let by = 2.0 * python_pow(n as f64, 1.0 / 3.0);
     match ptp {
+        Num::F16(p) => Num::F16(h(p.to_f32() / f16::from_f64(by).to_f32())),
         Num::F32(p) => Num::F32(p / by as f32),
         Num::F64(p) => Num::F64(p / by),
     }
@@ -71,7 +72,8 @@ impl<'a, T: SampleValue> Sample<'a, T> {
     pub(super) fn scott(&self) -> Num {
         let n = self.n() as f64;
         let factor = python_pow(24.0 * python_pow(std::f64::consts::PI, 0.5) / n, 1.0 / 3.0);
-        match self.std(self.mean()) {
+        match self.std() {
+            Num::F16(s) => Num::F16(h(f16::from_f64(factor).to_f32() * s.to_f32())),
             Num::F32(s) => Num::F32(factor as f32 * s),
             Num::F64(s) => Num::F64(factor * s),
         }
@@ -82,11 +84,13 @@ impl<'a, T: SampleValue> Sample<'a, T> {
         if n > 2 {
             let nf = n as f64;
             let sg1 = (6.0 * (n - 2) as f64 / ((nf + 1.0) * (n + 3) as f64)).sqrt();
-            let mean = self.mean();
-            let sigma = self.std(mean);
+            let sigma = self.std();
             if sigma.f64() > 0.0 {
-                let g1 = self.third_moment(mean, sigma);
-                let denom = (1.0 + nf.log2()) + (1.0 + g1.abs() / sg1).log2();
+                let g1 = self.third_moment(self.mean(), sigma);
+                // `sg1` is `np.sqrt` of a Python float, a float64 scalar: whatever g1's type,
+                // `np.log2(1.0 + np.absolute(g1) / sg1)` is float64.
+                let skew = (1.0 + g1.f64().abs() / sg1).log2();
+                let denom = (1.0 + nf.log2()) + skew;
                 return Num::F64(self.ptp().f64() / denom);
             }
         }
@@ -94,18 +98,18 @@ impl<'a, T: SampleValue> Sample<'a, T> {
     }
 
     /// `2.0 * iqr * x.size ** (-1.0 / 3.0)`.
-    pub(super) fn fd(&self) -> Num {
+    pub(super) fn fd(&self) -> HistResult<Num> {
         let n = self.n() as f64;
         let extremes = self.extremes.expect("a non-empty sample");
-        let (p75, p25) = quartiles(&self.values, extremes);
+        let (p75, p25) = quartiles(&self.values, extremes)?;
         let iqr = p75 - p25;
-        Num::F64(2.0 * iqr * python_pow(n, -1.0 / 3.0))
+        Ok(Num::F64(2.0 * iqr * python_pow(n, -1.0 / 3.0)))
     }
 
-    pub(super) fn auto(&self) -> Num {
+    pub(super) fn auto(&self) -> HistResult<Num> {
         let sturges = self.sturges();
         let sqrt = self.sqrt();
-        let fd = self.fd();
+        let fd = self.fd()?;
         // Python's max and min keep the first argument unless the second is strictly beyond.
         let half_sqrt = Num::F64(sqrt.f64() / 2.0);
         let fd_corrected = if half_sqrt.f64() > fd.f64() {
@@ -113,11 +117,11 @@ impl<'a, T: SampleValue> Sample<'a, T> {
         } else {
             fd
         };
-        if sturges.f64() < fd_corrected.f64() {
+        Ok(if sturges.f64() < fd_corrected.f64() {
             sturges
         } else {
             fd_corrected
-        }
+        })
     }
 
     /// The width of the "stone" minimum, and whether it is numpy's upper bound (its warning).
@@ -163,7 +167,7 @@ impl<'a, T: SampleValue> Sample<'a, T> {
                     counts.len()
                 )));
             }
-            let p: Vec<f64> = counts.iter().map(|&c| c as f64 / n as f64).collect();
+            let p = crate::alloc::collected(counts.iter().map(|&c| c as f64 / n as f64))?;
             Ok((2.0 - (n + 1) as f64 * openblas_ddot_self(&p)) / hh)
         };
         // Python's `min(range(1, upper + 1), key=jhat)`: the first candidate strictly smallest.
@@ -179,22 +183,44 @@ impl<'a, T: SampleValue> Sample<'a, T> {
     }
 
     /// `np.mean(x)`: float32 for float32 data (the float32 sum divided in float64 and rounded
-    /// back), integers summed as float64 in numpy's cast buffers.
+    /// back), float16 summed in float32 cast buffers and divided in float64, integers summed as
+    /// float64 in numpy's cast buffers.
     pub(super) fn mean(&self) -> Num {
         let x = &self.values[..];
         let n = x.len();
         match T::CLASS {
+            Class::Float16 => Num::F16(f16::from_f64(
+                buffered_sum_f32(x, |v| v.to_f32()) as f64 / n as f64,
+            )),
             Class::Float32 => Num::F32(div_rounded_f32(pairwise_sum(x, |v| v.to_f32()), n)),
             Class::Float64 => Num::F64(pairwise_sum(x, |v| v.to_f64()) / n as f64),
             Class::Integer => Num::F64(buffered_sum_f64(x) / n as f64),
         }
     }
 
-    /// `np.std(x)` given `np.mean(x)` (`_var` computes the same mean).
-    pub(super) fn std(&self, mean: Num) -> Num {
+    /// `np.std(x)`. Its mean (`_var`'s own) is `np.mean`'s but for float16, which `_var` sums
+    /// in float16 (float32 accumulators, no cast, rounded once) before dividing in float64.
+    pub(super) fn std(&self) -> Num {
         let x = &self.values[..];
         let n = x.len();
+        let mean = match T::CLASS {
+            Class::Float16 => {
+                let sum = h(pairwise_sum(x, |v| v.to_f32()));
+                Num::F16(f16::from_f64(sum.to_f64() / n as f64))
+            }
+            _ => self.mean(),
+        };
         match mean {
+            Num::F16(mean) => {
+                let mean = mean.to_f32();
+                // Each deviation and its square rounded to float16, summed as float16 is.
+                let sq = h(pairwise_sum(x, |v| {
+                    let d = h(v.to_f32() - mean).to_f32();
+                    h(d * d).to_f32()
+                }));
+                let var = f16::from_f64(sq.to_f64() / n as f64);
+                Num::F16(h(var.to_f32().sqrt()))
+            }
             Num::F32(mean) => {
                 let sq = pairwise_sum(x, |v| {
                     let d = v.to_f32() - mean;
@@ -213,19 +239,27 @@ impl<'a, T: SampleValue> Sample<'a, T> {
         }
     }
 
-    /// Doane's `g1 = np.mean(((x - np.mean(x)) / sigma) ** 3)`, as float64.
-    pub(super) fn third_moment(&self, mean: Num, sigma: Num) -> f64 {
+    /// Doane's `g1 = np.mean(((x - np.mean(x)) / sigma) ** 3)`, in the data's float type.
+    pub(super) fn third_moment(&self, mean: Num, sigma: Num) -> Num {
         let x = &self.values[..];
         let n = x.len();
         match (mean, sigma) {
+            (Num::F16(mean), Num::F16(sigma)) => {
+                let (mean, sigma) = (mean.to_f32(), sigma.to_f32());
+                let cube = move |v: T| {
+                    let t = h(h(v.to_f32() - mean).to_f32() / sigma).to_f32();
+                    h(libm_powf(t, 3.0)).to_f32()
+                };
+                Num::F16(f16::from_f64(buffered_sum_f32(x, cube) as f64 / n as f64))
+            }
             (Num::F32(mean), Num::F32(sigma)) => {
                 let cubes = pairwise_sum(x, |v| libm_powf((v.to_f32() - mean) / sigma, 3.0));
-                div_rounded_f32(cubes, n) as f64
+                Num::F32(div_rounded_f32(cubes, n))
             }
             (mean, sigma) => {
                 let (mean, sigma) = (mean.f64(), sigma.f64());
                 let cubes = pairwise_sum(x, |v| libm_pow((v.to_f64() - mean) / sigma, 3.0));
-                cubes / n as f64
+                Num::F64(cubes / n as f64)
             }
         }
     }

@@ -2,19 +2,24 @@
 
 use std::cmp::Ordering;
 
+use half::f16;
+
 use super::first_where;
 
 /// How a column's type computes, as far as numpy's statistics care.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
+    /// numpy's float16: every operation in float32, rounded to float16.
+    Float16,
     Float32,
     Float64,
     Integer,
 }
 
-/// A numpy scalar as the estimators produce them: float32 or float64.
+/// A numpy scalar as the estimators produce them: float16, float32 or float64.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Num {
+    F16(f16),
     F32(f32),
     F64(f64),
 }
@@ -27,7 +32,7 @@ pub trait Sample: Copy + PartialOrd + Send + Sync + 'static {
     fn key(self) -> u64;
     /// numpy's cast to float64 (round to nearest).
     fn to_f64(self) -> f64;
-    /// Only called for float32 columns.
+    /// Only called for float16 and float32 columns (exact for both).
     fn to_f32(self) -> f32;
     fn is_nan(self) -> bool;
     /// A total order that agrees with `<` on the values a sample holds (no NaN).
@@ -45,7 +50,7 @@ pub trait Sample: Copy + PartialOrd + Send + Sync + 'static {
     fn is_finite(self) -> bool;
 }
 
-// The implementations: integers of every width, float32 and float64.
+// The implementations: integers of every width, float16, float32 and float64.
 
 macro_rules! integer_sample {
     ($($t:ty => $u:ty, $flip:expr),*) => {$(
@@ -199,5 +204,61 @@ impl Sample for f64 {
     }
     fn is_finite(self) -> bool {
         self.is_finite()
+    }
+}
+
+/// numpy's float16 arithmetic: the operation in float32, rounded once to float16 (its half
+/// loops and scalar math convert to float, compute, and convert back).
+#[inline(always)]
+pub fn h(x: f32) -> f16 {
+    f16::from_f32(x)
+}
+
+impl Sample for f16 {
+    const CLASS: Class = Class::Float16;
+    const KEY_BITS: u32 = 16;
+    #[inline(always)]
+    fn key(self) -> u64 {
+        let bits = self.to_bits();
+        let key = if bits >> 15 == 1 {
+            !bits
+        } else {
+            bits | 1 << 15
+        };
+        (key as u64) << 48
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        f16::to_f64(self)
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        f16::to_f32(self)
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f16::is_nan(self)
+    }
+    #[inline(always)]
+    fn order(&self, other: &Self) -> Ordering {
+        self.partial_cmp(other)
+            .unwrap_or_else(|| self.total_cmp(other))
+    }
+    fn ptp(min: Self, max: Self) -> Num {
+        Num::F16(h(max.to_f32() - min.to_f32()))
+    }
+    fn lerp_diff(a: Self, b: Self) -> f64 {
+        h(b.to_f32() - a.to_f32()).to_f64()
+    }
+    fn window(lo: f64, hi: f64) -> (Self, Self) {
+        // A Python float meets a float16 array as float16 (NEP 50).
+        (f16::from_f64(lo), f16::from_f64(hi))
+    }
+    fn widened_span(v: Self) -> Num {
+        let v = v.to_f32();
+        Num::F16(h(h(v + 0.5).to_f32() - h(v - 0.5).to_f32()))
+    }
+    fn is_finite(self) -> bool {
+        f16::is_finite(self)
     }
 }
