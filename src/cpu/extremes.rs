@@ -14,31 +14,39 @@ pub fn extremes(
 ) -> crate::error::HistResult<Extremes> {
     use rayon::prelude::*;
     const STRETCH: usize = 1 << 18;
+    const MIN_STRETCHES_PER_TASK: usize = 4;
     let column = columns[c];
     let work: Vec<(&Piece, usize)> = pieces
         .iter()
         .flat_map(|p| (0..p.len).step_by(STRETCH).map(move |s| (p, s)))
         .collect();
     crate::with_dtype!(column.dtype, |T| {
-        let reduced = work
-            .par_iter()
-            .with_min_len(4)
-            .filter_map(|&(piece, s)| {
-                if crate::interrupt::pending() {
-                    return None;
-                }
-                let len = STRETCH.min(piece.len - s);
-                let part = piece.part(column, c).slice(s, len);
-                let also: Vec<Option<Validity>> = columns
-                    .iter()
-                    .enumerate()
-                    .filter(|&(other, _)| other != c)
-                    .map(|(other, col)| piece.part(col, other).slice(s, len).validity)
-                    .collect();
-                let values = T::values(part.values).expect("the column's own type");
-                chunk_extremes(&part, values, &also)
-            })
-            .reduce_with(|(a, b), (x, y)| (if x < a { x } else { a }, if y > b { y } else { b }));
+        let stretch = |&(piece, s): &(&Piece, usize)| {
+            if crate::interrupt::pending() {
+                return None;
+            }
+            let len = STRETCH.min(piece.len - s);
+            let part = piece.part(column, c).slice(s, len);
+            let also: Vec<Option<Validity>> = columns
+                .iter()
+                .enumerate()
+                .filter(|&(other, _)| other != c)
+                .map(|(other, col)| piece.part(col, other).slice(s, len).validity)
+                .collect();
+            let values = T::values(part.values).expect("the column's own type");
+            chunk_extremes(&part, values, &also)
+        };
+        let wider = |(a, b), (x, y)| (if x < a { x } else { a }, if y > b { y } else { b });
+        // Fewer stretches than two tasks' worth run on the calling thread: a trip through the
+        // pool (waking its threads) costs more than they do, tens of µs on 16 cores.
+        let reduced = if work.len() < 2 * MIN_STRETCHES_PER_TASK {
+            work.iter().filter_map(stretch).reduce(wider)
+        } else {
+            work.par_iter()
+                .with_min_len(MIN_STRETCHES_PER_TASK)
+                .filter_map(stretch)
+                .reduce_with(wider)
+        };
         // Stretches skipped for an interrupt never make extremes.
         crate::interrupt::check()?;
         Ok(match reduced {
