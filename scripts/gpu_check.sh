@@ -54,10 +54,10 @@ PY
 done
 
 if [[ $what == quick || $what == final ]]; then
-  echo "== gpu tests of exact integers, infinite edges, the numpy module, hist and flow (all of them)"
+  echo "== gpu tests of exact integers, infinite edges, the numpy module, hist, flow and by= keys (all)"
   timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
     tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_numpy_module.py \
-    tests/test_polars_hist.py tests/test_flow_gpu.py tests/test_memory.py \
+    tests/test_polars_hist.py tests/test_flow_gpu.py tests/test_by_keys.py tests/test_accumulator_gpu.py \
     2>&1 | tee "$OUT/pytest_gpu_new.log" | tail -15
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== gpu tests: the engine's, the accumulator's, and a sample of the rest"

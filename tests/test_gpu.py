@@ -395,7 +395,13 @@ def test_host_nd_gpu_equals_cpu(case: NdCase) -> None:
             want = nd_ours(case, device="cpu")
         except pl.exceptions.PolarsError:
             return
-        got = nd_ours(case, device="gpu", kernel=kernel)
+        try:
+            got = nd_ours(case, device="gpu", kernel=kernel)
+        except pl.exceptions.ComputeError as e:
+            # A forced kernel refuses cells it cannot hold (50^3 of them in shared memory, as
+            # hypothesis found on an H100), with an error that says so: never wrong counts.
+            assert kernel == "shared" and "cannot hold" in str(e), e
+            continue
         assert got.equals(want)
 
 
