@@ -357,12 +357,11 @@ def histogram(
 
 def _host_histogram(data: Any, weights: Any, kwargs: dict[str, Any]) -> pl.Series:
     """The histogram of host data under the plugin's `kwargs`, as a Struct Series named ``x``.
-    The data and its weights sit in a frame of their own under fixed names, so no name of the
-    caller's can collide.
 
     The counts come from the plugin's own function called directly, without a query around it
-    (at 1,000 rows the query costs more than the counting); where it fails, the same call as a
-    query raises the error exactly as the expression does."""
+    (at 1,000 rows the query costs more than the counting). Where that fails, the same call as
+    a query raises the error exactly as the expression does: the data and its weights sit in a
+    frame of their own under fixed names, so no name of the caller's can collide."""
     values = _host_series(data, "x")
     w = None if weights is None else _host_series(weights, "w", "weights")
     if w is not None and w.len() != values.len():
@@ -378,7 +377,7 @@ def _host_histogram(data: Any, weights: Any, kwargs: dict[str, Any]) -> pl.Serie
         pass  # the query below raises it as the expression does
     frame = pl.DataFrame({"x": values})
     args = [pl.col("x")]
-    if weights is not None:
+    if w is not None:
         frame = frame.with_columns(w.alias("w"))
         args.append(pl.col("w"))
     with _memory_errors():
