@@ -180,10 +180,20 @@ fn integer_edges(
     };
     let bins = hi - lo + 1;
     if bins as u128 > MAX_BINS as u128 {
+        // Temporal columns count one bin per unit of their physical values: say so, and name
+        // the way to calendar or width bins (edges from a date range, which follow time zones).
+        let hint = match dtype {
+            DataType::Datetime(unit, _) | DataType::Duration(unit) => format!(
+                " (a {} column counts one bin per {unit}; for hourly, daily or monthly bins give \
+                 edges, e.g. `bins=pl.datetime_range(start, end, \"1h\", eager=True)`)",
+                dtype::name(dtype)
+            ),
+            _ => String::new(),
+        };
         return Err(HistError::argument(|s| {
             format!(
                 "{} would make {bins} bins (one per integer from {lo} to {hi}), more than the \
-                 {MAX_BINS} a histogram holds: give a number of bins or a narrower `range`",
+                 {MAX_BINS} a histogram holds: give a number of bins or a narrower `range`{hint}",
                 s.rule("integer")
             )
         }));
