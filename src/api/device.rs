@@ -443,7 +443,7 @@ fn allocated(
         .into_iter()
         .filter_map(|a| match a.rule {
             crate::job::Rule::Bins(spec) => Some(spec),
-            crate::job::Rule::Groups(_) => None,
+            crate::job::Rule::Groups(_) | crate::job::Rule::Values { .. } => None,
         })
         .collect();
     phases.extend(run.phases);

@@ -133,6 +133,17 @@ pub struct ProofParams {
     pub scale: f64,
 }
 
+/// `FoldParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FoldParams {
+    pub value_counts: u64,
+    pub value_bins: u64,
+    pub values: u32,
+    pub cells: u32,
+    pub out: u64,
+}
+
 // The same sizes as kernels/abi.cuh's static_asserts.
 const _: () = {
     assert!(std::mem::size_of::<Column>() == 40);
@@ -144,6 +155,7 @@ const _: () = {
     assert!(std::mem::size_of::<ExtremesParams>() == 64);
     assert!(std::mem::size_of::<EdgesParams>() == 40);
     assert!(std::mem::size_of::<ProofParams>() == 72);
+    assert!(std::mem::size_of::<FoldParams>() == 32);
 };
 
 // SAFETY: plain old data, laid out as the kernels read it (sizes asserted above and in C).
@@ -151,6 +163,7 @@ unsafe impl DeviceRepr for CountParams {}
 unsafe impl DeviceRepr for ExtremesParams {}
 unsafe impl DeviceRepr for EdgesParams {}
 unsafe impl DeviceRepr for ProofParams {}
+unsafe impl DeviceRepr for FoldParams {}
 unsafe impl DeviceRepr for Segments {}
 
 /// An axis's rule on the device, with the device buffers it points into (edges, group table),
@@ -211,6 +224,10 @@ impl DeviceRule {
                     rule.lo = *lo;
                     table = Some(slice);
                 }
+            }
+            AxisRule::Values { lo, count } => {
+                rule.n = *count as u32;
+                rule.lo = *lo;
             }
         }
         Ok(DeviceRule {

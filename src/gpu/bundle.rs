@@ -167,6 +167,19 @@ pub fn common_kernels() -> Vec<KernelId> {
             }
         }
     }
+    // Narrow integer columns counted by value (`job::ByValue`): 256 counters in the shared
+    // family, 65,536 as 16-bit counters in the packed one, then the fold.
+    for dtype in [DType::I8, DType::U8, DType::I16, DType::U16] {
+        for family in [Shared, Packed] {
+            out.push(one(
+                family,
+                false,
+                dtype,
+                rule(RuleKind::Index, false, 0, false, false),
+            ));
+        }
+    }
+    out.push(KernelId::Fold);
     // numpy.histogramdd of two float columns: equal bins from the data (the sample's own type)
     // or a range of Python floats (float64 edges), the edge bin found by the cheap rule.
     for (dtype, equal) in [

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::dtype::DType;
 use crate::error::{HistError, HistResult};
 use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, KernelId, RuleKind, RuleVariant};
-use crate::job::Axis;
+use crate::job::{Axis, ByValue};
 
 /// Why a Float16 column is not counted on the GPU.
 pub fn float16_on_cpu() -> HistError {
@@ -130,9 +130,29 @@ pub struct Plan {
     pub segments: Option<SegmentLayout>,
     pub device: String,
     pub reason: String,
+    /// Counted by value, then folded into the axis's bins (`job::ByValue`).
+    pub fold: Option<Fold>,
+}
+
+/// A count by value folded into bins: `values` counters, one per value of `dtype`, into `bins`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fold {
+    pub by_value: ByValue,
+    pub dtype: DType,
+    pub bins: usize,
 }
 
 impl Plan {
+    /// This plan of a count by value, folded into `bins` bins.
+    pub fn folded(mut self, by_value: ByValue, dtype: DType, bins: usize) -> Plan {
+        self.fold = Some(Fold {
+            by_value,
+            dtype,
+            bins,
+        });
+        self
+    }
+
     /// Device bytes the launches need besides the input and the histogram: the segmented
     /// scratch.
     pub fn scratch_bytes(&self) -> u64 {
@@ -153,6 +173,13 @@ impl fmt::Display for Plan {
             self.device
         )?;
         writeln!(f, "input    {} rows, {} bins", self.rows, self.bins)?;
+        if let Some(fold) = &self.fold {
+            writeln!(
+                f,
+                "fold     {}",
+                fold.by_value.describe(fold.dtype, fold.bins)
+            )?;
+        }
         writeln!(f, "grid     {} blocks x {} threads", self.grid, self.block)?;
         match (self.family, &self.segments) {
             (Family::Shared, _) => writeln!(
@@ -417,6 +444,7 @@ fn layout(
         segments,
         device: props.name.clone(),
         reason,
+        fold: None,
     })
 }
 

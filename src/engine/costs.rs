@@ -1,0 +1,210 @@
+//! What `device="auto"` weighs for rows in host memory: the CPU's rate and the GPU's costs, both
+//! measured on this machine the first time `auto` has a GPU to choose (a few milliseconds, once a
+//! process), so the choice follows the machine instead of constants from another one.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use crate::bins::{BinSpec, Binning, Closed, Range, ValueKind};
+use crate::dtype::DType;
+use crate::error::HistResult;
+use crate::input::{Chunk, HostColumn, Values};
+use crate::job::{Axis, HostRows, Job, Rows};
+
+/// Rows the calibration counts: enough to fill every thread for a millisecond or so.
+const CALIBRATION_ROWS: usize = 1 << 21;
+/// The calibration's bins (most calls have a few hundred).
+const CALIBRATION_BINS: usize = 256;
+
+/// The costs behind `device="auto"`, and where they come from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Costs {
+    /// Row-axes the CPU bins per nanosecond on all the pool's threads.
+    pub cpu_rows_per_ns: f64,
+    /// The GPU's fixed cost of a call (ms): plan, launch, synchronization.
+    pub gpu_setup_ms: f64,
+    /// The GPU's cost per byte of host rows (ns): the copy and the kernels reading it.
+    pub gpu_ns_per_byte: f64,
+    /// The kernels' cost per row of rows already in device memory (pinned columns).
+    pub gpu_ns_per_resident_row: f64,
+    /// Where these figures come from, as `explain` says it.
+    pub source: String,
+}
+
+impl Costs {
+    /// The costs measured on this machine, once a process.
+    pub fn measured() -> &'static Costs {
+        static MEASURED: OnceLock<Costs> = OnceLock::new();
+        MEASURED.get_or_init(|| {
+            measure().unwrap_or_else(|e| Costs::assumed(format!("calibration failed: {e}")))
+        })
+    }
+
+    /// Figures of an H200 host (16 cores; BENCHMARKS.md), where nothing could be measured.
+    pub fn assumed(why: String) -> Costs {
+        Costs {
+            cpu_rows_per_ns: 1.6,
+            gpu_setup_ms: 1.0,
+            gpu_ns_per_byte: crate::gpu::Transfer::from_env().ns_per_byte(),
+            gpu_ns_per_resident_row: 0.005,
+            source: format!("assumed ({why})"),
+        }
+    }
+
+    /// Milliseconds on the CPU and on the GPU for `shape`.
+    pub fn estimate(&self, shape: &super::Shape) -> (f64, f64) {
+        let cpu_ms = (shape.rows * shape.rank) as f64 / self.cpu_rows_per_ns / 1e6;
+        let moved = match shape.pinned {
+            true => shape.rows as f64 * self.gpu_ns_per_resident_row,
+            false => (shape.rows * shape.row_bytes) as f64 * self.gpu_ns_per_byte,
+        };
+        (cpu_ms, self.gpu_setup_ms + moved / 1e6)
+    }
+}
+
+/// Times the CPU and the GPU on the same float64 column into equal bins: the CPU's fastest of
+/// three, the GPU's fixed cost from a call of one row and its cost per byte from the column.
+fn measure() -> HistResult<Costs> {
+    let values: Vec<f64> = (0..CALIBRATION_ROWS)
+        .map(|i| (i.wrapping_mul(2_654_435_761) % 1_000_003) as f64 / 1_000_003.0)
+        .collect();
+    let job = calibration_job(&values)?;
+    let fastest = |run: &dyn Fn() -> HistResult<()>| -> HistResult<f64> {
+        run()?;
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let start = Instant::now();
+            run()?;
+            best = best.min(start.elapsed().as_secs_f64() * 1e3);
+        }
+        Ok(best)
+    };
+    let Rows::Host(rows) = &job.rows else {
+        unreachable!("host rows")
+    };
+    let cpu_ms = fastest(&|| crate::cpu::count(&job, rows).map(drop))?;
+    let gpu = crate::gpu::get()?;
+    let gpu_ms = fastest(&|| crate::gpu::count(gpu, &job, None).map(drop))?;
+    let one = calibration_job(&values[..1])?;
+    let setup_ms = fastest(&|| crate::gpu::count(gpu, &one, None).map(drop))?;
+    let bytes = (CALIBRATION_ROWS * 8) as f64;
+    Ok(Costs {
+        cpu_rows_per_ns: CALIBRATION_ROWS as f64 / (cpu_ms * 1e6),
+        gpu_setup_ms: setup_ms,
+        gpu_ns_per_byte: ((gpu_ms - setup_ms).max(0.0) * 1e6 / bytes).max(1e-3),
+        gpu_ns_per_resident_row: 0.005,
+        source: format!(
+            "measured at first use: {CALIBRATION_ROWS} float64 rows into {CALIBRATION_BINS} bins \
+             took {cpu_ms:.2} ms on the CPU, {gpu_ms:.2} ms on the GPU ({} ms for one row)",
+            format_args!("{setup_ms:.2}")
+        ),
+    })
+}
+
+/// A 1-D job of `values` into equal bins over [0, 1).
+fn calibration_job(values: &[f64]) -> HistResult<Job<'_>> {
+    let column = HostColumn {
+        dtype: DType::F64,
+        chunks: vec![Chunk {
+            values: Values::F64(values),
+            validity: None,
+        }],
+    };
+    let spec = BinSpec::resolve(
+        &Binning::Count(CALIBRATION_BINS),
+        Some(Range::new(0.0, 1.0)),
+        Closed::Left,
+        ValueKind::Float64,
+        || unreachable!("the range is given"),
+    )?;
+    let rows = HostRows::new(vec![column], None)?;
+    Job::new(vec![Axis::bins(spec, false)], Rows::Host(rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{choose, weigh, Backend, Placement, Shape};
+    use crate::options::Device;
+
+    fn shape(rows: usize, row_bytes: usize, pinned: bool) -> Shape {
+        Shape {
+            rows,
+            row_bytes,
+            rank: 1,
+            on_device: false,
+            pinned,
+            cpu_only: false,
+        }
+    }
+
+    /// A GPU whose copy costs `ns_per_byte` beside a CPU of `rows_per_ns`.
+    fn injected(rows_per_ns: f64, ns_per_byte: f64) -> Costs {
+        Costs {
+            cpu_rows_per_ns: rows_per_ns,
+            gpu_setup_ms: 0.5,
+            gpu_ns_per_byte: ns_per_byte,
+            gpu_ns_per_resident_row: 0.005,
+            source: "injected".into(),
+        }
+    }
+
+    #[test]
+    fn auto_takes_the_backend_the_costs_make_faster() {
+        // 2^26 float64 rows: a 16-core CPU at 4 rows/ns (16.8 ms) beside a PCIe copy at
+        // 0.028 ns/byte (15.5 ms): the GPU; at 5 rows/ns (13.4 ms): the CPU.
+        let rows = 1 << 26;
+        let (backend, why) = weigh(&shape(rows, 8, false), &injected(4.0, 0.028));
+        assert_eq!(backend, Backend::Gpu, "{why}");
+        let (backend, why) = weigh(&shape(rows, 8, false), &injected(5.0, 0.028));
+        assert_eq!(backend, Backend::Cpu, "{why}");
+        assert!(why.contains("costs injected"), "{why}");
+        // Pinned columns are not copied: the GPU wins where the copy lost it.
+        let (backend, _) = weigh(&shape(rows, 8, true), &injected(5.0, 0.028));
+        assert_eq!(backend, Backend::Gpu);
+        // Small calls stay on the CPU: the GPU's fixed cost is more than the whole count.
+        let (backend, _) = weigh(&shape(1000, 8, true), &injected(0.2, 0.028));
+        assert_eq!(backend, Backend::Cpu);
+    }
+
+    #[test]
+    fn the_estimates_scale_with_rows_axes_and_bytes() {
+        let costs = injected(2.0, 0.1);
+        let (cpu, gpu) = costs.estimate(&shape(1_000_000, 8, false));
+        assert!((cpu - 0.5).abs() < 1e-9 && (gpu - (0.5 + 0.8)).abs() < 1e-9);
+        let mut two_axes = shape(1_000_000, 16, false);
+        two_axes.rank = 2;
+        let (cpu2, gpu2) = costs.estimate(&two_axes);
+        assert!((cpu2 - 2.0 * cpu).abs() < 1e-9 && gpu2 > gpu);
+    }
+
+    /// Without a GPU (CI, the 2-core machine) `auto` is the CPU and nothing is calibrated.
+    #[test]
+    fn without_a_gpu_auto_is_the_cpu() {
+        if crate::gpu::get().is_ok() {
+            return;
+        }
+        let placement = Placement {
+            device: Device::Auto,
+            kernel: None,
+        };
+        let (backend, why) = choose(shape(1 << 26, 8, false), placement).unwrap();
+        assert_eq!(backend, Backend::Cpu);
+        assert!(why.starts_with("no GPU"), "{why}");
+    }
+
+    /// The calibration job counts what numpy would (its CPU time is what `auto` weighs).
+    #[test]
+    fn the_calibration_job_is_a_real_count() {
+        let values: Vec<f64> = (0..1000).map(|i| i as f64 / 1000.0).collect();
+        let job = calibration_job(&values).unwrap();
+        let Rows::Host(rows) = &job.rows else {
+            unreachable!()
+        };
+        let crate::counts::Counts::Exact(counts) = crate::cpu::count(&job, rows).unwrap() else {
+            unreachable!()
+        };
+        assert_eq!(counts.len(), CALIBRATION_BINS);
+        assert_eq!(counts.iter().sum::<u64>(), 1000);
+    }
+}
