@@ -10,6 +10,8 @@
 # bench: the peers (../shared/bench/peers.py) and our benchmark in the same run, the kernel lab
 #        beside the previous kernels' lab, a table last.
 # final: quick without the CPU bench, with compute-sanitizer memcheck and racecheck.
+# narrow: counting by value (issue 37): its gpu tests, the narrow-integer table beside the peers
+#        and the `auto` grid (benches/narrow_ints.py), compute-sanitizer on every kernel family.
 # quick: what fits one short call: the first call, the gpu tests of exact integers, infinite
 #        edges, the numpy module, hist and flow, the engine's gpu tests and a sample of the rest
 #        (6 workers), the drop-in swaps (benches/swaps.py), the whole-call profile beside
@@ -58,7 +60,7 @@ if [[ $what == quick || $what == final ]]; then
   timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
     tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_numpy_module.py \
     tests/test_polars_hist.py tests/test_flow_gpu.py tests/test_by_keys.py tests/test_accumulator_gpu.py \
-    2>&1 | tee "$OUT/pytest_gpu_new.log" | tail -15
+    tests/test_by_value.py 2>&1 | tee "$OUT/pytest_gpu_new.log" | tail -15
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== gpu tests: the engine's, the accumulator's, and a sample of the rest"
   timeout 210 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
@@ -81,7 +83,15 @@ if [[ $what == quick || $what == final ]]; then
     tail -n 25 "$OUT/cpu_bench.log"
   fi
 fi
-if [[ $what == final ]]; then
+if [[ $what == narrow ]]; then
+  echo "== gpu tests of counting by value"
+  timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 -rf --tb=short tests/test_by_value.py \
+    tests/test_gpu_engine.py -k "by_value or explain or auto" 2>&1 | tee "$OUT/pytest_by_value.log" | tail -8
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  echo "== narrow integers beside the peers, CUB's axes, auto against each backend (benches/narrow_ints.py)"
+  timeout 300 python3 benches/narrow_ints.py --reps 7 2>&1 | tee "$OUT/narrow_ints.log"
+fi
+if [[ $what == final || $what == narrow ]]; then
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool"
     timeout 120 compute-sanitizer --tool $tool --error-exitcode 3 python3 scripts/sanitize_kernels.py \

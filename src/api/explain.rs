@@ -94,7 +94,8 @@ pub fn explain(
         (false, _) => engine::choose(shape, placement)?,
     };
     // A count by value plans its value axis, then folds (`Job::by_value`).
-    let by_value = ByValue::of(&axes[0], physical, rows as usize, weighted);
+    let by_value = ByValue::of(&axes[0], physical, rows as usize, weighted)
+        .filter(|_| options.kernel.is_none() || backend == Backend::Cpu);
     let plan = match backend {
         Backend::Gpu => {
             let props = &settled_on_device(&axes)?.props;
