@@ -15,7 +15,8 @@ from typing import Any, Literal, NamedTuple, TextIO, Union
 import polars as pl
 
 from polars_gpu_hist import BinsArg, Closed, Device, RangeArg, _args, _internal
-from polars_gpu_hist._accumulator import Histogram, _number_range
+from polars_gpu_hist._accumulator import Histogram
+from polars_gpu_hist._binning import number_range
 from polars_gpu_hist._csv import (
     CSV_DEFAULTS,
     csv_hint,
@@ -413,7 +414,7 @@ def _streamed_rule(
     before the pass that fills it, and the check that pass makes where the bins came from the
     data's extremes."""
     dtype = schema[column]
-    pair = _number_range(range)
+    pair = number_range(range)
     weighted = weights is not None
     if rule == "integer":
         if pair is None:
@@ -522,7 +523,7 @@ def _in_memory(
     bin count the expression finds (numpy's), then one fill."""
     from polars_gpu_hist import histogram
 
-    pair = _number_range(range)
+    pair = number_range(range)
     bins = histogram(values, rule, range=pair, device=device).height
     if pair is not None:
         return Histogram(bins, range=pair, closed=closed, device=device).fill(values)
