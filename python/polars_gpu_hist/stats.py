@@ -172,4 +172,3 @@ class _Bins:
         """A width as the difference of two positions: Float64 for numbers, a Duration for
         temporal edges."""
         return self.as_edges(value) - self.as_edges(pl.lit(0.0))
-
