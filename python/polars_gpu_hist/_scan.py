@@ -379,12 +379,8 @@ def _check_rule(
             f"range={range!r} is for a number of bins: bins={rule!r} takes the range from the data "
             "itself (range=None) or from range=(min, max)"
         )
-    if weights is not None and rule in _args.ESTIMATORS:
-        raise TypeError(
-            f"bins={rule!r} cannot be combined with `weights`: numpy estimates bin counts from "
-            "unweighted data only (Automated estimation of the number of bins is not supported "
-            "for weighted data); pass a number of bins or explicit edges"
-        )
+    if weights is not None:
+        _args.refuse_weighted_estimator(rule)
     dtype = schema[column]
     if not supported_dtype(dtype):
         raise TypeError(
