@@ -225,3 +225,24 @@ def test_temporal_results_give_temporal_statistics() -> None:
     )
     expected = numeric.select(hs.mean("t")).item()
     assert out["m"].dt.epoch("us").item() == int(expected)
+
+
+@given(
+    edges_st,
+    st.lists(st.floats(1e-3, 1e6), min_size=1, max_size=40),
+    st.lists(st.floats(0, 1), min_size=2, max_size=6),
+)
+def test_float_weights_give_monotone_quantiles_on_the_counted_bins(
+    edges: np.ndarray, weights: list[float], qs: list[float]
+) -> None:
+    x = np.resize(edges[:-1], len(weights))
+    h = gh.Histogram(list(edges), weights=True).fill(x, weights=np.array(weights))
+    out = h.quantile(np.sort(qs))
+    assert np.all(np.diff(out) >= 0)
+    used = np.flatnonzero(h.values())
+    assert edges[used[0]] <= out.min() and out.max() <= edges[used[-1] + 1]
+    frame = pl.DataFrame({"v": x, "w": weights}).select(
+        pl.col("v").gpu_hist.histogram(list(edges), weights="w")
+    )
+    q = float(np.sort(qs)[0])
+    assert frame.select(hs.quantile("v", q)).item() == pytest.approx(h.quantile(q), rel=1e-12)

@@ -58,7 +58,8 @@ def quantile(edges: np.ndarray, contents: np.ndarray, q: Any) -> float | np.ndar
     inside = i <= last
     i = np.minimum(i, last)
     before = cumulative[i] - c[i]
-    fraction = np.where(inside, (target - before) / c[i], 1.0)
+    # Clipped: sums of weights round, and a point must stay on its bin.
+    fraction = np.where(inside, np.clip((target - before) / c[i], 0.0, 1.0), 1.0)
     out = edges[i] + fraction * (edges[i + 1] - edges[i])
     return float(out) if out.ndim == 0 else out
 

@@ -72,7 +72,9 @@ def quantile(hist: IntoExpr, q: float, *, flow: bool = False) -> pl.Expr:
     # The first bin whose cumulative counts pass the target; q = 1 (or rounding past the total)
     # ends at the last non-empty bin's end, and an empty histogram has no quantile.
     inside = (before <= target) & (cumulative > target)
-    point = b.start + (target - before) / b.count * (b.end - b.start)
+    # Clipped: sums of weights round, and a point must stay on its bin.
+    fraction = ((target - before) / b.count).clip(0.0, 1.0)
+    point = b.start + fraction * (b.end - b.start)
     value = (
         point.filter(inside)
         .first()
