@@ -117,6 +117,21 @@ impl DataExtremes {
     }
 }
 
+/// The extremes as a user writes a range: `(-43, 1301)`, `(0.5, 2.25)` (floats in Rust's
+/// shortest round-trip form, `1e300` rather than 301 digits), or `(no values)`.
+impl std::fmt::Display for DataExtremes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DataExtremes::Empty => write!(f, "(no values)"),
+            DataExtremes::Float32(lo, hi) | DataExtremes::Float16(lo, hi) => {
+                write!(f, "({lo:?}, {hi:?})")
+            }
+            DataExtremes::Float64(lo, hi) => write!(f, "({lo:?}, {hi:?})"),
+            DataExtremes::Integer(lo, hi) => write!(f, "({lo}, {hi})"),
+        }
+    }
+}
+
 /// The dtype that fixed an axis' binning, in a serializable form.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

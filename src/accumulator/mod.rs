@@ -334,7 +334,10 @@ impl Histogram {
                 match &a.span {
                     Span::None => bins,
                     Span::Range(lo, hi) => format!("{bins}, range=({lo}, {hi})"),
-                    Span::Data(e) => format!("{bins}, range from the data {e:?}"),
+                    Span::Data(DataExtremes::Empty) => {
+                        format!("{bins}, range from the data (no values)")
+                    }
+                    Span::Data(e) => format!("{bins}, range={e} (from the data)"),
                 }
             })
             .collect();
