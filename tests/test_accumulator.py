@@ -376,3 +376,10 @@ def test_repr_writes_a_range_from_the_data_as_a_user_writes_it(values: list) -> 
     assert "Integer(" not in text and "Float64(" not in text
     empty = pl.LazyFrame({"x": []}, schema={"x": pl.Float64})
     assert "range from the data (no values)" in repr(gh.histogram_scan(empty, "x", 4, range="auto"))
+
+
+def test_repr_writes_large_and_tiny_numbers_short() -> None:
+    assert "range=(1e-300, 1e300)" in repr(gh.Histogram(4, range=(1e-300, 1e300)))
+    assert "range=(0, 1)" in repr(gh.Histogram(4, range=(0, 1)))
+    edges = [0.0, 1e-9, *np.linspace(1, 1e20, 9)]
+    assert "bins=[0, 1e-9, ..., 1e20] (11 edges)" in repr(gh.Histogram(edges))

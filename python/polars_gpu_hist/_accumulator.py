@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 import polars as pl
@@ -405,6 +405,14 @@ class Histogram:
         return plot.chart(self.to_frame(density=density), title=title)
 
     # Statistics of the bins (_stats.py says how): one axis, or one axis' marginal.
+
+    @overload
+    def quantile(self, q: float, *, axis: int | None = None) -> float: ...
+
+    @overload
+    def quantile(
+        self, q: Sequence[float] | np.ndarray, *, axis: int | None = None
+    ) -> np.ndarray: ...
 
     def quantile(self, q: Any, *, axis: int | None = None) -> Any:
         """The ``q``-quantile (``q`` in [0, 1], or a sequence of them) of the counted values,
