@@ -123,3 +123,14 @@ def test_mplhep_labels_the_axis_with_its_name() -> None:
         assert ax.get_xlabel() == "delay"
     finally:
         plt.close(fig)
+
+
+def test_a_failed_fill_names_nothing_and_names_are_not_labels() -> None:
+    h = gh.Histogram(3, range=(0, 3))
+    with pytest.raises(TypeError):
+        h.fill(pl.Series("words", ["a"]))
+    assert h.axes[0].name == "x"
+    scanned = gh.histogram_scan(pl.LazyFrame({"v": [1.0]}), "v", 2, range="auto")
+    scanned.fill(pl.Series("v", [1.0]))
+    state = scanned.__getstate__()
+    assert state["names"] == ["v"] and state["labels"] == [None]

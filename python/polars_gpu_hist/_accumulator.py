@@ -138,7 +138,7 @@ class Histogram:
     def _wrap(cls, native: _internal.Histogram) -> Histogram:
         h = cls.__new__(cls)
         h._native = native
-        h._names = h._labels = [None] * len(native.shape)
+        h._names, h._labels = [None] * len(native.shape), [None] * len(native.shape)
         return h
 
     def _with_metadata_of(self, other: Histogram) -> Histogram:
@@ -161,7 +161,6 @@ class Histogram:
         if d == 1 and len(data) == 2 and weights is None:
             data, weights = data[:1], data[1]
         columns = _fill.columns(data, d)
-        self._take_names(columns)
         cuda = [_cuda.cuda_array(c) for c in columns]
         if any(iface is not None for iface in cuda):
             if any(iface is None for iface in cuda):
@@ -188,6 +187,7 @@ class Histogram:
                 )
             else:
                 self._native.add_flow(flow)
+            self._take_names(columns)
             return self
         series = [_fill.as_series(c, f"x{i}") for i, c in enumerate(columns)]
         for c in series:
@@ -196,6 +196,7 @@ class Histogram:
         if w is not None:
             _args.refuse_object(w, "weights")
         self._native.fill(series, w)
+        self._take_names(columns)
         return self
 
     def _take_names(self, columns: list[Any]) -> None:
