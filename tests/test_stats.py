@@ -246,3 +246,16 @@ def test_float_weights_give_monotone_quantiles_on_the_counted_bins(
     )
     q = float(np.sort(qs)[0])
     assert frame.select(hs.quantile("v", q)).item() == pytest.approx(h.quantile(q), rel=1e-12)
+
+
+def test_an_empty_temporal_result_gives_nulls_and_n_d_results_are_refused() -> None:
+    utc = dt.timezone.utc
+    span = (dt.datetime(2020, 1, 1, tzinfo=utc), dt.datetime(2020, 1, 2, tzinfo=utc))
+    empty = pl.DataFrame({"t": []}, schema={"t": pl.Datetime("us", "UTC")}).select(
+        pl.col("t").gpu_hist.histogram(3, range=span)
+    )
+    row = empty.select(hs.quantile("t", 0.5), hs.mean("t").alias("m"), hs.std("t").alias("s"))
+    assert row.row(0) == (None, None, None)
+    dd = pl.DataFrame({"x": [1.0, 2.0], "y": [1.0, 2.0]}).select(gh.histogramdd("x", "y", bins=2))
+    with pytest.raises(pl.exceptions.StructFieldNotFoundError, match="bin_start"):
+        dd.select(hs.mean("x"))

@@ -19,7 +19,8 @@ weighted by the counts for ``mean`` and ``std``. An empty histogram gives NaN (n
 expression cannot give one). A result with ``flow=True`` needs ``flow=True`` here too, which
 leaves its first and last rows (the under- and overflow) out. Temporal edges give a
 ``quantile`` and ``mean`` of the edges' dtype (time zone kept) and a ``std`` as a Duration
-(Date edges: whole days).
+(Date edges: whole days), an empty one null. For an n-D result (``histogramdd``), Polars
+raises that it has no field ``bin_start``: use ``Histogram(...).quantile(q, axis=i)``.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def quantile(hist: IntoExpr, q: float, *, flow: bool = False) -> pl.Expr:
     Returns
     -------
     pl.Expr
-        One value: Float64, or the edges' dtype for temporal edges; NaN for an empty histogram.
+        One value: Float64, or the edges' dtype for temporal edges; NaN for an empty histogram
+        (null for temporal edges).
 
     Examples
     --------
@@ -168,7 +170,7 @@ class _Bins:
     def as_edges(self, value: pl.Expr) -> pl.Expr:
         """A position as the edges' dtype (Float64 stays; temporal edges' physical numbers
         become their dtype again, time zone kept)."""
-        return value.cast(pl.dtype_of(self.start_field))
+        return value.cast(pl.dtype_of(self.start_field), strict=False)  # NaN: null for dates
 
     def as_span(self, value: pl.Expr) -> pl.Expr:
         """A width as the difference of two positions: Float64 for numbers, a Duration for
