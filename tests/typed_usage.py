@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 
 import polars_gpu_hist as gh
+import polars_gpu_hist.stats as hs
 from polars_gpu_hist import plot
 
 
@@ -44,6 +45,16 @@ def run() -> pl.DataFrame:
     plan: str = gh.explain(pl.Float64, 64, range=(0, 1), device="cpu")
     usable: bool = gh.gpu_available()
 
+    named = gh.Histogram(4, range=(0.0, 1.0), name="x", label="x [m]").fill(df["x"])
+    centre: float = named.mean()
+    spread: float = named.std(ddof=1)
+    middle: float = named.quantile(0.5)
+    filled: int | float = named.sum(flow=True)
+    summary = df.select(one).select(
+        hs.quantile("x", 0.5), hs.mean("x").alias("m"), hs.std("x", ddof=1).alias("s")
+    )
+    assert summary.width == 3 and 0.4 < centre < 0.6 and 0.4 < middle < 0.6 and spread > 0
+    assert filled == 101
     text: str = plot.bars(results[0], width=20, closed="left")
     assert counts.sum() == 102 and scanned.counts.sum() == 101 and plan and text
     assert isinstance(usable, bool) and per_group.height == 2 and frame.height == 5

@@ -24,7 +24,7 @@ from polars_gpu_hist._nvrtc import preload_nvrtc
 
 preload_nvrtc()
 
-from polars_gpu_hist import _args, _cuda, _internal  # noqa: E402
+from polars_gpu_hist import _args, _cuda, _docstrings, _internal  # noqa: E402
 from polars_gpu_hist._args import (  # noqa: E402
     BinsArg,
     Closed,
@@ -199,6 +199,7 @@ def histogram_expr(
         # the name the query gives it travels with the options.
         kwargs = {"options": kwargs, "key": key.meta.output_name(raise_if_undetermined=False)}
     if weights is not None:
+        _args.refuse_weighted_estimator(bins)
         args.append(_expr(weights))
     return _plugin("histogram" if by is None else "histogram_by", args, kwargs)
 
@@ -220,6 +221,7 @@ class GpuHistNamespace:
     def __init__(self, expr: pl.Expr) -> None:
         self._expr = expr
 
+    @_docstrings.like(histogram_expr, drop=("expr",))
     def histogram(
         self,
         bins: BinsArg = 10,
@@ -233,7 +235,16 @@ class GpuHistNamespace:
         kernel: Kernel = "auto",
         by: IntoExpr | None = None,
     ) -> pl.Expr:
-        """One row per bin: see :func:`histogram_expr` for the arguments and the result."""
+        """The histogram of this expression: one row per bin, a Struct of ``bin_start``,
+        ``bin_end`` and ``count``, with the counts of ``numpy.histogram`` (the function form,
+        seen by type checkers, is :func:`histogram_expr`).
+
+        Examples
+        --------
+        >>> df = pl.DataFrame({"x": [0.5, 1.5, 1.5, 2.5, 9.0]})
+        >>> df.select(pl.col("x").gpu_hist.histogram(bins=3, range=(0, 3))).unnest("x").rows()
+        [(0.0, 1.0, 1), (1.0, 2.0, 2), (2.0, 3.0, 1)]
+        """
         return histogram_expr(
             self._expr,
             bins,
@@ -247,6 +258,7 @@ class GpuHistNamespace:
             by=by,
         )
 
+    @_docstrings.like("polars_gpu_hist._polars_hist:hist_expr", drop=("expr",))
     def hist(
         self,
         bins: HistBins = None,
@@ -258,7 +270,14 @@ class GpuHistNamespace:
     ) -> pl.Expr:
         """A drop-in for Polars' ``Expr.hist``: the same arguments, defaults and frame (schema,
         right-closed bins, ``category`` labels, UInt32 ``count``), computed in one call of the
-        plugin; ``device`` is the one extra argument. See :func:`hist_expr`."""
+        plugin; ``device`` is the one extra argument (the function form is :func:`hist_expr`).
+
+        Examples
+        --------
+        >>> df = pl.DataFrame({"x": [0.5, 1.5, 1.5, 2.5, 9.0]})
+        >>> df.select(pl.col("x").gpu_hist.hist(bins=[0, 1, 2, 3]))["x"].to_list()
+        [1, 2, 1]
+        """
         return hist_expr(
             self._expr,
             bins,
@@ -276,6 +295,19 @@ class GpuHistSeriesNamespace:
     def __init__(self, series: pl.Series) -> None:
         self._series = series
 
+    @_docstrings.like(
+        histogram_expr,
+        drop=("expr", "by"),
+        replace={
+            "weights": """weights
+                A Series (or array) of the same length: ``count`` becomes the sum of the weights
+                in each bin (Float64). A null in either the value or its weight skips the row."""
+        },
+        returns="""pl.Series
+            A Struct Series named like this one, one row per bin: ``bin_start``, ``bin_end``
+            (Float64, or the column's own dtype for Date, Datetime and Duration) and ``count``
+            (UInt64, or Float64 with ``weights`` or ``density``).""",
+    )
     def histogram(
         self,
         bins: BinsArg = 10,
@@ -288,12 +320,29 @@ class GpuHistSeriesNamespace:
         device: Device = "auto",
         kernel: Kernel = "auto",
     ) -> pl.Series:
-        """The histogram as a Struct Series named like this one (:func:`histogram_expr`);
-        ``weights`` is a Series (or array) of the same length."""
+        """The histogram of this Series: one row per bin, as the expression's
+        ``gpu_hist.histogram`` gives it, with the counts of ``numpy.histogram``.
+
+        Examples
+        --------
+        >>> s = pl.Series("x", [0.5, 1.5, 1.5, 2.5, 9.0])
+        >>> s.gpu_hist.histogram(bins=3, range=(0, 3)).struct.unnest().rows()
+        [(0.0, 1.0, 1), (1.0, 2.0, 2), (2.0, 3.0, 1)]
+        """
         s = self._series
         kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+        if weights is not None:
+            _args.refuse_weighted_estimator(bins)
         return _host_histogram(s, weights, kwargs).alias(s.name)
 
+    @_docstrings.like(
+        "polars_gpu_hist._polars_hist:hist_expr",
+        drop=("expr",),
+        returns="""pl.DataFrame
+            One row per bin: ``breakpoint`` (Float64, when asked: the default here),
+            ``category`` (Categorical, when asked: the default here) and ``count`` (UInt32), as
+            Polars' ``Series.hist``; a frame of ``count`` alone when neither is asked for.""",
+    )
     def hist(
         self,
         bins: HistBins = None,
@@ -303,9 +352,16 @@ class GpuHistSeriesNamespace:
         include_breakpoint: bool = True,
         device: Device = "auto",
     ) -> pl.DataFrame:
-        """A drop-in for Polars' ``Series.hist``: the same arguments, defaults and DataFrame
-        (``breakpoint``, ``category``, ``count``, or ``count`` alone), computed in one call of
-        the plugin. See :func:`hist_expr`."""
+        """A drop-in for Polars' ``Series.hist``: the same arguments, defaults (here
+        ``include_category`` and ``include_breakpoint`` are True, as Polars has them for a
+        Series) and DataFrame, computed in one call of the plugin.
+
+        Examples
+        --------
+        >>> s = pl.Series("x", [0.5, 1.5, 1.5, 2.5, 9.0])
+        >>> s.gpu_hist.hist(bins=[0, 1, 2, 3]).rows()
+        [(1.0, '[0.0, 1.0]', 1), (2.0, '(1.0, 2.0]', 2), (3.0, '(2.0, 3.0]', 1)]
+        """
         s = self._series
         expr = hist_expr(
             pl.col(s.name),
@@ -343,6 +399,8 @@ def histogram(
     memory of the same length.
     """
     kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    if weights is not None:
+        _args.refuse_weighted_estimator(bins)
     iface = _cuda.cuda_array(data)
     if iface is not None:
         length = iface["shape"][0]
@@ -436,6 +494,7 @@ def histogramdd(
     """
     if not columns:
         raise ValueError("histogramdd needs 2 to 8 columns, got none")
+
     device_columns = _cuda.columns(columns)
     if device_columns is not None:
         ptrs, strides, length, typestr = device_columns
@@ -457,6 +516,8 @@ def histogramdd(
             + (": use histogram for one column" if len(columns) == 1 else "")
         )
     options = _args.dd_kwargs(len(columns), bins, range, density, closed, flow, device, kernel)
+    for rule in options["bins"] if weights is not None else []:
+        _args.refuse_weighted_estimator(rule)
     if all(isinstance(c, (str, pl.Expr)) for c in columns):
         args = [_expr(c) for c in columns]
         if weights is not None:
@@ -541,6 +602,13 @@ def explain(
     shared memory the plan chooses, and where compiled kernels are kept. ``data`` is a Series,
     an array (host or GPU) or a dtype (then for 2^29 rows).
     """
+    if isinstance(data, (pl.Expr, str, pl.DataFrame, pl.LazyFrame)):
+        what = "a column name" if isinstance(data, str) else f"a Polars {type(data).__name__}"
+        raise TypeError(
+            f"explain takes the data or its dtype, got {what}: an expression's dtype and length "
+            "are known only when it runs; pass the column (df['x']) or its dtype "
+            "(df.schema['x'], then for 2^29 rows)"
+        )
     kwargs = _pickled(_args.histogram_kwargs(bins, range, False, closed, flow, device, kernel))
     # The dtype crosses as an empty Series of it (every dtype can, not every dtype object can).
     iface = _cuda.cuda_array(data)

@@ -299,6 +299,17 @@ def common(
     return out
 
 
+def refuse_weighted_estimator(bins: Any) -> None:
+    """numpy's estimators take no weights: ``TypeError`` (numpy's) where the call is written,
+    not when the query runs."""
+    if isinstance(bins, str) and bins in ESTIMATORS:
+        raise TypeError(
+            f'`bins="{bins}"` cannot be combined with `weights`: numpy estimates bin counts '
+            "from unweighted data only (Automated estimation of the number of bins is not "
+            "supported for weighted data); pass a number of bins or explicit edges"
+        )
+
+
 def histogram_kwargs(
     bins_: Any,
     range: Any,

@@ -296,3 +296,36 @@ def _bench_floor_expr(expr: pl.Expr) -> pl.Expr:
     """For benchmarks only (benches/swaps.py), not part of the API: a plugin call that does no
     work and returns one value, the floor under the cost of any plugin call."""
     return build_plugin_call("bench_floor", [expr], pickle.dumps({"noop": True}, protocol=5), None)
+
+
+def as_bins(frame: pl.DataFrame) -> pl.DataFrame:
+    """A frame of ``hist``'s rows (``breakpoint``, ``category``, ``count``, and any group keys)
+    as the expression's bins: ``bin_start``, ``bin_end``, ``count``, for the plots. A bin ends
+    at its breakpoint and starts at the one before; the first bin's start is read from its
+    category label (``[a, b]``), so a frame needs both fields. Other frames pass unchanged."""
+    if "breakpoint" not in frame.columns or "bin_start" in frame.columns:
+        return frame
+    if "category" not in frame.columns:
+        raise ValueError(
+            "this hist frame has breakpoints but no category: its first bin's start is "
+            "unknown; make it with include_category=True (and include_breakpoint=True)"
+        )
+    keys = [c for c in frame.columns if c not in ("breakpoint", "category", "count")]
+    end = pl.col("breakpoint").cast(pl.Float64)
+    # The first label's start, as Polars printed it (pl.Config's separators undone; with a
+    # lowered float precision, as rounded as the label).
+    fmt = _float_format()
+    first = (
+        pl.col("category")
+        .first()
+        .cast(pl.String)
+        .str.extract(r"^[\[(]\s*(.+?),\s", 1)  # a thousands separator has no space after it
+    )
+    if fmt["thousands"]:
+        first = first.str.replace_all(fmt["thousands"], "", literal=True)
+    if fmt["decimal"] != ".":
+        first = first.str.replace_all(fmt["decimal"], ".", literal=True)
+    start = end.shift(1).fill_null(first.cast(pl.Float64, strict=False))
+    if keys:
+        start = start.over(keys)
+    return frame.select(*keys, start.alias("bin_start"), end.alias("bin_end"), "count")

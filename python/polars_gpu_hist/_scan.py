@@ -15,7 +15,8 @@ from typing import Any, Literal, NamedTuple, TextIO, Union
 import polars as pl
 
 from polars_gpu_hist import BinsArg, Closed, Device, RangeArg, _args, _internal
-from polars_gpu_hist._accumulator import Histogram, _number_range
+from polars_gpu_hist._accumulator import Histogram
+from polars_gpu_hist._binning import number_range
 from polars_gpu_hist._csv import (
     CSV_DEFAULTS,
     csv_hint,
@@ -133,7 +134,7 @@ def histogram_scan(
     closed: Closed = "left",
     device: Device = "auto",
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    progress: bool | TextIO = False,
+    progress: bool | TextIO | Literal["auto"] = False,
     reader_options: Mapping[str, Any] | None = None,
     where: str | pl.Expr | None = None,
 ) -> Histogram:
@@ -173,7 +174,9 @@ def histogram_scan(
     chunk_size
         Rows per batch (the bound on what is held at once).
     progress
-        ``True`` (or a text stream) to draw a progress bar on stderr (or that stream).
+        ``True`` (or a text stream) to draw a progress bar on stderr (or that stream), from
+        the first batch, ending with a line of the rows read and their rate; ``"auto"``: on
+        stderr where it is a terminal, for scans longer than half a second only.
     reader_options
         Options for Polars' scanner of the files (``pl.scan_csv``, ``pl.scan_parquet`` or
         ``pl.scan_ipc``), e.g. ``{"separator": ";"}``. CSV files are read as they come: the
@@ -244,7 +247,7 @@ def _scan_histogram(
     closed: Closed,
     device: Device,
     chunk_size: int,
-    progress: bool | TextIO,
+    progress: bool | TextIO | Literal["auto"],
     where: pl.Expr | None,
     reader_options: Mapping[str, Any] | None,
     infer_whole: bool,
@@ -261,9 +264,14 @@ def _scan_histogram(
         raise ValueError(f"`device` must be 'auto', 'cpu' or 'gpu', got {device!r}")
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"`chunk_size` must be a positive number of rows, got {chunk_size!r}")
-    if not isinstance(progress, bool) and not callable(getattr(progress, "write", None)):
+    if (
+        not isinstance(progress, bool)
+        and progress != "auto"
+        and not callable(getattr(progress, "write", None))
+    ):
         raise TypeError(
-            f"`progress` must be True, False or a text stream (with .write), got {progress!r}"
+            "`progress` must be True, False, 'auto' or a text stream (with .write), got "
+            f"{progress!r}"
         )
     schema = lf.collect_schema()
     for name in [column] + ([weights] if weights is not None else []):
@@ -281,10 +289,11 @@ def _scan_histogram(
 
     def new_bar() -> _Progress | None:
         """The progress bar of the pass that reads the batches (after any first pass)."""
-        if not progress:
+        if not progress or (progress == "auto" and not sys.stderr.isatty()):
             return None
         stream = progress if hasattr(progress, "write") else sys.stderr
-        return _Progress(stream, _total_rows(source, lf), _label(source))
+        delay = 0.5 if progress == "auto" else 0.0
+        return _Progress(stream, _total_rows(source, lf), _label(source), delay)
 
     def batches() -> Iterable[pl.DataFrame]:
         # Order does not matter to a histogram: let the engine hand batches as they come.
@@ -378,12 +387,8 @@ def _check_rule(
             f"range={range!r} is for a number of bins: bins={rule!r} takes the range from the data "
             "itself (range=None) or from range=(min, max)"
         )
-    if weights is not None and rule in _args.ESTIMATORS:
-        raise TypeError(
-            f"bins={rule!r} cannot be combined with `weights`: numpy estimates bin counts from "
-            "unweighted data only (Automated estimation of the number of bins is not supported "
-            "for weighted data); pass a number of bins or explicit edges"
-        )
+    if weights is not None:
+        _args.refuse_weighted_estimator(rule)
     dtype = schema[column]
     if not supported_dtype(dtype):
         raise TypeError(
@@ -413,7 +418,7 @@ def _streamed_rule(
     before the pass that fills it, and the check that pass makes where the bins came from the
     data's extremes."""
     dtype = schema[column]
-    pair = _number_range(range)
+    pair = number_range(range)
     weighted = weights is not None
     if rule == "integer":
         if pair is None:
@@ -522,7 +527,7 @@ def _in_memory(
     bin count the expression finds (numpy's), then one fill."""
     from polars_gpu_hist import histogram
 
-    pair = _number_range(range)
+    pair = number_range(range)
     bins = histogram(values, rule, range=pair, device=device).height
     if pair is not None:
         return Histogram(bins, range=pair, closed=closed, device=device).fill(values)
@@ -726,11 +731,12 @@ def _label(source: Source) -> str:
 
 
 class _Progress:
-    """A one-line progress bar, redrawn at most ten times a second, shown after half a second
-    (short scans print nothing)."""
+    """A one-line progress bar, redrawn at most ten times a second, shown once ``delay``
+    seconds have passed (with a delay, short scans print nothing; without, the bar always ends
+    with a line of the rows read)."""
 
-    def __init__(self, stream: TextIO, total: int | None, label: str) -> None:
-        self.stream, self.total, self.label = stream, total, label
+    def __init__(self, stream: TextIO, total: int | None, label: str, delay: float) -> None:
+        self.stream, self.total, self.label, self.delay = stream, total, label, delay
         self.rows = 0
         self.start = time.perf_counter()
         self.drawn_at = 0.0
@@ -738,7 +744,7 @@ class _Progress:
     def update(self, rows: int) -> None:
         self.rows += rows
         now = time.perf_counter()
-        if now - self.start >= 0.5 and now - self.drawn_at >= 0.1:
+        if now - self.start >= self.delay and now - self.drawn_at >= 0.1:
             self.drawn_at = now
             self._draw(now)
 
@@ -754,7 +760,7 @@ class _Progress:
         self.stream.flush()
 
     def close(self) -> None:
-        if self.drawn_at:
+        if self.drawn_at or not self.delay:
             self._draw(time.perf_counter())
             self.stream.write("\n")
             self.stream.flush()

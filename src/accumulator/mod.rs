@@ -28,6 +28,7 @@ use std::ops::Add;
 use polars::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use axis::written;
 pub use axis::{Axis, DataExtremes, Span};
 pub use flow::Flow;
 
@@ -324,17 +325,22 @@ impl Histogram {
                     Binning::Edges(e) if e.len() <= 6 => format!("bins={e:?}"),
                     Binning::Edges(e) => format!(
                         "bins=[{}, {}, ..., {}] ({} edges)",
-                        e[0],
-                        e[1],
-                        e[e.len() - 1],
+                        written(e[0]),
+                        written(e[1]),
+                        written(e[e.len() - 1]),
                         e.len()
                     ),
                     Binning::Integers(e) => format!("bins={e:?}"),
                 };
                 match &a.span {
                     Span::None => bins,
-                    Span::Range(lo, hi) => format!("{bins}, range=({lo}, {hi})"),
-                    Span::Data(e) => format!("{bins}, range from the data {e:?}"),
+                    Span::Range(lo, hi) => {
+                        format!("{bins}, range=({}, {})", written(*lo), written(*hi))
+                    }
+                    Span::Data(DataExtremes::Empty) => {
+                        format!("{bins}, range from the data (no values)")
+                    }
+                    Span::Data(e) => format!("{bins}, range={e} (from the data)"),
                 }
             })
             .collect();
