@@ -135,6 +135,26 @@ def cub_axes(reps: int) -> None:
                 print(f"| 2^{log2n} | {bins} | {entropy} | {name} | {ours:.3f} | {peer:.3f} |")
 
 
+def cpu_columns(reps: int) -> None:
+    """The CPU backend on every core: 8- and 16-bit host columns counted by value, beside the
+    same values as int32 (binned row by row, the path narrow columns took before)."""
+    print("\nCPU backend, host columns of 2^26 rows (ms):")
+    print("| column | bins | by value | same values as int32 | ratio |")
+    print("|---|---|---:|---:|---:|")
+    rng = np.random.default_rng(11)
+    for dtype in ["uint8", "int8", "uint16", "int16"]:
+        info = np.iinfo(dtype)
+        values = rng.integers(int(info.min), int(info.max) + 1, 1 << 26).astype(dtype)
+        narrow, wide = pl.Series("x", values), pl.Series("x", values.astype(np.int32))
+        for label, kwargs in [
+            ("256 equal", {"bins": 256, "range": (int(info.min), int(info.max) + 1)}),
+            ("edges", {"bins": sorted({int(info.min), 0, 10, 100, int(info.max)})}),
+        ]:
+            ours = timed(lambda: narrow.gpu_hist.histogram(**kwargs, device="cpu"), reps)
+            before = timed(lambda: wide.gpu_hist.histogram(**kwargs, device="cpu"), reps)
+            print(f"| {dtype} | {label} | {ours:.2f} | {before:.2f} | {before / ours:.1f}x |")
+
+
 def auto_grid(reps: int) -> None:
     print('\n`device="auto"` against each backend forced, host columns (ms):')
     print("| column | bins | cpu | gpu | auto | auto / best |")
@@ -164,13 +184,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--quick", action="store_true", help="4x fewer rows")
-    ap.add_argument("--only", default="narrow,cub,auto")
+    ap.add_argument("--only", default="narrow,cub,cpu,auto")
     args = ap.parse_args()
     print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
     if "narrow" in args.only:
         narrow(args.reps, args.quick)
     if "cub" in args.only:
         cub_axes(args.reps)
+    if "cpu" in args.only:
+        cpu_columns(max(3, args.reps // 2))
     if "auto" in args.only:
         auto_grid(max(3, args.reps // 2))
 
