@@ -20,6 +20,7 @@ set -uo pipefail
 what=${1:-all}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 POLARS_GPU_HIST_CACHE=/tmp/pgh-cache
+rm -rf /tmp/site  # a warm machine keeps the last run's install
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/*.whl || exit 1
 export PYTHONPATH=/tmp/site
 # The prebuilt kernels staged beside the wheel win over any it carries (a bundle built after it).
