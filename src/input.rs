@@ -23,6 +23,22 @@ pub trait Value: NativeType + PartialOrd + Copy + Send + Sync + 'static {
     fn values<'a>(values: Values<'a>) -> Option<&'a [Self]>;
 }
 
+/// The one min/max fold of every extremes pass (the CPU's stretches, the GPU's per-block
+/// partials, an estimator's sample): the smaller minimum and the larger maximum of two
+/// `(min, max)` pairs, the earlier kept among equal values (NaN never reaches it).
+#[inline(always)]
+pub fn wider<T: PartialOrd + Copy>((lo, hi): (T, T), (x, y): (T, T)) -> (T, T) {
+    (if x < lo { x } else { lo }, if y > hi { y } else { hi })
+}
+
+/// The extremes of `(min, max)` pairs folded by [`wider`], as the bins take them.
+pub fn extremes_of<T: Value>(pairs: impl IntoIterator<Item = (T, T)>) -> Extremes {
+    pairs
+        .into_iter()
+        .reduce(wider)
+        .map_or(Extremes::Empty, |(lo, hi)| T::extremes(lo, hi))
+}
+
 macro_rules! int_value {
     ($($t:ty => $d:ident),*) => {$(
         impl Value for $t {
@@ -324,10 +340,6 @@ impl<'a> HostColumn<'a> {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    pub fn has_nulls(&self) -> bool {
-        self.chunks.iter().any(|c| c.validity.is_some())
     }
 
     /// Bytes of the values (what a copy to the device moves, besides the bitmaps).

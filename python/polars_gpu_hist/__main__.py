@@ -38,7 +38,8 @@ import polars as pl
 from polars_gpu_hist import Histogram, histogram_scan, plot
 from polars_gpu_hist._args import BIN_RULES
 from polars_gpu_hist._csv import CSV_NULL_VALUES, TextColumnError, csv_hint, text_column_error
-from polars_gpu_hist._scan import SUPPORTED_DTYPES, is_csv, scan_source, supported_dtype
+from polars_gpu_hist._scan import is_csv, scan_source
+from polars_gpu_hist._scan_passes import SUPPORTED_DTYPES, supported_dtype
 
 PLOT_SUFFIXES = (".html", ".json", ".png", ".svg")
 # Altair writes these through vl-convert; .html and .json need Altair only.

@@ -113,15 +113,15 @@ class Histogram:
     def _from_data_range(
         cls,
         bins: int,
-        extremes: tuple[str, str, str],
+        extremes: _internal.DataExtremes,
         *,
         closed: Closed,
         weights: bool,
         device: Device,
     ) -> Histogram:
-        """Equal bins over the extremes of all the data: ``(kind, min, max)`` as exact text."""
-        axis = {"bins": _numbers(_args.bins(bins), "`bins`"), "data_range": extremes}
-        return cls._wrap(_native([axis], closed, weights, device))
+        """Equal bins over the extremes of all the data (exact values of the column's kind)."""
+        axis = {"bins": _numbers(_args.bins(bins), "`bins`")}
+        return cls._wrap(_native([axis], closed, weights, device, extremes))
 
     @classmethod
     def _wrap(cls, native: _internal.Histogram) -> Histogram:
@@ -141,24 +141,23 @@ class Histogram:
         """
         d = len(self.shape)
         if d == 1 and len(data) == 2 and weights is None:
-            data, weights = data[:1], data[1]
+            weights = data[1]
+            data = data[:1]
         columns = _columns(data, d)
         cuda = [_cuda.cuda_array(c) for c in columns]
         if any(iface is not None for iface in cuda):
             if any(iface is None for iface in cuda):
                 raise TypeError("fill takes columns all in GPU memory or all in host memory")
-            length = cuda[0]["shape"][0]
-            pair, squares = None, None
-            if weights is not None:
-                squares = weights * weights  # on the device; alive until the fill returns
-                pair = (
-                    _cuda.weights_pointer(weights, length),
-                    _cuda.weights_pointer(squares, length),
-                )
-            for iface in cuda:
+            found = [iface for iface in cuda if iface is not None]
+            squares = None if weights is None else weights * weights  # on the device
+            sample = _cuda.sample([_cuda.column(iface) for iface in found], weights)
+            squares_ptr = None
+            if squares is not None:
+                squares_ptr = _cuda.weights_pointer(squares, sample.rows)
+            for iface in found:
                 _cuda.sync_stream(iface)
-            arrays = [(iface["data"][0], iface["shape"][0], iface["typestr"]) for iface in cuda]
-            self._native.fill_cuda(arrays, pair)
+            # `squares` stays alive until the fill returns.
+            self._native.fill_cuda(sample, squares_ptr)
             del squares
             flow = _device_flow(columns, weights, self._bounds())
             if flow is None:
@@ -412,7 +411,11 @@ class Histogram:
 
 
 def _native(
-    axes: list[dict[str, Any]], closed: Closed, weights: bool, device: Device
+    axes: list[dict[str, Any]],
+    closed: Closed,
+    weights: bool,
+    device: Device,
+    data_range: _internal.DataExtremes | None = None,
 ) -> _internal.Histogram:
     return _internal.Histogram(
         pickle.dumps(
@@ -423,7 +426,8 @@ def _native(
                 "device": _args.choice(device, "device", ("auto", "cpu", "gpu")),
             },
             protocol=5,
-        )
+        ),
+        data_range,
     )
 
 
@@ -503,7 +507,8 @@ def _as_series(data: Any, name: str) -> pl.Series:
             f"fill takes data, not a {type(data).__name__}: use histogram_scan for a LazyFrame"
         )
     if type(data).__module__.split(".")[0] == "pandas":
-        return pl.from_pandas(data, nan_to_null=False)
+        converted = pl.from_pandas(data, nan_to_null=False)
+        return converted if isinstance(converted, pl.Series) else _as_series(converted, name)
     ndim = getattr(data, "ndim", 1)
     if ndim != 1:
         raise ValueError(f"fill takes a 1-D array per axis, got {ndim} dimensions")

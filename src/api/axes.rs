@@ -216,6 +216,28 @@ pub(crate) fn readable(series: &Series) -> HistResult<(Series, Reading)> {
     Ok((physical, reading))
 }
 
+/// Columns as numpy's sample reads them: stacked into one array of their common dtype
+/// ([`dtype::sample`]; a lone Float16 column keeps numpy's float16 bins), each column cast to it
+/// where it differs. The one place `histogramdd` and `Histogram.fill` turn columns into a sample.
+pub(crate) fn numpy_sample(columns: &[Series]) -> HistResult<(Vec<Series>, ValueKind)> {
+    let readable = columns
+        .iter()
+        .map(readable)
+        .collect::<HistResult<Vec<_>>>()?;
+    let (common, kind) = dtype::sample(readable.iter().map(|&(_, r)| r));
+    let physical = readable
+        .into_iter()
+        .map(|(s, _)| {
+            if s.dtype() == &common.polars() {
+                Ok(s)
+            } else {
+                Ok(s.cast(&common.polars())?)
+            }
+        })
+        .collect::<HistResult<_>>()?;
+    Ok((physical, kind))
+}
+
 /// Weights beside `values` as Float64, after checking they fit.
 pub(crate) fn weights_f64(len: usize, weights: &Series) -> HistResult<Series> {
     if weights.len() != len {
@@ -278,15 +300,7 @@ impl AxisData for HostAxis<'_, '_> {
             )?;
             let sample: Vec<T> =
                 crate::input::counted_values(&self.rows.all(), &self.rows.pieces, self.axis)?;
-            let extremes = sample
-                .iter()
-                .fold(None, |acc: Option<(T, T)>, &x| match acc {
-                    None => Some((x, x)),
-                    Some((lo, hi)) => {
-                        Some((if x < lo { x } else { lo }, if x > hi { x } else { hi }))
-                    }
-                })
-                .map_or(Extremes::Empty, |(lo, hi)| T::extremes(lo, hi));
+            let extremes = crate::input::extremes_of(sample.iter().map(|&x| (x, x)));
             let spec_range = range.map(|(lo, hi)| crate::bins::Range::new(lo, hi));
             // "stone" compares numpy histograms of the sample over the same range.
             let mut histogram = |bins: usize| -> HistResult<Vec<u64>> {

@@ -106,22 +106,6 @@ pub enum Extremes {
 }
 
 impl Extremes {
-    /// The extremes of both.
-    pub fn union(self, other: Extremes) -> Extremes {
-        use Extremes::*;
-        match (self, other) {
-            (Empty, e) | (e, Empty) => e,
-            (Float32(a, b), Float32(c, d)) => Float32(a.min(c), b.max(d)),
-            (Float64(a, b), Float64(c, d)) => Float64(a.min(c), b.max(d)),
-            (Integer(a, b), Integer(c, d)) => Integer(a.min(c), b.max(d)),
-            (a, b) => {
-                let (a0, a1) = a.as_f64();
-                let (b0, b1) = b.as_f64();
-                Float64(a0.min(b0), a1.max(b1))
-            }
-        }
-    }
-
     /// As float64 (exact for float32; integers round to nearest).
     pub fn as_f64(self) -> (f64, f64) {
         match self {

@@ -147,7 +147,3 @@ pub fn is_pinned(rows: &HostRows<'_>) -> bool {
     rows.weights.is_none() && rows.columns.iter().all(|c| find(c).is_some())
 }
 
-/// An error for pinning where there is no GPU.
-pub fn no_gpu(why: HistError) -> HistError {
-    HistError::Gpu(format!("cannot pin a column without a GPU: {why}"))
-}
