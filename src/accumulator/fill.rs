@@ -5,13 +5,13 @@ use polars::prelude::*;
 
 use super::{DeviceWeights, Histogram};
 use crate::api::axes::{numpy_sample, weights_f64};
+use crate::api::device::one_dtype_and_length;
 use crate::bins::BinSpec;
 use crate::counts::Counts;
 use crate::engine::{self, Placement};
 use crate::error::{HistError, HistResult};
 use crate::input::HostColumn;
 use crate::job::{self, DeviceColumn, DeviceRows, HostRows, Job, Rows};
-use crate::api::device::one_dtype_and_length;
 use crate::DeviceArray;
 
 impl Histogram {

@@ -384,3 +384,34 @@ pub fn estimate_from_extremes(
         Ok(estimate.map(|e| e.bins))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numpy_sample_reads_columns_as_their_common_dtype() {
+        // numpy stacks int16, uint16 and float32 into float64 (pairwise from the left).
+        let columns = [
+            Series::new("a".into(), [1i16, 2]),
+            Series::new("b".into(), [3u16, 4]),
+            Series::new("c".into(), [0.5f32, 1.5]),
+        ];
+        let (sample, kind) = numpy_sample(&columns).unwrap();
+        assert_eq!(kind, ValueKind::Float64);
+        assert!(sample.iter().all(|s| s.dtype() == &DataType::Float64));
+        // A lone Float16 column keeps numpy's float16 bins, its values read as float32.
+        let half = Series::new("h".into(), [0.5f32, 1.5])
+            .cast(&DataType::Float16)
+            .unwrap();
+        let (sample, kind) = numpy_sample(&[half]).unwrap();
+        assert_eq!(kind, ValueKind::Float16);
+        assert_eq!(sample[0].dtype(), &DataType::Float32);
+        // A column already of the common dtype is not cast.
+        let (sample, kind) = numpy_sample(&[Series::new("i".into(), [1i64, 2])]).unwrap();
+        assert_eq!(
+            (sample[0].dtype(), kind),
+            (&DataType::Int64, ValueKind::Integer)
+        );
+    }
+}

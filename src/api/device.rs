@@ -497,3 +497,33 @@ pub fn histogramdd_on_device(
     let job = job_dd(gpu, &stream, dims, weights, options)?;
     allocated(gpu, stream, job, options.kernel, &clock)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn array(len: u64, dtype: DType) -> DeviceArray {
+        DeviceArray {
+            ptr: 1 << 20,
+            len,
+            dtype,
+        }
+    }
+
+    #[test]
+    fn a_device_sample_is_one_dtype_and_length() {
+        let same = [array(5, DType::F32), array(5, DType::F32)];
+        assert_eq!(
+            one_dtype_and_length(same.into_iter()).unwrap(),
+            (DType::F32, 5)
+        );
+        let dtypes = [array(5, DType::F32), array(5, DType::F64)];
+        let err = one_dtype_and_length(dtypes.into_iter()).unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("float64 of 5 rows beside float32 of 5"));
+        let lengths = [array(5, DType::I32), array(6, DType::I32)];
+        assert!(one_dtype_and_length(lengths.into_iter()).is_err());
+        assert!(one_dtype_and_length(std::iter::empty()).is_err());
+    }
+}

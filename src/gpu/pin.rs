@@ -146,4 +146,3 @@ pub fn find(column: &HostColumn<'_>) -> Option<Arc<Pinned>> {
 pub fn is_pinned(rows: &HostRows<'_>) -> bool {
     rows.weights.is_none() && rows.columns.iter().all(|c| find(c).is_some())
 }
-

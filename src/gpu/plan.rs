@@ -228,7 +228,9 @@ pub fn plan(
         })
         .sum();
     let axes = AxisKernels::new(&kernels);
-    layout(props, cells, edge_bytes, weighted, axes, rows, force, mean_run)
+    layout(
+        props, cells, edge_bytes, weighted, axes, rows, force, mean_run,
+    )
 }
 
 /// Bytes of one replica of the shared family's counters (with the spare counter for rows not

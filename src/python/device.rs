@@ -31,12 +31,12 @@ fn histogram_cuda(
     let (dims, weights) = (&sample.dims, sample.weights);
     let (series, report) = match options {
         AnyOptions::One(options) => {
+            let (opts, values) = (&options.0, sample.one()?);
             let [name] = &names[..] else {
                 return Err(pyo3::exceptions::PyValueError::new_err(
                     "a 1-D histogram takes one name",
                 ));
             };
-            let (opts, values) = (&options.0, sample.one()?);
             call(py, "histogram of a device array", || {
                 crate::histogram_device(name, values, weights, opts)
             })?

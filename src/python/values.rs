@@ -114,7 +114,11 @@ impl PyDeviceTarget {
 }
 
 /// The options of a 1-D histogram, parsed once from the wrapper's pickle (src/options.rs).
-#[pyclass(module = "polars_gpu_hist._internal", name = "HistogramOptions", frozen)]
+#[pyclass(
+    module = "polars_gpu_hist._internal",
+    name = "HistogramOptions",
+    frozen
+)]
 pub(crate) struct PyHistogramOptions(pub(crate) crate::HistogramOptions);
 
 #[pymethods]
@@ -126,7 +130,11 @@ impl PyHistogramOptions {
 }
 
 /// The options of an n-D histogram, parsed once from the wrapper's pickle (src/options.rs).
-#[pyclass(module = "polars_gpu_hist._internal", name = "HistogramDdOptions", frozen)]
+#[pyclass(
+    module = "polars_gpu_hist._internal",
+    name = "HistogramDdOptions",
+    frozen
+)]
 pub(crate) struct PyHistogramDdOptions(pub(crate) crate::HistogramDdOptions);
 
 #[pymethods]
