@@ -9,10 +9,9 @@
 use polars::prelude::*;
 use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3_polars::{PolarsAllocator, PySeries};
+use pyo3_polars::PolarsAllocator;
 
 use crate::error::{guarded, HistError, HistResult, Spelling};
-use crate::options::{HistogramDdOptions, HistogramOptions};
 
 mod device;
 mod expressions;

@@ -33,12 +33,12 @@ pub use axis::{Axis, DataExtremes, Span};
 pub use flow::Flow;
 
 use crate::alloc;
-use crate::bins::{BinSpec, Binning, Closed, Extremes, Range, ValueKind};
+use crate::bins::{BinSpec, Binning, Closed};
 use crate::counts::Counts;
 use crate::error::{HistError, HistResult};
+use crate::gpu;
 use crate::options::Device;
 use crate::output::{self, AxisOut};
-use crate::{gpu, MAX_DIMS};
 use binning::{checked_cells, resolve_axes, Resolved};
 
 /// What a [`Histogram`] keeps per cell.
@@ -101,7 +101,7 @@ pub struct Histogram {
 }
 
 impl Histogram {
-    /// A histogram of 1 to [`MAX_DIMS`] axes (cells row-major over them, at most
+    /// A histogram of 1 to [`crate::MAX_DIMS`] axes (cells row-major over them, at most
     /// [`crate::bins::MAX_BINS`] in all). `bins=n` needs a range ([`Axis::regular`] or
     /// [`Axis::data_range`]): a range taken from each batch would bin every batch differently.
     pub fn new(axes: Vec<Axis>, options: AccumulatorOptions) -> HistResult<Self> {

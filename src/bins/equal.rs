@@ -3,8 +3,8 @@
 
 use super::linspace::table;
 use super::{
-    linspace, linspace_as, BinFloat, BinSpec, Closed, EdgeBins, Edges, Extremes, HalfBins, Range,
-    UniformBins, ValueKind,
+    linspace, linspace_as, BinFloat, BinSpec, Closed, EdgeBins, Edges, Estimate, Extremes,
+    HalfBins, Linspace, Range, UniformBins, ValueKind,
 };
 use crate::error::HistResult;
 

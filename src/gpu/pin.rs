@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 use polars::prelude::Series;
 
-use crate::error::{HistError, HistResult};
+use crate::error::HistResult;
 use crate::gpu::context::{driver, Gpu};
 use crate::gpu::{abi, transfer};
 use crate::input::{Chunk, HostColumn};

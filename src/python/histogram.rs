@@ -13,7 +13,7 @@ use crate::alloc;
 use crate::counts::Counts;
 use crate::error::HistError;
 use crate::python::values::{PyDataExtremes, PyDeviceSample};
-use crate::python::{call, to_py, unpickle};
+use crate::python::{call, unpickle};
 
 /// One axis of `polars_gpu_hist.Histogram`, as the wrapper pickles it.
 #[derive(Clone, serde::Deserialize)]

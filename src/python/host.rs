@@ -1,7 +1,6 @@
 //! The entry points for host data outside a query: a Series' histogram without the query
 //! around it, which backend a call would take, and the bin count a streaming pass estimates.
 
-use polars::prelude::*;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::PySeries;

@@ -5,10 +5,9 @@ use pyo3_polars::PySeries;
 
 use super::call;
 use crate::api::axes::readable;
-use crate::gpu::pin;
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(self::pin, m)?)?;
+    m.add_function(wrap_pyfunction!(pin, m)?)?;
     m.add_function(wrap_pyfunction!(unpin, m)?)?;
     m.add_function(wrap_pyfunction!(unpin_all, m)?)?;
     m.add_function(wrap_pyfunction!(is_pinned, m)?)?;
@@ -21,7 +20,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 fn pin(py: Python<'_>, series: PySeries) -> PyResult<usize> {
     call(py, "pin", || {
         let (physical, _) = readable(&series.0)?;
-        pin::pin(crate::gpu::get()?, &physical)
+        crate::gpu::pin::pin(crate::gpu::get()?, &physical)
     })
 }
 
@@ -30,7 +29,7 @@ fn pin(py: Python<'_>, series: PySeries) -> PyResult<usize> {
 fn unpin(py: Python<'_>, series: PySeries) -> PyResult<bool> {
     call(py, "unpin", || {
         let (physical, _) = readable(&series.0)?;
-        pin::unpin(&physical)
+        crate::gpu::pin::unpin(&physical)
     })
 }
 
@@ -40,7 +39,7 @@ fn is_pinned(py: Python<'_>, series: PySeries) -> PyResult<bool> {
     call(py, "is_pinned", || {
         let (physical, _) = readable(&series.0)?;
         let column = crate::input::HostColumn::new(&physical)?;
-        Ok(pin::find(&column).is_some())
+        Ok(crate::gpu::pin::find(&column).is_some())
     })
 }
 
@@ -48,7 +47,7 @@ fn is_pinned(py: Python<'_>, series: PySeries) -> PyResult<bool> {
 #[pyfunction]
 fn unpin_all(py: Python<'_>) -> PyResult<()> {
     call(py, "unpin", || {
-        pin::clear();
+        crate::gpu::pin::clear();
         Ok(())
     })
 }
@@ -56,5 +55,5 @@ fn unpin_all(py: Python<'_>) -> PyResult<()> {
 /// (pinned columns, their device bytes).
 #[pyfunction]
 fn pinned(py: Python<'_>) -> PyResult<(usize, usize)> {
-    call(py, "pinned", || Ok(pin::usage()))
+    call(py, "pinned", || Ok(crate::gpu::pin::usage()))
 }

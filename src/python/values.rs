@@ -155,7 +155,6 @@ pub(crate) enum AnyOptions<'py> {
 /// The extremes of all of a column's data (numpy's automatic range), as a streaming first pass
 /// found them: values of the column's own kind, exact, not text.
 #[pyclass(module = "polars_gpu_hist._internal", name = "DataExtremes", frozen)]
-#[derive(Clone)]
 pub(crate) struct PyDataExtremes(pub(crate) DataExtremes);
 
 #[pymethods]
