@@ -17,6 +17,7 @@ import polars as pl
 
 from polars_gpu_hist import _internal
 from polars_gpu_hist._options import (
+    BinRule,
     Bins,
     CommonKwargs,
     FamilyName,
@@ -33,7 +34,6 @@ MAX_BINS: int = _internal.MAX_BINS
 ESTIMATORS = ("auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt")
 BIN_RULES = (*ESTIMATORS, "integer")
 
-BinRule = Literal["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt", "integer"]
 # An edge: a number (numpy scalars too) or, for temporal columns, a date, datetime or duration.
 # Not `Any`: a string is an iterable too, and `bins="ten"` must not type-check.
 Edge = Union[SupportsFloat, dt.date, dt.timedelta]

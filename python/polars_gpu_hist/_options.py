@@ -41,10 +41,10 @@ class TemporalScalar(TypedDict):
 
 # `Scalar` (untagged): a Python float, or one of the tagged forms above.
 Scalar = Union[float, ExactInt, Float32Scalar, Float64Scalar, TemporalScalar]
-# `BinRule`: numpy's estimators and one bin per integer.
-BinRuleName = Literal["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt", "integer"]
+# `BinRule`: numpy's estimators and one bin per integer, by the names users give.
+BinRule = Literal["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt", "integer"]
 # `Bins` (untagged): a count, explicit edges, or a rule.
-Bins = Union[int, list[Scalar], BinRuleName]
+Bins = Union[int, list[Scalar], BinRule]
 # `range`: `(min, max)` or none.
 Range = Union[tuple[Scalar, Scalar], None]
 ClosedName = Literal["left", "right"]

@@ -14,7 +14,7 @@ from typing import Any, Literal, SupportsIndex, TextIO, Union, cast
 
 import polars as pl
 
-from polars_gpu_hist import BinsArg, Closed, Device, RangeArg, _args, _internal
+from polars_gpu_hist import BinsArg, Closed, Device, RangeArg, _args, _internal, _options
 from polars_gpu_hist import _scan_passes as passes
 from polars_gpu_hist._accumulator import Histogram, _number_range
 from polars_gpu_hist._csv import (
@@ -378,7 +378,7 @@ def _check_rule(
     weights: str | None,
     schema: pl.Schema,
     column: str,
-) -> tuple[_args.BinRule, RangeArg]:
+) -> tuple[_options.BinRule, RangeArg]:
     """A rule's name and the range it is over, checked against the other arguments and the
     column's dtype before any data is read."""
     rule = _args.bins(bins)
@@ -411,7 +411,7 @@ def _check_rule(
 def _streamed_rule(
     lf: pl.LazyFrame,
     source: Source,
-    rule: _args.BinRule,
+    rule: _options.BinRule,
     range: RangeArg,
     schema: pl.Schema,
     column: str,
@@ -492,7 +492,7 @@ def _read_column(
 
 
 def _in_memory(
-    values: pl.Series, rule: _args.BinRule, range: RangeArg, closed: Closed, device: Device
+    values: pl.Series, rule: _options.BinRule, range: RangeArg, closed: Closed, device: Device
 ) -> Histogram:
     """The histogram of an estimator that needs every value, over the column in memory: the
     bin count the expression finds (numpy's), then one fill."""

@@ -2,7 +2,7 @@
 //! estimate-and-correct rule against numpy's literal arithmetic, and its proof (walked here or
 //! on the device, asked for by many tasks at once).
 
-use super::tests::{bin64, spec};
+use super::tests::spec;
 use super::*;
 
 /// The kernels recompute edges from `linspace` for large bin counts: it must give every

@@ -18,7 +18,7 @@ pub(super) fn spec(
     BinSpec::resolve(&bins, range, closed, kind, || Ok(ext)).unwrap()
 }
 
-pub(super) fn bin64(s: &BinSpec, x: f64) -> usize {
+fn bin64(s: &BinSpec, x: f64) -> usize {
     match s {
         BinSpec::Uniform64(u) => u.bin(x),
         BinSpec::Edges(e) => e.bin(x),
