@@ -149,14 +149,11 @@ class Histogram:
             if any(iface is None for iface in cuda):
                 raise TypeError("fill takes columns all in GPU memory or all in host memory")
             found = [iface for iface in cuda if iface is not None]
-            squares = None if weights is None else weights * weights  # on the device
+            squares = None if weights is None else weights * weights  # alive until filled
             sample = _cuda.sample([_cuda.column(iface) for iface in found], weights)
-            squares_ptr = None
-            if squares is not None:
-                squares_ptr = _cuda.weights_pointer(squares, sample.rows)
+            squares_ptr = None if squares is None else _cuda.weights_pointer(squares, sample.rows)
             for iface in found:
                 _cuda.sync_stream(iface)
-            # `squares` stays alive until the fill returns.
             self._native.fill_cuda(sample, squares_ptr)
             del squares
             flow = _device_flow(columns, weights, self._bounds())
