@@ -75,6 +75,24 @@ def test_the_typed_options_are_the_native_options() -> None:
         _internal.HistogramDdOptions(pickle.dumps(one))  # 1-D options are not n-D ones
 
 
+def test_the_typed_accumulator_arguments_are_the_native_ones() -> None:
+    """`Histogram`'s arguments as `_options` types them are what src/python/histogram.rs reads
+    (it refuses unknown fields)."""
+    axis = {"bins": 4, "range": (0.0, 1.0)}
+    assert set(axis) == set(typing.get_type_hints(_options.AccumulatorAxis))
+    arguments = {
+        "axes": [axis, {"bins": [0.0, 1.0, 3.0]}],
+        "closed": "right",
+        "weighted": True,
+        "device": "cpu",
+        "kernel": None,
+    }
+    assert set(arguments) == set(typing.get_type_hints(_options.AccumulatorArguments))
+    assert _internal.Histogram(pickle.dumps(arguments)).shape == [4, 2]
+    with pytest.raises(ValueError, match="unknown field"):
+        _internal.Histogram(pickle.dumps({**arguments, "weights": True}))
+
+
 def test_data_extremes_are_values_of_their_kind() -> None:
     """The extremes of range="auto" cross as exact values, integers past 64 bits included."""
     assert "Integer" in repr(_internal.DataExtremes.integer(-(2**64), 2**64 - 1))

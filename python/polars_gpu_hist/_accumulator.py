@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
-from polars_gpu_hist import _args, _cuda, _internal
+from polars_gpu_hist import _args, _cuda, _internal, _options
 from polars_gpu_hist._args import BinsArg, Closed, Device, RangeArg
 from polars_gpu_hist._uhi import Axis, CountsArray, Kind, svg_bars, svg_heatmap
 
@@ -120,7 +120,7 @@ class Histogram:
         device: Device,
     ) -> Histogram:
         """Equal bins over the extremes of all the data (exact values of the column's kind)."""
-        axis = {"bins": _numbers(_args.bins(bins), "`bins`")}
+        axis: _options.AccumulatorAxis = {"bins": _numbers(_args.bins(bins), "`bins`")}
         return cls._wrap(_native([axis], closed, weights, device, extremes))
 
     @classmethod
@@ -408,24 +408,19 @@ class Histogram:
 
 
 def _native(
-    axes: list[dict[str, Any]],
+    axes: list[_options.AccumulatorAxis],
     closed: Closed,
     weights: bool,
     device: Device,
     data_range: _internal.DataExtremes | None = None,
 ) -> _internal.Histogram:
-    return _internal.Histogram(
-        pickle.dumps(
-            {
-                "axes": axes,
-                "closed": _args.choice(closed, "closed", ("left", "right")),
-                "weighted": _args.flag(weights, "weights"),
-                "device": _args.choice(device, "device", ("auto", "cpu", "gpu")),
-            },
-            protocol=5,
-        ),
-        data_range,
-    )
+    arguments: _options.AccumulatorArguments = {
+        "axes": axes,
+        "closed": _args.choice(closed, "closed", ("left", "right")),
+        "weighted": _args.flag(weights, "weights"),
+        "device": _args.choice(device, "device", ("auto", "cpu", "gpu")),
+    }
+    return _internal.Histogram(pickle.dumps(arguments, protocol=5), data_range)
 
 
 def _is_pairs(range: Any) -> bool:
@@ -439,7 +434,7 @@ def _is_sequence(x: Any) -> bool:
     return isinstance(x, (Sequence, np.ndarray, pl.Series)) and not isinstance(x, (str, bytes))
 
 
-def _axes(bins: Any, range: Any) -> list[dict[str, Any]]:
+def _axes(bins: Any, range: Any) -> list[_options.AccumulatorAxis]:
     """The native axes: one for ``numpy.histogram``'s arguments, several for
     ``numpy.histogramdd``'s (a range per axis, or a bins entry that is itself a sequence)."""
     several = _is_pairs(range) or (

@@ -95,3 +95,27 @@ class DdKwargs(TypedDict):
 
 # Whatever the native side unpickles: the plugin's kwargs, or the options of a direct call.
 Kwargs = Union[HistogramKwargs, HistogramDdKwargs, ByKwargs, DdKwargs]
+
+
+class AccumulatorAxis(TypedDict, total=False):
+    """One axis of `polars_gpu_hist.Histogram` (src/python/histogram.rs `AxisArgument`): a count
+    or edges (`bins::Binning`), and a fixed range for a count."""
+
+    bins: int | list[float]
+    range: tuple[float, float] | None
+
+
+class _AccumulatorChoices(TypedDict, total=False):
+    """What `Arguments` reads when given: a kernel family pinned (None: the plan's choice)."""
+
+    kernel: FamilyName | None
+
+
+class AccumulatorArguments(_AccumulatorChoices):
+    """`polars_gpu_hist.Histogram`'s arguments (src/python/histogram.rs `Arguments`); a range
+    taken from all the data travels beside them as a `DataExtremes`."""
+
+    axes: list[AccumulatorAxis]
+    closed: ClosedName
+    weighted: bool
+    device: DeviceName
