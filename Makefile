@@ -26,11 +26,16 @@ develop: $(VENV)/.installed
 demo: develop
 	$(PY) -m polars_gpu_hist $(FILE) $(ARGS)
 
-# The whole test suite (GPU tests run only where a GPU is found: see scripts/gpu_check.sh), then
-# the quick suite against the oldest Polars declared.
+# The lint CI holds every commit to (clippy -D warnings, ruff format, mypy --strict over
+# python/ against _internal.pyi: pyproject.toml's [tool.mypy]), the whole test suite (GPU tests
+# run only where a GPU is found: see scripts/gpu_check.sh), then the quick suite against the
+# oldest Polars declared.
 test: develop $(VENV_OLDEST)/.installed
 	cargo fmt --all -- --check
+	cargo clippy --all-targets --features lazy -- -D warnings
 	$(VENV)/bin/ruff check python tests benches scripts
+	$(VENV)/bin/ruff format --check python tests benches scripts
+	$(VENV)/bin/mypy
 	LD_LIBRARY_PATH=$(NVRTC_LIB):$$LD_LIBRARY_PATH PGH_REQUIRE_NVRTC=1 cargo test --quiet --features lazy
 	$(PY) -m pytest -q
 	$(QUICK_OLDEST)
@@ -53,6 +58,7 @@ lint: $(VENV)/.installed
 	cargo clippy --all-targets --features lazy -- -D warnings
 	$(VENV)/bin/ruff check python tests benches scripts
 	$(VENV)/bin/ruff format --check python tests benches scripts
+	$(VENV)/bin/mypy
 
 bench: develop
 	$(PY) benches/cpu_bench.py

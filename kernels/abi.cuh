@@ -1,5 +1,7 @@
-// The kernels' parameters, passed by value as one __grid_constant__ struct per launch. src/gpu/
-// abi.rs mirrors every struct with #[repr(C)] and asserts the same sizes: change both together.
+// The kernels' parameters, passed by value: one struct per launch (`count` a CountParams; the
+// segmented family's later passes a Segments, with their counts' count and address; extremes,
+// edges and prove theirs as __grid_constant__). src/gpu/abi.rs mirrors every struct with
+// #[repr(C)] and asserts the same sizes: change both together.
 #pragma once
 
 typedef unsigned long long u64;

@@ -1,6 +1,7 @@
 //! The public Rust API over Series: chunked columns, nulls, weights, options from JSON.
 
 use polars::prelude::*;
+use polars_gpu_hist::estimators::Estimator;
 use polars_gpu_hist::{
     histogram, histogram_frame, histogramdd, AccumulatorOptions, Axis, BinRule, Bins, Closed,
     HistError, HistogramDdOptions, HistogramOptions, Spelling,
@@ -94,12 +95,12 @@ fn errors_are_one_type_worded_for_rust() {
     assert!(matches!(polars(), Err(PolarsError::InvalidOperation(_))));
 
     let weighted = HistogramOptions {
-        bins: Bins::Rule(BinRule::Fd),
+        bins: Bins::Rule(BinRule::Estimator(Estimator::Fd)),
         ..Default::default()
     };
     let err = histogram(&x, Some(&x), &weighted).unwrap_err().to_string();
     assert!(
-        err.starts_with("`Bins::Rule(BinRule::Fd)` cannot be combined"),
+        err.starts_with("`Bins::Rule(BinRule::Estimator(Estimator::Fd))` cannot be combined"),
         "{err}"
     );
 

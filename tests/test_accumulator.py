@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from test_numpy_parity import _collapses, _span_overflows, edges_of
 
 import polars_gpu_hist as gh
-from polars_gpu_hist._scan import _data_extremes
+from polars_gpu_hist._scan_passes import data_extremes
 from strategies import Case, cases, numpy_histogram
 
 # Each example fills several batches: fewer examples than the one-call parity tests.
@@ -40,7 +40,7 @@ def new_histogram(case: Case) -> gh.Histogram:
         # numpy's range from all the data, found first (what histogram_scan(range="auto") does).
         frame = pl.DataFrame({"x": case.series, "w": case.weights})
         w = None if case.weights is None else "w"
-        extremes = _data_extremes(frame.lazy(), "x", case.series.dtype, w)
+        extremes = data_extremes(frame.lazy(), "x", case.series.dtype, w)
         return gh.Histogram._from_data_range(
             case.bins, extremes, closed="left", weights=weighted, device="cpu"
         )

@@ -16,7 +16,7 @@ import contextlib
 import pickle
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Literal, Union, cast
 
 import polars as pl
 
@@ -24,7 +24,7 @@ from polars_gpu_hist._nvrtc import preload_nvrtc
 
 preload_nvrtc()
 
-from polars_gpu_hist import _args, _cuda, _docstrings, _internal  # noqa: E402
+from polars_gpu_hist import _args, _cuda, _docstrings, _internal, _options  # noqa: E402
 from polars_gpu_hist._args import (  # noqa: E402
     BinsArg,
     Closed,
@@ -41,7 +41,7 @@ from polars_gpu_hist._internal import __version__  # noqa: E402
 _BUNDLE = Path(__file__).parent / "kernels.bundle"
 if _BUNDLE.exists():
     try:
-        _internal.set_kernel_bundle(_BUNDLE)
+        _internal.set_kernel_bundle(str(_BUNDLE))
     except (OSError, RuntimeError):
         pass  # an unreadable or foreign bundle only means kernels compile on first use
 
@@ -77,7 +77,7 @@ _PLUGIN_PATH = Path(__file__).parent
 IntoExpr = Union[pl.Expr, str]
 
 
-def _pickled(kwargs: dict[str, Any]) -> bytes:
+def _pickled(kwargs: _options.Kwargs) -> bytes:
     """Options for the native functions, pickled as Polars pickles a plugin's kwargs."""
     return pickle.dumps(kwargs, protocol=5)
 
@@ -188,23 +188,22 @@ def histogram_expr(
         (its time zone kept) and Duration. ``count`` is UInt64, or Float64 with ``weights`` or
         ``density``.
     """
-    kwargs: dict[str, Any] = _args.histogram_kwargs(
-        bins, range, density, closed, flow, device, kernel
-    )
+    options = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    kwargs: _options.Kwargs = options
     args = [_expr(expr)]
     if by is not None:
         key = _expr(by)
         args.append(key)
         # Inside group_by().agg() and over() Polars hands the plugin the key without its name:
         # the name the query gives it travels with the options.
-        kwargs = {"options": kwargs, "key": key.meta.output_name(raise_if_undetermined=False)}
+        kwargs = {"options": options, "key": key.meta.output_name(raise_if_undetermined=False)}
     if weights is not None:
         _args.refuse_weighted_estimator(bins)
         args.append(_expr(weights))
     return _plugin("histogram" if by is None else "histogram_by", args, kwargs)
 
 
-def _plugin(function_name: str, args: list[pl.Expr], kwargs: dict[str, Any]) -> pl.Expr:
+def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs) -> pl.Expr:
     """A call of the plugin's `function_name`: one row per bin (or cell), whatever the input's
     length."""
     # Ctrl-C stops the query's long calls (chained again if a SIGINT handler, as Jupyter's
@@ -403,17 +402,15 @@ def histogram(
         _args.refuse_weighted_estimator(bins)
     iface = _cuda.cuda_array(data)
     if iface is not None:
-        length = iface["shape"][0]
-        weights_ptr = _cuda.weights_pointer(weights, length)
+        sample = _cuda.sample([_cuda.column(iface)], weights)
         _cuda.sync_stream(iface)
-        series, _report, _ms = _internal.histogram_cuda(
-            "x", int(iface["data"][0]), length, iface["typestr"], _pickled(kwargs), weights_ptr
-        )
+        options = _internal.HistogramOptions(_pickled(kwargs))
+        series, _report, _ms = _internal.histogram_cuda(["x"], sample, options)
         return series.struct.unnest()
     return _host_histogram(data, weights, kwargs).struct.unnest()
 
 
-def _host_histogram(data: Any, weights: Any, kwargs: dict[str, Any]) -> pl.Series:
+def _host_histogram(data: Any, weights: Any, kwargs: _options.HistogramKwargs) -> pl.Series:
     """The histogram of host data under the plugin's `kwargs`, as a Struct Series named ``x``.
 
     The counts come from the plugin's own function called directly, without a query around it
@@ -445,12 +442,14 @@ def _host_histogram(data: Any, weights: Any, kwargs: dict[str, Any]) -> pl.Serie
 def _host_series(data: Any, name: str, what: str = "column") -> pl.Series:
     """A Series of host data: Series as they are, arrays flattened as numpy flattens them;
     ``what`` names it in the error an Object Series raises."""
-    if not isinstance(data, pl.Series):
-        if getattr(data, "ndim", 1) > 1:
-            data = data.reshape(-1)
-        data = pl.Series(name, data)
-    _args.refuse_object(data, what)
-    return data
+    series = data if isinstance(data, pl.Series) else pl.Series(name, _flat(data))
+    _args.refuse_object(series, what)
+    return series
+
+
+def _flat(data: Any) -> Any:
+    """An array of several dimensions flattened, as numpy flattens it; other data as it is."""
+    return data.reshape(-1) if getattr(data, "ndim", 1) > 1 else data
 
 
 def histogramdd(
@@ -494,18 +493,15 @@ def histogramdd(
     """
     if not columns:
         raise ValueError("histogramdd needs 2 to 8 columns, got none")
-
-    device_columns = _cuda.columns(columns)
-    if device_columns is not None:
-        ptrs, strides, length, typestr = device_columns
-        weights_ptr = _cuda.weights_pointer(weights, length)
-        kwargs = _pickled(
-            _args.dd_kwargs(len(ptrs), bins, range, density, closed, flow, device, kernel)
+    sample = _cuda.columns(columns, weights)
+    if sample is not None:
+        native = _internal.HistogramDdOptions(
+            _pickled(
+                _args.dd_kwargs(sample.ndim, bins, range, density, closed, flow, device, kernel)
+            )
         )
-        names = [f"x{j}" for j in builtins.range(len(ptrs))]
-        series, _report, _ms = _internal.histogramdd_cuda(
-            names, ptrs, strides, length, typestr, kwargs, weights_ptr
-        )
+        names = [f"x{j}" for j in builtins.range(sample.ndim)]
+        series, _report, _ms = _internal.histogram_cuda(names, sample, native)
         return series.struct.unnest()
     if len(columns) == 1 and getattr(columns[0], "ndim", 1) == 2:
         matrix = columns[0]
@@ -526,7 +522,9 @@ def histogramdd(
     return _host_histogramdd(columns, weights, options)
 
 
-def _host_histogramdd(columns: Any, weights: Any, options: dict[str, Any]) -> pl.DataFrame:
+def _host_histogramdd(
+    columns: Any, weights: Any, options: _options.HistogramDdKwargs
+) -> pl.DataFrame:
     """The n-D histogram of host Series or array-likes under the plugin's `options`: a frame of
     them, then the plugin."""
     series = [
@@ -617,14 +615,15 @@ def explain(
         return _internal.explain(empty, iface["shape"][0], kwargs, bool(weights), "device")
     if isinstance(data, (pl.DataType, type)):
         try:
-            empty = pl.Series(values=[], dtype=data)
+            # A type that is no Polars dtype class is refused by Polars, below.
+            empty = pl.Series(values=[], dtype=cast("pl.DataType", data))
         except (TypeError, ValueError, pl.exceptions.PolarsError) as e:
             raise TypeError(f"explain takes a Series, an array or a Polars dtype: {e}") from None
         _args.refuse_object(empty)
         return _internal.explain(empty, 1 << 29, kwargs, bool(weights), "host")
     s = data if isinstance(data, pl.Series) else pl.Series(data)
     _args.refuse_object(s)
-    location = "pinned" if _internal.is_pinned(s) else "host"
+    location: Literal["pinned", "host"] = "pinned" if _internal.is_pinned(s) else "host"
     return _internal.explain(s.clear(), len(s), kwargs, bool(weights), location)
 
 

@@ -32,14 +32,15 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
 from polars_gpu_hist import Histogram, histogram_scan, plot
 from polars_gpu_hist._args import BIN_RULES
 from polars_gpu_hist._csv import CSV_NULL_VALUES, TextColumnError, csv_hint, text_column_error
-from polars_gpu_hist._scan import SUPPORTED_DTYPES, is_csv, scan_source, supported_dtype
+from polars_gpu_hist._scan import is_csv, scan_source
+from polars_gpu_hist._scan_passes import SUPPORTED_DTYPES, supported_dtype
 
 PLOT_SUFFIXES = (".html", ".json", ".png", ".svg")
 # Altair writes these through vl-convert; .html and .json need Altair only.
@@ -332,7 +333,7 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         # Asked for, a bar from the start; else one on a terminal for a long read.
-        progress = True if args.progress else "auto"
+        progress: Literal[True, "auto"] = True if args.progress else "auto"
         auto = args.range is None and isinstance(bins, int)
         scanned = histogram_scan(
             demo_frame(args.rows or DEMO_ROWS) if args.file is None else args.file,

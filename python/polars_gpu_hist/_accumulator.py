@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, overload
 import numpy as np
 import polars as pl
 
-from polars_gpu_hist import _args, _binning, _cuda, _fill, _internal, _interop, _stats
+from polars_gpu_hist import _args, _binning, _cuda, _fill, _internal, _interop, _options, _stats
 from polars_gpu_hist._args import BinsArg, Closed, Device, RangeArg
 from polars_gpu_hist._uhi import Axis, CountsArray, Kind, svg_bars, svg_heatmap
 
@@ -124,15 +124,15 @@ class Histogram:
     def _from_data_range(
         cls,
         bins: int,
-        extremes: tuple[str, str, str],
+        extremes: _internal.DataExtremes,
         *,
         closed: Closed,
         weights: bool,
         device: Device,
     ) -> Histogram:
-        """Equal bins over the extremes of all the data: ``(kind, min, max)`` as exact text."""
-        axis = {"bins": _binning.numbers(_args.bins(bins), "`bins`"), "data_range": extremes}
-        return cls._wrap(_binning.native([axis], closed, weights, device))
+        """Equal bins over the extremes of all the data (exact values of the column's kind)."""
+        axis: _options.AccumulatorAxis = {"bins": _binning.numbers(_args.bins(bins), "`bins`")}
+        return cls._wrap(_binning.native([axis], closed, weights, device, extremes))
 
     @classmethod
     def _wrap(cls, native: _internal.Histogram) -> Histogram:
@@ -159,24 +159,20 @@ class Histogram:
         """
         d = len(self.shape)
         if d == 1 and len(data) == 2 and weights is None:
-            data, weights = data[:1], data[1]
+            weights = data[1]
+            data = data[:1]
         columns = _fill.columns(data, d)
         cuda = [_cuda.cuda_array(c) for c in columns]
         if any(iface is not None for iface in cuda):
             if any(iface is None for iface in cuda):
                 raise TypeError("fill takes columns all in GPU memory or all in host memory")
-            length = cuda[0]["shape"][0]
-            pair, squares = None, None
-            if weights is not None:
-                squares = weights * weights  # on the device; alive until the fill returns
-                pair = (
-                    _cuda.weights_pointer(weights, length),
-                    _cuda.weights_pointer(squares, length),
-                )
-            for iface in cuda:
+            found = [iface for iface in cuda if iface is not None]
+            squares = None if weights is None else weights * weights  # alive until filled
+            sample = _cuda.sample([_cuda.column(iface) for iface in found], weights)
+            squares_ptr = None if squares is None else _cuda.weights_pointer(squares, sample.rows)
+            for iface in found:
                 _cuda.sync_stream(iface)
-            arrays = [(iface["data"][0], iface["shape"][0], iface["typestr"]) for iface in cuda]
-            self._native.fill_cuda(arrays, pair)
+            self._native.fill_cuda(sample, squares_ptr)
             del squares
             flow = _fill.device_flow(columns, weights, self._bounds())
             if flow is None:

@@ -8,25 +8,27 @@ import pickle
 from collections.abc import Sequence
 from typing import Any
 
-from polars_gpu_hist import _args, _internal
+from polars_gpu_hist import _args, _internal, _options
 from polars_gpu_hist._args import Closed, Device
 from polars_gpu_hist._fill import is_sequence
 
 
 def native(
-    axes: list[dict[str, Any]], closed: Closed, weights: bool, device: Device
+    axes: list[_options.AccumulatorAxis],
+    closed: Closed,
+    weights: bool,
+    device: Device,
+    data_range: _internal.DataExtremes | None = None,
 ) -> _internal.Histogram:
-    return _internal.Histogram(
-        pickle.dumps(
-            {
-                "axes": axes,
-                "closed": _args.choice(closed, "closed", ("left", "right")),
-                "weighted": _args.flag(weights, "weights"),
-                "device": _args.choice(device, "device", ("auto", "cpu", "gpu")),
-            },
-            protocol=5,
-        )
-    )
+    """The native histogram of these axes; ``data_range`` bins a one-axis count over the
+    extremes of all the data (``histogram_scan(range="auto")``)."""
+    arguments: _options.AccumulatorArguments = {
+        "axes": axes,
+        "closed": _args.choice(closed, "closed", ("left", "right")),
+        "weighted": _args.flag(weights, "weights"),
+        "device": _args.choice(device, "device", ("auto", "cpu", "gpu")),
+    }
+    return _internal.Histogram(pickle.dumps(arguments, protocol=5), data_range)
 
 
 def per_axis(value: Any, d: int, what: str) -> list[str | None]:
@@ -49,7 +51,7 @@ def _is_pairs(range: Any) -> bool:
     return len(range) > 0 and all(r is None or is_sequence(r) for r in range)
 
 
-def axes(bins: Any, range: Any) -> list[dict[str, Any]]:
+def axes(bins: Any, range: Any) -> list[_options.AccumulatorAxis]:
     """The native axes: one for ``numpy.histogram``'s arguments, several for
     ``numpy.histogramdd``'s (a range per axis, or a bins entry that is itself a sequence)."""
     several = _is_pairs(range) or (

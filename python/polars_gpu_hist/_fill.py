@@ -54,7 +54,8 @@ def as_series(data: Any, name: str) -> pl.Series:
             f"fill takes data, not a {type(data).__name__}: use histogram_scan for a LazyFrame"
         )
     if type(data).__module__.split(".")[0] == "pandas":
-        return pl.from_pandas(data, nan_to_null=False)
+        converted = pl.from_pandas(data, nan_to_null=False)
+        return converted if isinstance(converted, pl.Series) else as_series(converted, name)
     ndim = getattr(data, "ndim", 1)
     if ndim != 1:
         raise ValueError(f"fill takes a 1-D array per axis, got {ndim} dimensions")

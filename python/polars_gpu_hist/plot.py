@@ -543,11 +543,12 @@ def _facetted(
     import altair as alt
 
     width, height = panel
-    return panel_chart.properties(width=width, height=height).facet(
+    chart: alt.FacetChart = panel_chart.properties(width=width, height=height).facet(
         facet=alt.Facet(field=_field(group), type="nominal", sort=order, title=group),
         columns=min(len(order), 4),
         title=_title(title),
     )
+    return chart
 
 
 def _title(title: str) -> Any:

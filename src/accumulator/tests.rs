@@ -1,4 +1,5 @@
 use super::*;
+use crate::bins::Extremes;
 
 fn opts(closed: Closed, storage: Storage) -> AccumulatorOptions {
     AccumulatorOptions {

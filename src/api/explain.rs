@@ -29,7 +29,7 @@ impl AxisData for NoData {
             format!(
                 "{} estimates the bins from the data, which `explain` does not read: give a \
                  number of bins to see the plan",
-                s.rule(&rule.name())
+                s.rule(rule.name())
             )
         }))
     }

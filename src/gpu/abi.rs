@@ -11,7 +11,7 @@ use crate::error::HistResult;
 use crate::gpu::context::driver;
 use crate::gpu::kernel::AxisKernel;
 use crate::input::bytes_of;
-use crate::job::{Axis, GroupKeys, Rule as AxisRule, MAX_RANK};
+use crate::job::{self, Axis, GroupKeys, MAX_RANK};
 
 /// `Column`: `len` values `stride` apart, with an Arrow validity bitmap (0: every row valid).
 #[repr(C)]
@@ -189,7 +189,7 @@ impl DeviceRule {
         // Integer edges as the kernel reads them; they live until copied.
         let keyed;
         match &axis.rule {
-            AxisRule::Bins(spec) => {
+            job::Rule::Bins(spec) => {
                 rule.n = spec.len() as u32;
                 (rule.first, rule.last) = (spec.edge(0), spec.edge(spec.len()));
                 let bytes: Option<&[u8]> = match spec {
@@ -216,7 +216,7 @@ impl DeviceRule {
                     edges = Some(slice);
                 }
             }
-            AxisRule::Groups(groups) => {
+            job::Rule::Groups(groups) => {
                 rule.n = groups.count as u32;
                 if let GroupKeys::Table { lo, table: ids, .. } = &groups.keys {
                     let slice = stream.clone_htod(ids).map_err(&copy)?;
@@ -225,7 +225,7 @@ impl DeviceRule {
                     table = Some(slice);
                 }
             }
-            AxisRule::Values { lo, count } => {
+            job::Rule::Values { lo, count } => {
                 rule.n = *count as u32;
                 rule.lo = *lo;
             }

@@ -254,13 +254,10 @@ pub fn plan(
             ((n + 1) * 8).div_ceil(16) * 16
         })
         .sum();
-    let mut plan = layout(props, cells, edge_bytes, weighted, rows, force, mean_run)?;
-    plan.kernel = KernelId::Count {
-        family: plan.family,
-        weighted,
-        axes: AxisKernels::new(&kernels),
-    };
-    Ok(plan)
+    let axes = AxisKernels::new(&kernels);
+    layout(
+        props, cells, edge_bytes, weighted, axes, rows, force, mean_run,
+    )
 }
 
 /// Bytes of one replica of the shared family's counters (with the spare counter for rows not
@@ -277,12 +274,14 @@ fn packed_bytes(bins: usize) -> u64 {
 }
 
 /// Family, grid, replicas and shared memory for `bins` counters (and `edge_bytes` of edges
-/// staged before them); the caller names the kernels.
+/// staged before them), and the counting kernel of that family over `axes`.
+#[allow(clippy::too_many_arguments)]
 fn layout(
     props: &DeviceProps,
     bins: usize,
     edge_bytes: u64,
     weighted: bool,
+    axes: AxisKernels,
     rows: u64,
     force: Option<Family>,
     mean_run: Option<f64>,
@@ -427,7 +426,11 @@ fn layout(
     let needed = rows.div_ceil(block as u64 * 8).max(1);
     let grid = (full_grid as u64).min(needed) as u32;
     Ok(Plan {
-        kernel: KernelId::SegScan,
+        kernel: KernelId::Count {
+            family,
+            weighted,
+            axes,
+        },
         family,
         bins,
         rows,
