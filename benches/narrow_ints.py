@@ -136,10 +136,10 @@ def cub_axes(reps: int) -> None:
 
 
 def cpu_columns(reps: int) -> None:
-    """The CPU backend on every core: 8- and 16-bit host columns counted by value, beside the
-    same values as int32 (binned row by row, the path narrow columns took before)."""
+    """The CPU backend on every core: 8-bit host columns (counted by value) and 16-bit ones
+    (binned row by row), beside the same values as int32 (binned row by row)."""
     print("\nCPU backend, host columns of 2^26 rows (ms):")
-    print("| column | bins | by value | same values as int32 | ratio |")
+    print("| column | bins | ours | same values as int32 | ratio |")
     print("|---|---|---:|---:|---:|")
     rng = np.random.default_rng(11)
     for dtype in ["uint8", "int8", "uint16", "int16"]:

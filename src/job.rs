@@ -126,24 +126,42 @@ pub struct ByValue {
     pub values: usize,
 }
 
+/// Which backend a count by value is for: where it pays differs (BENCHMARKS.md, issue 37).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counter {
+    Cpu,
+    Gpu,
+}
+
 impl ByValue {
-    /// Rows per value of the type from which counting by value pays for the table and the
-    /// fold (their cost is one rule and one add per value).
+    /// Rows per value of an 8-bit type from which counting by value pays for the table and the
+    /// fold (their cost is one rule and one add per value): 4,096 rows.
     pub const MIN_ROWS_PER_VALUE: usize = 16;
+    /// Rows of a 16-bit column from which the GPU counts by value: each block then zeroes and
+    /// merges 65,536 counters, which below this cost more than binning row by row (an H100:
+    /// 0.49 ms for 2^20 rows by value, beside CuPy's 0.16). The CPU never does: 65,536 counters
+    /// a thread live in L2, and its SIMD binning into counters in L1 was as fast or faster
+    /// (16 cores: 10.7-13 ms against 14.6-15.4 ms for 2^26 rows).
+    pub const MIN_ROWS_16_BIT_GPU: usize = 1 << 24;
 
     /// Whether an unweighted 1-D count of `rows` values of `dtype` binned by `axis` goes by
-    /// value.
-    pub fn of(axis: &Axis, dtype: DType, rows: usize, weighted: bool) -> Option<ByValue> {
-        let (lo, values) = match dtype {
-            DType::I8 => (i8::MIN as i64, 1 << 8),
-            DType::U8 => (0, 1 << 8),
-            DType::I16 => (i16::MIN as i64, 1 << 16),
-            DType::U16 => (0, 1 << 16),
+    /// value on `counter`.
+    pub fn of(
+        axis: &Axis,
+        dtype: DType,
+        rows: usize,
+        weighted: bool,
+        counter: Counter,
+    ) -> Option<ByValue> {
+        let (lo, values, min_rows) = match (dtype, counter) {
+            (DType::I8, _) => (i8::MIN as i64, 1 << 8, Self::MIN_ROWS_PER_VALUE << 8),
+            (DType::U8, _) => (0, 1 << 8, Self::MIN_ROWS_PER_VALUE << 8),
+            (DType::I16, Counter::Gpu) => (i16::MIN as i64, 1 << 16, Self::MIN_ROWS_16_BIT_GPU),
+            (DType::U16, Counter::Gpu) => (0, 1 << 16, Self::MIN_ROWS_16_BIT_GPU),
             _ => return None,
         };
         let binned = matches!(axis.rule, Rule::Bins(_));
-        (binned && !weighted && rows >= values * Self::MIN_ROWS_PER_VALUE)
-            .then_some(ByValue { lo, values })
+        (binned && !weighted && rows >= min_rows).then_some(ByValue { lo, values })
     }
 
     /// What counting by value does, as `explain` says it.
@@ -307,10 +325,18 @@ impl<'a> Job<'a> {
 
     /// The value-by-value count of this job and the job that makes it, where it goes by value
     /// (see [`ByValue`]); the job's own axis then only folds.
-    pub fn by_value(&self) -> HistResult<Option<(ByValue, Job<'a>)>> {
+    pub fn by_value(&self, counter: Counter) -> HistResult<Option<(ByValue, Job<'a>)>> {
         let dtype = self.rows_dtype(0);
         let Some(by_value) = (self.rank() == 1)
-            .then(|| ByValue::of(&self.axes[0], dtype, self.len(), self.is_weighted()))
+            .then(|| {
+                ByValue::of(
+                    &self.axes[0],
+                    dtype,
+                    self.len(),
+                    self.is_weighted(),
+                    counter,
+                )
+            })
             .flatten()
         else {
             return Ok(None);

@@ -1,7 +1,8 @@
-"""Narrow integer columns (8 and 16 bits) with enough rows are counted value by value, one counter
-per value of the type, then folded into their bins by a table of every value's bin made by the
-CPU's own rule (`ByValue` in src/job.rs, src/cpu/table.rs). The counts must be numpy's for every
-binning: equal bins over any range, explicit edges, both closed sides, flow bins, nulls."""
+"""Narrow integer columns with enough rows are counted value by value, one counter per value of the
+type, then folded into their bins by a table of every value's bin made by the CPU's own rule
+(`ByValue` in src/job.rs, src/cpu/table.rs): 8-bit columns on both backends, 16-bit columns on the
+GPU from 2^24 rows. The counts must be numpy's for every binning: equal bins over any range,
+explicit edges, both closed sides, flow bins, nulls."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from hypothesis import strategies as st
 import polars_gpu_hist as gh
 from polars_gpu_hist import numpy as ghnp
 
-# Rows per value of the type from which a count goes by value (`ByValue::MIN_ROWS_PER_VALUE`).
+# Rows from which a count goes by value (`ByValue::MIN_ROWS_PER_VALUE`, `MIN_ROWS_16_BIT_GPU`).
 MIN_ROWS_PER_VALUE = 16
+MIN_ROWS_16_BIT_GPU = 1 << 24
 NARROW = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "uint16": np.uint16}
 
 
@@ -27,7 +29,10 @@ def values_of(info: np.iinfo) -> set[int]:
 
 
 def rows_by_value(np_dtype: Any) -> int:
-    return MIN_ROWS_PER_VALUE * (1 << (8 * np.dtype(np_dtype).itemsize))
+    """Rows from which a column of this type counts by value (on the GPU, for 16 bits)."""
+    if np.dtype(np_dtype).itemsize == 2:
+        return MIN_ROWS_16_BIT_GPU
+    return MIN_ROWS_PER_VALUE << 8
 
 
 def column(rng: np.random.Generator, np_dtype: Any, kind: str, rows: int) -> np.ndarray:
@@ -82,9 +87,10 @@ def test_eight_bit_columns_count_as_numpy(name: str, data: st.DataObject, kind: 
 @pytest.mark.parametrize("name", ["int16", "uint16"])
 @pytest.mark.parametrize("kind", ["uniform", "normal", "extremes", "one"])
 def test_sixteen_bit_columns_count_as_numpy(name: str, kind: str) -> None:
+    """Binned row by row on the CPU (counting by value did not pay there): numpy's counts."""
     np_dtype = NARROW[name]
     rng = np.random.default_rng(16)
-    x = column(rng, np_dtype, kind, rows_by_value(np_dtype) + 7)
+    x = column(rng, np_dtype, kind, (1 << 20) + 7)
     info = np.iinfo(np_dtype)
     for kwargs in [
         {"bins": 65_536, "range": (int(info.min), int(info.max) + 1)},
@@ -128,6 +134,8 @@ def test_explain_names_the_path() -> None:
     assert "one counter per uint8 value (256)" in text, text
     few = gh.explain(pl.Series("x", np.zeros(100, np.uint8)), bins=10)
     assert "one counter per" not in few, few
+    sixteen = gh.explain(pl.Series("x", np.zeros(1 << 24, np.uint16)), bins=10, device="cpu")
+    assert "one counter per" not in sixteen, sixteen
     weighted = gh.explain(
         pl.Series("x", np.zeros(rows_by_value(np.uint8), np.uint8)), bins=10, weights=True
     )

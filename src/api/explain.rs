@@ -8,7 +8,7 @@ use crate::dtype::{self, ValueKind};
 use crate::engine::{self, Backend, Placement, Report, Shape};
 use crate::error::{HistError, HistResult};
 use crate::gpu;
-use crate::job::{row_major, Axis, ByValue};
+use crate::job::{row_major, Axis, ByValue, Counter};
 use crate::options::{BinRule, HistogramOptions};
 
 /// Stands in for data that `explain` does not have: the kernel choice does not depend on where
@@ -94,8 +94,11 @@ pub fn explain(
         (false, _) => engine::choose(shape, placement)?,
     };
     // A count by value plans its value axis, then folds (`Job::by_value`).
-    let by_value = ByValue::of(&axes[0], physical, rows as usize, weighted)
-        .filter(|_| options.kernel.is_none() || backend == Backend::Cpu);
+    let by_value = match backend {
+        Backend::Cpu => ByValue::of(&axes[0], physical, rows as usize, weighted, Counter::Cpu),
+        Backend::Gpu => ByValue::of(&axes[0], physical, rows as usize, weighted, Counter::Gpu)
+            .filter(|_| options.kernel.is_none()),
+    };
     let plan = match backend {
         Backend::Gpu => {
             let props = &settled_on_device(&axes)?.props;

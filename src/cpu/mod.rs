@@ -14,7 +14,7 @@ use crate::bins::BinSpec;
 use crate::counts::{zeroed, Counts};
 use crate::error::HistResult;
 use crate::input::{Chunk, Value, Values};
-use crate::job::{Axis, GroupKeys, HostRows, Job, Rule, Strays};
+use crate::job::{Axis, Counter, GroupKeys, HostRows, Job, Rule, Strays};
 
 /// Rows handled per block (fits in L1 beside a small histogram).
 pub const BLOCK: usize = 2048;
@@ -33,7 +33,7 @@ const DIRECT_BINS: usize = 1 << 22;
 
 /// The counts of a job whose rows are in host memory, on all cores of the current rayon pool.
 pub fn count(job: &Job<'_>, rows: &HostRows<'_>) -> HistResult<Counts> {
-    if let Some((by_value, values_job)) = job.by_value()? {
+    if let Some((by_value, values_job)) = job.by_value(Counter::Cpu)? {
         let Counts::Exact(value_counts) = count(&values_job, rows)? else {
             unreachable!("counting by value is unweighted")
         };

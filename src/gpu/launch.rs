@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaFunction, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 
 use crate::counts::Counts;
 use crate::error::HistResult;
@@ -18,7 +18,7 @@ use crate::gpu::plan::{self, Plan, SegmentLayout};
 use crate::gpu::scratch::{Scratch, ScratchPool};
 use crate::gpu::transfer::download;
 use crate::gpu::upload::{self, DeviceLayout, DevicePiece, Route};
-use crate::job::{Job, Rows};
+use crate::job::{Counter, Job, Rows};
 
 /// What a GPU count did: its plan, how host rows reached the device, the kernels' time (when
 /// the call waited for them), and where the host's time went (ms per phase), so that a slow
@@ -127,7 +127,7 @@ pub fn queue(
     clock: &Clock,
 ) -> HistResult<Queued> {
     // A pinned family (benchmarks, tests) bins row by row: it is what was asked to run.
-    if let Some((by_value, values_job)) = job.by_value()?.filter(|_| force.is_none()) {
+    if let Some((by_value, values_job)) = job.by_value(Counter::Gpu)?.filter(|_| force.is_none()) {
         return queue_by_value(gpu, stream, job, by_value, &values_job, out, clock);
     }
     let layout = DeviceLayout::of(&job.rows, &job.axes);
@@ -233,9 +233,21 @@ fn queue_by_value(
     let value_counts =
         unsafe { ScratchPool::alloc::<u64>(gpu.scratch.as_ref(), stream, by_value.values) }
             .map_err(&alloc)?;
-    let table = stream
-        .clone_htod(&value_bins)
-        .map_err(driver("copying the bins of each value"))?;
+    // From this process's pool, as the counts are: the driver's default pool would map the
+    // memory anew each call.
+    // SAFETY: written by the copy below before the fold reads it.
+    let table = unsafe { ScratchPool::alloc::<u32>(gpu.scratch.as_ref(), stream, by_value.values) }
+        .map_err(&alloc)?;
+    // SAFETY: the table holds `values` u32s; a copy from pageable memory has read its source
+    // when it returns.
+    unsafe {
+        cudarc::driver::result::memcpy_htod_async(
+            table.ptr(stream),
+            &value_bins,
+            stream.cu_stream(),
+        )
+    }
+    .map_err(driver("copying the bins of each value"))?;
     let fold = gpu.kernel(KernelId::Fold, 0)?;
     let mut queued = queue(
         gpu,
@@ -250,7 +262,7 @@ fn queue_by_value(
         .map_err(driver("zeroing the histogram"))?;
     let params = abi::FoldParams {
         value_counts: value_counts.ptr(stream),
-        value_bins: table.device_ptr(stream).0,
+        value_bins: table.ptr(stream),
         values: by_value.values as u32,
         cells: job.cells as u32,
         out,
