@@ -119,6 +119,27 @@ def narrow(reps: int, quick: bool) -> None:
         row(f"uint16 2^{n16.bit_length() - 1}, 65,536 bins, {dist}", ours, roof, peers)
 
 
+def small_calls(reps: int) -> None:
+    """Where a small call's time goes (benches/gpu_profile.py's phases): by value and not."""
+    from gpu_profile import profile  # wraps the native calls to read their reports
+
+    print("\nSmall calls, phases of the engine's report (ms):")
+    for log2n in [16, 20]:
+        x8 = data(np.uint8, "uniform", 1 << log2n)
+        profile(
+            f"uint8 2^{log2n}, 32 bins (by value)", lambda: ghnp.histogram(x8, 32, (0, 256)), reps
+        )
+        profile(
+            f"uint8 2^{log2n}, 32 bins (row by row)",
+            lambda: ghnp.histogram(x8.astype(cp.int32), 32, (0, 256)),
+            reps,
+        )
+        x16 = data(np.uint16, "uniform", 1 << log2n)
+        profile(
+            f"uint16 2^{log2n}, 2048 bins", lambda: ghnp.histogram(x16, 2048, (0, 65_536)), reps
+        )
+
+
 def cub_axes(reps: int) -> None:
     print("\nCUB's benchmark axes (uint8 / uint16 data, equal bins over the type):")
     print("| elements | bins | entropy | dtype | ours ms | cupy.histogram ms |")
@@ -184,11 +205,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--quick", action="store_true", help="4x fewer rows")
-    ap.add_argument("--only", default="narrow,cub,cpu,auto")
+    ap.add_argument("--only", default="narrow,small,cub,cpu,auto")
     args = ap.parse_args()
     print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
     if "narrow" in args.only:
         narrow(args.reps, args.quick)
+    if "small" in args.only:
+        small_calls(args.reps)
     if "cub" in args.only:
         cub_axes(args.reps)
     if "cpu" in args.only:
