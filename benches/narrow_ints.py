@@ -126,12 +126,13 @@ def small_calls(reps: int) -> None:
     print("\nSmall calls, phases of the engine's report (ms):")
     for log2n in [16, 20]:
         x8 = data(np.uint8, "uniform", 1 << log2n)
+        x32 = x8.astype(cp.int32)
         profile(
             f"uint8 2^{log2n}, 32 bins (by value)", lambda: ghnp.histogram(x8, 32, (0, 256)), reps
         )
         profile(
             f"uint8 2^{log2n}, 32 bins (row by row)",
-            lambda: ghnp.histogram(x8.astype(cp.int32), 32, (0, 256)),
+            lambda: ghnp.histogram(x32, 32, (0, 256)),
             reps,
         )
         x16 = data(np.uint16, "uniform", 1 << log2n)
