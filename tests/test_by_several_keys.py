@@ -196,10 +196,10 @@ def test_combinations_past_32_bits() -> None:
         (["a", 3], TypeError, "`by` takes a column name"),
         (["a", "a"], ValueError, "`by` has two keys named 'a'"),
         (["a", pl.Series("s", [1, 2])], pl.exceptions.PolarsError, '`by` key "s" has 2 rows'),
-        (["a", "l"], pl.exceptions.PolarsError, 'as the `by` key "l".*explode'),
+        (["a", "l"], pl.exceptions.PolarsError, 'the `by` key "l" is a List.*explode'),
         (["a", "f"], pl.exceptions.PolarsError, '`by`.*"f".*cast it to an integer'),
         (["a", "count"], pl.exceptions.PolarsError, 'the `by` key "count".*alias it'),
-        (pl.struct("a", pl.struct("a").alias("n")), pl.exceptions.PolarsError, "Struct as"),
+        (pl.struct("a", pl.struct("a").alias("n")), pl.exceptions.PolarsError, 'the `by` key "n" is a Struct'),
     ],
 )
 def test_bad_keys_are_clear_errors(keys: Any, error: type[Exception], message: str) -> None:

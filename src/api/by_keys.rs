@@ -63,16 +63,16 @@ pub(crate) fn check_key(name: &str, dtype: &DataType) -> HistResult<()> {
         dtype,
         DataType::List(_) | DataType::Array(..) | DataType::Struct(_)
     ) {
-        return Err(HistError::UnsupportedDtype(format!(
-            "{} as the `by` key {name:?}: group by columns of scalars (a list of them, or a \
+        return Err(HistError::InvalidArgument(format!(
+            "the `by` key {name:?} is a {}: group by columns of scalars (a list of them, or a \
              pl.struct of them), e.g. explode a List first",
             crate::dtype::name(dtype)
         )));
     }
     // An Object key reaches the plugin as Binary (its pointers): it would group by address.
     if matches!(dtype, DataType::Binary | DataType::BinaryOffset) {
-        return Err(HistError::UnsupportedDtype(format!(
-            "{} as the `by` key {name:?} (an Object column reaches the plugin as Binary): group \
+        return Err(HistError::InvalidArgument(format!(
+            "the `by` key {name:?} is {} (an Object column reaches the plugin as Binary): group \
              by an integer, String, Boolean, temporal, Categorical or Enum column",
             crate::dtype::name(dtype)
         )));
@@ -150,7 +150,7 @@ fn dense_codes(key: &Series) -> HistResult<(Vec<u32>, u64)> {
     let codes = match groups.keys {
         GroupKeys::Ids => {
             let ids = column.u32()?.rechunk();
-            crate::alloc::collected(ids.downcast_iter().flat_map(|a| a.values().iter().copied()))?
+            crate::alloc::collected(ids.cont_slice()?.iter().copied())?
         }
         GroupKeys::Table { lo, table, .. } => {
             let column = HostColumn::new(&column)?;
