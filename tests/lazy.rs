@@ -105,7 +105,10 @@ fn by_several_keys_equals_the_eager_one_and_a_struct_key() {
         .map(|s| s.name().to_string())
         .collect();
     assert_eq!(fields, ["g", "h", "bin_start", "bin_end", "count"]);
-    for keys in [vec![col("g"), col("h")], vec![as_struct(vec![col("g"), col("h")])]] {
+    for keys in [
+        vec![col("g"), col("h")],
+        vec![as_struct(vec![col("g"), col("h")])],
+    ] {
         let out = df
             .clone()
             .lazy()

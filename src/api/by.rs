@@ -492,7 +492,8 @@ mod tests {
         let values: Vec<f64> = (0..n).map(|i| (i * 7919 % 1000) as f64 / 1000.0).collect();
         let values = Series::new("x".into(), values);
         let keys = Series::new("g".into(), keys);
-        let (got, report) = histogram_by_with_report(&values, &[keys.clone()], None, &options()).expect("by");
+        let (got, report) =
+            histogram_by_with_report(&values, &[keys.clone()], None, &options()).expect("by");
         let strings = keys.cast(&DataType::String).expect("strings");
         let (hashed, _) =
             histogram_by_with_report(&values, &[strings], None, &options()).expect("by");

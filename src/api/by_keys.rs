@@ -85,7 +85,13 @@ pub(crate) fn check_key(name: &str, dtype: &DataType) -> HistResult<()> {
 pub(crate) fn check_names<'a>(keys: impl Iterator<Item = &'a str>) -> HistResult<()> {
     let mut seen = std::collections::HashSet::new();
     for name in keys {
-        if [crate::output::BIN_START, crate::output::BIN_END, crate::output::COUNT].contains(&name) {
+        if [
+            crate::output::BIN_START,
+            crate::output::BIN_END,
+            crate::output::COUNT,
+        ]
+        .contains(&name)
+        {
             return Err(HistError::InvalidArgument(format!(
                 "the `by` key {name:?} has the name of a field of the result: alias it \
                  (pl.col({name:?}).alias(...))"
@@ -162,7 +168,11 @@ fn dense_codes(key: &Series) -> HistResult<(Vec<u32>, u64)> {
 }
 
 /// `table[x - lo]` of every value `x` of an integer column without nulls.
-fn through_table<T: Value>(column: &HostColumn<'_>, lo: i64, table: &[u32]) -> HistResult<Vec<u32>> {
+fn through_table<T: Value>(
+    column: &HostColumn<'_>,
+    lo: i64,
+    table: &[u32],
+) -> HistResult<Vec<u32>> {
     let mut out: Vec<u32> = crate::alloc::zeroed(column.len())?;
     let mut rest = out.as_mut_slice();
     for chunk in &column.chunks {
@@ -188,7 +198,10 @@ mod tests {
     #[test]
     fn rows_share_an_id_exactly_where_every_key_is_equal() {
         let a = Series::new("a".into(), [Some(1i64), Some(1), None, Some(1), None]);
-        let b = Series::new("b".into(), [Some("x"), Some("y"), Some("x"), Some("x"), Some("x")]);
+        let b = Series::new(
+            "b".into(),
+            [Some("x"), Some("y"), Some("x"), Some("x"), Some("x")],
+        );
         let got = ids(&combined(&[a, b]).unwrap());
         assert_eq!(got[0], got[3]);
         assert_eq!(got[2], got[4]);

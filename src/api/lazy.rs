@@ -64,10 +64,7 @@ pub fn histogram_by_keys(
     let weighted = weights.is_some();
     let density = options.density;
     let n_keys = keys.len();
-    let inputs: Vec<Expr> = std::iter::once(values)
-        .chain(keys)
-        .chain(weights)
-        .collect();
+    let inputs: Vec<Expr> = std::iter::once(values).chain(keys).chain(weights).collect();
     per_group(
         inputs,
         move |columns| {
