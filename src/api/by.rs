@@ -94,9 +94,9 @@ pub fn histogram_by_with_report(
     by_keys::check_names(keys.iter().map(|k| k.name().as_str()))?;
     let clock = crate::gpu::Clock::start();
     // One key is grouped as it is; several by one integer per combination of their values.
-    let grouping = match keys.as_slice() {
-        [key] => key.clone(),
-        _ => by_keys::combined(&keys)?,
+    let grouping = match by_keys::need_combining(&keys) {
+        true => by_keys::combined(&keys)?,
+        false => keys[0].clone(),
     };
     let combined = clock.lap();
     let (physical, reading) = readable(values)?;
