@@ -493,7 +493,8 @@ mod tests {
         let values = Series::new("x".into(), values);
         let keys = Series::new("g".into(), keys);
         let (got, report) =
-            histogram_by_with_report(&values, &[keys.clone()], None, &options()).expect("by");
+            histogram_by_with_report(&values, std::slice::from_ref(&keys), None, &options())
+                .expect("by");
         let strings = keys.cast(&DataType::String).expect("strings");
         let (hashed, _) =
             histogram_by_with_report(&values, &[strings], None, &options()).expect("by");
