@@ -197,11 +197,10 @@ def histogram_expr(
     )
     args = [_expr(expr)]
     if by is not None:
-        keys = _args.by_keys(by)
+        keys, names = _args.by_keys(by)
         args.extend(keys)
         # Inside group_by().agg() and over() Polars hands the plugin the keys without their
         # names: the names the query gives them travel with the options.
-        names = [k.meta.output_name(raise_if_undetermined=False) for k in keys]
         kwargs = {"options": kwargs, "keys": names}
     if weights is not None:
         args.append(_expr(weights))

@@ -302,9 +302,10 @@ def common(
     return out
 
 
-def by_keys(by: Any) -> list[pl.Expr]:
-    """The keys of `by=` as expressions: one key, or each of a list or tuple of them (a
-    ``pl.struct`` key stays one expression; the plugin reads its fields as keys)."""
+def by_keys(by: Any) -> tuple[list[pl.Expr], list[str | None]]:
+    """The keys of `by=` as expressions, and their names where known: one key, or each of a
+    list or tuple of them (a ``pl.struct`` key stays one expression; the plugin reads its fields
+    as keys)."""
     keys = list(by) if isinstance(by, (list, tuple)) else [by]
     if not keys:
         raise ValueError("`by` got an empty list: give at least one key column")
@@ -316,7 +317,7 @@ def by_keys(by: Any) -> list[pl.Expr]:
             f"`by` has two keys named {sorted(repeated)[0]!r}: alias one of them "
             "(pl.col(...).alias(...))"
         )
-    return exprs
+    return exprs, names
 
 
 def _by_key(key: Any) -> pl.Expr:
