@@ -36,7 +36,7 @@ pub mod output;
 mod python;
 
 pub use accumulator::{AccumulatorOptions, Axis, Histogram, Storage};
-pub use api::by::{histogram_by, histogram_by_dtype};
+pub use api::by::{histogram_by, histogram_by_dtype, histogram_by_keys, histogram_by_keys_dtype};
 pub use api::device::{histogram_device, histogramdd_device, DeviceArray, DeviceDim};
 pub use api::explain::{explain, Location};
 pub use api::hist1d::{histogram, histogram_dtype, histogram_frame};

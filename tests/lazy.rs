@@ -88,6 +88,40 @@ fn by_in_one_pass_equals_the_eager_by() {
 }
 
 #[test]
+fn by_several_keys_equals_the_eager_one_and_a_struct_key() {
+    let df = frame()
+        .lazy()
+        .with_column((col("g") % lit(2)).alias("h"))
+        .collect()
+        .unwrap();
+    let keys = [series(&df, "g"), series(&df, "h")];
+    let eager =
+        polars_gpu_hist::histogram_by_keys(&series(&df, "x"), &keys, None, &options(5)).unwrap();
+    let fields: Vec<String> = eager
+        .struct_()
+        .unwrap()
+        .fields_as_series()
+        .iter()
+        .map(|s| s.name().to_string())
+        .collect();
+    assert_eq!(fields, ["g", "h", "bin_start", "bin_end", "count"]);
+    for keys in [
+        vec![col("g"), col("h")],
+        vec![as_struct(vec![col("g"), col("h")])],
+    ] {
+        let out = df
+            .clone()
+            .lazy()
+            .select([lazy::histogram_by_keys(col("x"), keys, None, options(5))])
+            .collect()
+            .unwrap();
+        assert_eq!(series(&out, "x"), eager);
+    }
+    // g determines h: as many groups as g has.
+    assert_eq!(eager.len(), 5 * 5);
+}
+
+#[test]
 fn histogramdd_equals_the_eager_one_and_checks_when_planned() {
     let df = frame();
     let opts = HistogramDdOptions {

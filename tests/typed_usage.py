@@ -24,6 +24,7 @@ def run() -> pl.DataFrame:
         "x", 4, weights="w", density=True, device="cpu", kernel="auto"
     )
     by_group: pl.Expr = gh.histogram_expr("x", 4, range=(0.0, 1.0), by="g", device="cpu")
+    by_keys: pl.Expr = gh.histogram_expr("x", 4, by=["g", pl.col("g").alias("h")], device="cpu")
     per_group: pl.DataFrame = df.group_by("g", maintain_order=True).agg(
         gh.histogram_expr("x", bins=4, range=(0, 1), device="cpu")
     )
@@ -33,7 +34,7 @@ def run() -> pl.DataFrame:
     dd = gh.histogramdd("x", "w", bins=[4, "sturges"], range=[(0, 1), None], device="cpu")
     dd_edges = gh.histogramdd("x", "w", bins=[[0.0, 0.5, 1.0], 3], device="cpu")
     dd_rule = gh.histogram2d(df["x"], df["w"], bins="sqrt", device="cpu")
-    results = [df.select(e) for e in (one, edges, weighted, by_group)]
+    results = [df.select(e) for e in (one, edges, weighted, by_group, by_keys)]
     extra = [df.select(e) for e in (polars_hist, polars_counted, array_edges, dd, dd_edges)]
     assert [r.height for r in extra] == [2, 4, 4, 4, 6] and dd_rule.height == 11
 

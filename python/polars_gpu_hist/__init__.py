@@ -27,6 +27,7 @@ preload_nvrtc()
 from polars_gpu_hist import _args, _cuda, _docstrings, _internal, _options  # noqa: E402
 from polars_gpu_hist._args import (  # noqa: E402
     BinsArg,
+    ByArg,
     Closed,
     DdBinsArg,
     DdRangeArg,
@@ -47,6 +48,7 @@ if _BUNDLE.exists():
 
 __all__ = [
     "BinsArg",
+    "ByArg",
     "Closed",
     "DdBinsArg",
     "DdRangeArg",
@@ -133,7 +135,7 @@ def histogram_expr(
     flow: bool = False,
     device: Device = "auto",
     kernel: Kernel = "auto",
-    by: IntoExpr | None = None,
+    by: ByArg = None,
 ) -> pl.Expr:
     """The histogram of ``expr`` as an expression: one row per bin, a Struct with fields
     ``bin_start``, ``bin_end`` and ``count``, with counts identical to ``numpy.histogram``.
@@ -174,11 +176,13 @@ def histogram_expr(
         On the GPU, pin the kernel family instead of letting the plan choose (benchmarks and
         tests): ``"shared"``, ``"packed"``, ``"segmented"`` or ``"global"``.
     by
-        A group key (integers, strings, booleans, temporal, Categorical, Enum; not floats):
-        every group's histogram in one pass. All groups share one binning (with ``bins=int``
-        and no ``range``, the range of the whole column); rows are the groups in order of
-        first appearance (a null key is a group), each with all its bins, and the Struct starts
-        with the key field. ``density`` normalizes each group.
+        Group keys: a column (integers, strings, booleans, temporal, Categorical, Enum; not
+        floats), a list of them, or a ``pl.struct`` of them: every group's histogram in one
+        pass. All groups share one binning (with ``bins=int`` and no ``range``, the range of
+        the whole column); rows are the groups (combinations of key values) in order of first
+        appearance, a null a value of its own in each key, each group with all its bins. The
+        Struct starts with one field per key, in order. ``density`` normalizes each group.
+        Equals ``group_by(keys, maintain_order=True).agg(...)`` with the same binning.
 
     Returns
     -------
@@ -192,11 +196,11 @@ def histogram_expr(
     kwargs: _options.Kwargs = options
     args = [_expr(expr)]
     if by is not None:
-        key = _expr(by)
-        args.append(key)
-        # Inside group_by().agg() and over() Polars hands the plugin the key without its name:
-        # the name the query gives it travels with the options.
-        kwargs = {"options": options, "key": key.meta.output_name(raise_if_undetermined=False)}
+        keys, names = _args.by_keys(by)
+        args.extend(keys)
+        # Inside group_by().agg() and over() Polars hands the plugin the keys without their
+        # names: the names the query gives them travel with the options.
+        kwargs = {"options": options, "keys": names}
     if weights is not None:
         _args.refuse_weighted_estimator(bins)
         args.append(_expr(weights))
@@ -232,7 +236,7 @@ class GpuHistNamespace:
         flow: bool = False,
         device: Device = "auto",
         kernel: Kernel = "auto",
-        by: IntoExpr | None = None,
+        by: ByArg = None,
     ) -> pl.Expr:
         """The histogram of this expression: one row per bin, a Struct of ``bin_start``,
         ``bin_end`` and ``count``, with the counts of ``numpy.histogram`` (the function form,

@@ -49,6 +49,9 @@ HistBins = Union[pl.Expr, Iterable[SupportsFloat], None]
 Closed = Literal["left", "right"]
 Device = Literal["auto", "cpu", "gpu"]
 Kernel = Literal["auto", "shared", "packed", "segmented", "global"]
+# `by=`: one key (a column name, an expression or a Series), or a list of them.
+ByKey = Union[pl.Expr, str, pl.Series]
+ByArg = Union[ByKey, Sequence[ByKey], None]
 
 # Integers of this magnitude or more travel as floats (the plugin's integers hold 127 bits).
 _EXACT_INT_LIMIT = 1 << 127
@@ -330,6 +333,37 @@ def refuse_weighted_estimator(bins: Any) -> None:
             "from unweighted data only (Automated estimation of the number of bins is not "
             "supported for weighted data); pass a number of bins or explicit edges"
         )
+
+
+def by_keys(by: Any) -> tuple[list[pl.Expr], list[str | None]]:
+    """The keys of `by=` as expressions, and their names where known: one key, or each of a
+    list or tuple of them (a ``pl.struct`` key stays one expression; the plugin reads its fields
+    as keys)."""
+    keys = list(by) if isinstance(by, (list, tuple)) else [by]
+    if not keys:
+        raise ValueError("`by` got an empty list: give at least one key column")
+    exprs = [_by_key(key) for key in keys]
+    names = [e.meta.output_name(raise_if_undetermined=False) for e in exprs]
+    repeated = {n for n in names if n is not None and names.count(n) > 1}
+    if repeated:
+        raise ValueError(
+            f"`by` has two keys named {sorted(repeated)[0]!r}: alias one of them "
+            "(pl.col(...).alias(...))"
+        )
+    return exprs, names
+
+
+def _by_key(key: Any) -> pl.Expr:
+    if isinstance(key, str):
+        return pl.col(key)
+    if isinstance(key, pl.Series):
+        return pl.lit(key)
+    if isinstance(key, pl.Expr):
+        return key
+    raise TypeError(
+        "`by` takes a column name, an expression, a Series, or a list of them (several keys); "
+        f"got {type(key).__name__}"
+    )
 
 
 def histogram_kwargs(

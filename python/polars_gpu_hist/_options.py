@@ -79,11 +79,12 @@ class HistogramDdKwargs(CommonKwargs, total=False):
 
 
 class ByKwargs(TypedDict):
-    """The `histogram_by` plugin's kwargs (src/python/expressions.rs `ByKwargs`): the key's
-    name travels with the options (Polars hands the plugin the key without it)."""
+    """The `histogram_by` plugin's kwargs (src/python/expressions.rs `ByKwargs`): each key's
+    name, where known, travels with the options (Polars hands the plugin the keys without
+    them); one entry per key input, in order."""
 
     options: HistogramKwargs
-    key: str | None
+    keys: list[str | None]
 
 
 class DdKwargs(TypedDict):

@@ -50,22 +50,35 @@ pub fn histogram_by(
     weights: Option<Expr>,
     options: HistogramOptions,
 ) -> Expr {
+    histogram_by_keys(values, vec![keys], weights, options)
+}
+
+/// Every group's histogram of `values` in one pass, a group being a combination of the values
+/// of `keys` (see [`crate::histogram_by_keys`]): one field per key, then the bins.
+pub fn histogram_by_keys(
+    values: Expr,
+    keys: Vec<Expr>,
+    weights: Option<Expr>,
+    options: HistogramOptions,
+) -> Expr {
     let weighted = weights.is_some();
     let density = options.density;
-    let inputs: Vec<Expr> = [values, keys].into_iter().chain(weights).collect();
+    let n_keys = keys.len();
+    let inputs: Vec<Expr> = std::iter::once(values).chain(keys).chain(weights).collect();
     per_group(
         inputs,
         move |columns| {
-            Ok(crate::histogram_by(
+            Ok(crate::histogram_by_keys(
                 &columns[0],
-                &columns[1],
-                columns.get(2),
+                &columns[1..=n_keys],
+                columns.get(n_keys + 1),
                 &options,
             )?)
         },
         move |fields| {
             let x = &fields[0];
-            let dtype = crate::histogram_by_dtype(x.dtype(), &fields[1], weighted, density)?;
+            let keys = &fields[1..=n_keys];
+            let dtype = crate::histogram_by_keys_dtype(x.dtype(), keys, weighted, density)?;
             Ok(Field::new(x.name().clone(), dtype))
         },
     )

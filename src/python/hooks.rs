@@ -74,7 +74,12 @@ fn _histogram_by_report(
 ) -> PyResult<(PySeries, String)> {
     let opts: HistogramOptions = unpickle(pickled_options)?;
     let (series, report) = call(py, "histogram_by", || {
-        crate::api::by::histogram_by_with_report(&values.0, &keys.0, None, &opts)
+        crate::api::by::histogram_by_with_report(
+            &values.0,
+            std::slice::from_ref(&keys.0),
+            None,
+            &opts,
+        )
     })?;
     Ok((PySeries(series), report.to_string()))
 }
