@@ -87,8 +87,9 @@ if [[ $what == quick || $what == final ]]; then
 fi
 if [[ $what == narrow ]]; then
   echo "== gpu tests of counting by value"
-  timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 -rf --tb=short tests/test_by_value.py \
-    tests/test_gpu_engine.py -k "by_value or explain or auto" 2>&1 | tee "$OUT/pytest_by_value.log" | tail -8
+  timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 -rf --tb=short tests/test_by_value.py \
+    tests/test_by_several_keys.py tests/test_gpu_engine.py -k "by_value or several or explain or auto" \
+    2>&1 | tee "$OUT/pytest_by_value.log" | tail -8
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== narrow integers beside the peers, CUB's axes, auto against each backend (benches/narrow_ints.py)"
   timeout 300 python3 benches/narrow_ints.py --reps 7 2>&1 | tee "$OUT/narrow_ints.log"
