@@ -70,6 +70,7 @@ pub fn explain(
         rows: rows as usize,
         row_bytes: physical.size() + 8 * weighted as usize,
         rank: 1,
+        cells,
         on_device: location == Location::Device,
         pinned: location == Location::Pinned && !weighted,
         cpu_only: matches!(dtype::reading(dtype)?, dtype::Reading::Float16),

@@ -11,8 +11,17 @@ use crate::error::HistResult;
 use crate::input::{Chunk, HostColumn, Values};
 use crate::job::{Axis, HostRows, Job, Rows};
 
-/// Rows the calibration counts: enough to fill every thread for a millisecond or so.
+/// Rows the calibration counts: enough to fill every thread for a millisecond or so. The GPU
+/// counts these and four times as many: the difference is its cost per byte (a copy's first
+/// megabytes cost more, as the staging ring fills), the rest its fixed cost.
 const CALIBRATION_ROWS: usize = 1 << 21;
+const CALIBRATION_ROWS_LARGE: usize = 1 << 23;
+/// How the CPU's cost grows with the bins of a histogram, beyond the calibration's 256: a row's
+/// add misses the caches once a thread's counters outgrow them, and every thread's counters
+/// are merged at the end. Fitted on a 16-core host (an H200's, 2026-11-27, BENCHMARKS.md):
+/// 2^26 float64 rows took 9.5, 10.6, 17.9 and 40 ms at 64, 4,096, 65,536 and 2^20 bins.
+const CPU_SLOWDOWN_PER_SQRT_64K_CELLS: f64 = 0.86;
+const CPU_MERGE_NS_PER_CELL_THREAD: f64 = 0.5;
 /// The calibration's bins (most calls have a few hundred).
 const CALIBRATION_BINS: usize = 256;
 
@@ -53,50 +62,60 @@ impl Costs {
 
     /// Milliseconds on the CPU and on the GPU for `shape`.
     pub fn estimate(&self, shape: &super::Shape) -> (f64, f64) {
-        let cpu_ms = (shape.rows * shape.rank) as f64 / self.cpu_rows_per_ns / 1e6;
+        let cells = shape.cells as f64;
+        let slowdown = 1.0 + CPU_SLOWDOWN_PER_SQRT_64K_CELLS * (cells / 65_536.0).sqrt();
+        let merge_ns = cells * rayon::current_num_threads() as f64 * CPU_MERGE_NS_PER_CELL_THREAD;
+        let rows_ns = (shape.rows * shape.rank) as f64 / self.cpu_rows_per_ns * slowdown;
         let moved = match shape.pinned {
             true => shape.rows as f64 * self.gpu_ns_per_resident_row,
             false => (shape.rows * shape.row_bytes) as f64 * self.gpu_ns_per_byte,
         };
-        (cpu_ms, self.gpu_setup_ms + moved / 1e6)
+        // The counts come back as 8 bytes a bin.
+        let back = cells * 8.0 * self.gpu_ns_per_byte;
+        (
+            (rows_ns + merge_ns) / 1e6,
+            self.gpu_setup_ms + (moved + back) / 1e6,
+        )
     }
 }
 
 /// Times the CPU and the GPU on the same float64 column into equal bins: the CPU's fastest of
 /// three, the GPU's fixed cost from a call of one row and its cost per byte from the column.
 fn measure() -> HistResult<Costs> {
-    let values: Vec<f64> = (0..CALIBRATION_ROWS)
+    let values: Vec<f64> = (0..CALIBRATION_ROWS_LARGE)
         .map(|i| (i.wrapping_mul(2_654_435_761) % 1_000_003) as f64 / 1_000_003.0)
         .collect();
-    let job = calibration_job(&values)?;
     let fastest = |run: &dyn Fn() -> HistResult<()>| -> HistResult<f64> {
         run()?;
         let mut best = f64::INFINITY;
-        for _ in 0..3 {
+        for _ in 0..2 {
             let start = Instant::now();
             run()?;
             best = best.min(start.elapsed().as_secs_f64() * 1e3);
         }
         Ok(best)
     };
-    let Rows::Host(rows) = &job.rows else {
+    let small = calibration_job(&values[..CALIBRATION_ROWS])?;
+    let large = calibration_job(&values)?;
+    let Rows::Host(rows) = &small.rows else {
         unreachable!("host rows")
     };
-    let cpu_ms = fastest(&|| crate::cpu::count(&job, rows).map(drop))?;
+    let cpu_ms = fastest(&|| crate::cpu::count(&small, rows).map(drop))?;
     let gpu = crate::gpu::get()?;
-    let gpu_ms = fastest(&|| crate::gpu::count(gpu, &job, None).map(drop))?;
-    let one = calibration_job(&values[..1])?;
-    let setup_ms = fastest(&|| crate::gpu::count(gpu, &one, None).map(drop))?;
-    let bytes = (CALIBRATION_ROWS * 8) as f64;
+    let small_ms = fastest(&|| crate::gpu::count(gpu, &small, None).map(drop))?;
+    let large_ms = fastest(&|| crate::gpu::count(gpu, &large, None).map(drop))?;
+    let extra_bytes = ((CALIBRATION_ROWS_LARGE - CALIBRATION_ROWS) * 8) as f64;
+    let ns_per_byte = ((large_ms - small_ms) * 1e6 / extra_bytes).max(1e-3);
+    let setup_ms = (small_ms - ns_per_byte * (CALIBRATION_ROWS * 8) as f64 / 1e6).max(0.0);
     Ok(Costs {
         cpu_rows_per_ns: CALIBRATION_ROWS as f64 / (cpu_ms * 1e6),
         gpu_setup_ms: setup_ms,
-        gpu_ns_per_byte: ((gpu_ms - setup_ms).max(0.0) * 1e6 / bytes).max(1e-3),
+        gpu_ns_per_byte: ns_per_byte,
         gpu_ns_per_resident_row: 0.005,
         source: format!(
             "measured at first use: {CALIBRATION_ROWS} float64 rows into {CALIBRATION_BINS} bins \
-             took {cpu_ms:.2} ms on the CPU, {gpu_ms:.2} ms on the GPU ({} ms for one row)",
-            format_args!("{setup_ms:.2}")
+             took {cpu_ms:.2} ms on the CPU, {small_ms:.2} ms on the GPU \
+             ({large_ms:.2} ms for {CALIBRATION_ROWS_LARGE} rows)"
         ),
     })
 }
@@ -132,6 +151,7 @@ mod tests {
             rows,
             row_bytes,
             rank: 1,
+            cells: 256,
             on_device: false,
             pinned,
             cpu_only: false,
@@ -151,8 +171,8 @@ mod tests {
 
     #[test]
     fn auto_takes_the_backend_the_costs_make_faster() {
-        // 2^26 float64 rows: a 16-core CPU at 4 rows/ns (16.8 ms) beside a PCIe copy at
-        // 0.028 ns/byte (15.5 ms): the GPU; at 5 rows/ns (13.4 ms): the CPU.
+        // 2^26 float64 rows into 256 bins: a 16-core CPU at 4 rows/ns (17.7 ms) beside a PCIe
+        // copy at 0.028 ns/byte (15.5 ms): the GPU; at 5 rows/ns (14.1 ms): the CPU.
         let rows = 1 << 26;
         let (backend, why) = weigh(&shape(rows, 8, false), &injected(4.0, 0.028));
         assert_eq!(backend, Backend::Gpu, "{why}");
@@ -168,14 +188,24 @@ mod tests {
     }
 
     #[test]
-    fn the_estimates_scale_with_rows_axes_and_bytes() {
+    fn the_estimates_grow_with_rows_axes_bytes_and_bins() {
         let costs = injected(2.0, 0.1);
         let (cpu, gpu) = costs.estimate(&shape(1_000_000, 8, false));
-        assert!((cpu - 0.5).abs() < 1e-9 && (gpu - (0.5 + 0.8)).abs() < 1e-9);
+        let (cpu_twice, gpu_twice) = costs.estimate(&shape(2_000_000, 8, false));
+        assert!(cpu_twice > 1.9 * cpu);
+        // A million more rows of 8 bytes at 0.1 ns a byte.
+        assert!((gpu_twice - gpu - 0.8).abs() < 1e-9);
         let mut two_axes = shape(1_000_000, 16, false);
         two_axes.rank = 2;
-        let (cpu2, gpu2) = costs.estimate(&two_axes);
-        assert!((cpu2 - 2.0 * cpu).abs() < 1e-9 && gpu2 > gpu);
+        let (cpu_two, gpu_two) = costs.estimate(&two_axes);
+        assert!(cpu_two > 1.9 * cpu && gpu_two > gpu);
+        // A million bins: each thread's counters miss the caches and are merged; the GPU copies
+        // 8 MB of counts back.
+        let mut many_bins = shape(1_000_000, 8, false);
+        many_bins.cells = 1 << 20;
+        let (cpu_bins, gpu_bins) = costs.estimate(&many_bins);
+        assert!(cpu_bins > 3.0 * cpu);
+        assert!((gpu_bins - gpu - (((1 << 20) - 256) * 8) as f64 * 0.1 / 1e6).abs() < 1e-9);
     }
 
     /// Without a GPU (CI, the 2-core machine) `auto` is the CPU and nothing is calibrated.

@@ -101,6 +101,8 @@ pub struct Shape {
     pub row_bytes: usize,
     /// Axes: each costs a pass of index arithmetic on the CPU.
     pub rank: usize,
+    /// Bins (cells, n-D) of the result: the CPU's counters per thread, the GPU's copy back.
+    pub cells: usize,
     /// The rows are in device memory only (CuPy, PyTorch): there is no host copy to count.
     pub on_device: bool,
     /// A host column with a copy in device memory (`gpu::pin`): the GPU path copies nothing.
@@ -115,6 +117,7 @@ impl Shape {
             rows: job.len(),
             row_bytes: job.row_bytes(),
             rank: job.rank(),
+            cells: job.cells,
             on_device: matches!(job.rows, Rows::Device(_)),
             pinned: match &job.rows {
                 Rows::Device(_) => false,
