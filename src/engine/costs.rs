@@ -11,11 +11,11 @@ use crate::error::HistResult;
 use crate::input::{Chunk, HostColumn, Values};
 use crate::job::{Axis, HostRows, Job, Rows};
 
-/// Rows the calibration counts: enough to fill every thread for a millisecond or so. The GPU
-/// counts these and four times as many: the difference is its cost per byte (a copy's first
-/// megabytes cost more, as the staging ring fills), the rest its fixed cost.
-const CALIBRATION_ROWS: usize = 1 << 21;
-const CALIBRATION_ROWS_LARGE: usize = 1 << 23;
+/// The calibration's column: the CPU counts all of it, about a millisecond on 16 threads. The
+/// GPU counts a quarter of it and then the whole column twice over (two chunks of the same
+/// memory): the difference is its cost per byte (a copy's first megabytes cost more, as the
+/// staging ring fills), the rest its fixed cost.
+const CALIBRATION_ROWS: usize = 1 << 23;
 /// How the CPU's cost grows with the bins of a histogram, beyond the calibration's 256: a row's
 /// add misses the caches once a thread's counters outgrow them, and every thread's counters
 /// are merged at the end. Fitted on a 16-core host (an H200's, 2026-11-27, BENCHMARKS.md):
@@ -82,7 +82,7 @@ impl Costs {
 /// Times the CPU and the GPU on the same float64 column into equal bins: the CPU's fastest of
 /// three, the GPU's fixed cost from a call of one row and its cost per byte from the column.
 fn measure() -> HistResult<Costs> {
-    let values: Vec<f64> = (0..CALIBRATION_ROWS_LARGE)
+    let values: Vec<f64> = (0..CALIBRATION_ROWS)
         .map(|i| (i.wrapping_mul(2_654_435_761) % 1_000_003) as f64 / 1_000_003.0)
         .collect();
     let fastest = |run: &dyn Fn() -> HistResult<()>| -> HistResult<f64> {
@@ -95,18 +95,22 @@ fn measure() -> HistResult<Costs> {
         }
         Ok(best)
     };
-    let small = calibration_job(&values[..CALIBRATION_ROWS])?;
-    let large = calibration_job(&values)?;
-    let Rows::Host(rows) = &small.rows else {
+    let whole = calibration_job(&[&values])?;
+    let quarter = calibration_job(&[&values[..CALIBRATION_ROWS / 4]])?;
+    let twice = calibration_job(&[&values, &values])?;
+    let Rows::Host(rows) = &whole.rows else {
         unreachable!("host rows")
     };
-    let cpu_ms = fastest(&|| crate::cpu::count(&small, rows).map(drop))?;
+    let cpu_ms = fastest(&|| crate::cpu::count(&whole, rows).map(drop))?;
     let gpu = crate::gpu::get()?;
-    let small_ms = fastest(&|| crate::gpu::count(gpu, &small, None).map(drop))?;
-    let large_ms = fastest(&|| crate::gpu::count(gpu, &large, None).map(drop))?;
-    let extra_bytes = ((CALIBRATION_ROWS_LARGE - CALIBRATION_ROWS) * 8) as f64;
-    let ns_per_byte = ((large_ms - small_ms) * 1e6 / extra_bytes).max(1e-3);
-    let setup_ms = (small_ms - ns_per_byte * (CALIBRATION_ROWS * 8) as f64 / 1e6).max(0.0);
+    let quarter_ms = fastest(&|| crate::gpu::count(gpu, &quarter, None).map(drop))?;
+    let twice_ms = fastest(&|| crate::gpu::count(gpu, &twice, None).map(drop))?;
+    let (quarter_bytes, twice_bytes) = (
+        (CALIBRATION_ROWS * 2) as f64,
+        (CALIBRATION_ROWS * 16) as f64,
+    );
+    let ns_per_byte = ((twice_ms - quarter_ms) * 1e6 / (twice_bytes - quarter_bytes)).max(1e-3);
+    let setup_ms = (quarter_ms - ns_per_byte * quarter_bytes / 1e6).max(0.0);
     Ok(Costs {
         cpu_rows_per_ns: CALIBRATION_ROWS as f64 / (cpu_ms * 1e6),
         gpu_setup_ms: setup_ms,
@@ -114,20 +118,23 @@ fn measure() -> HistResult<Costs> {
         gpu_ns_per_resident_row: 0.005,
         source: format!(
             "measured at first use: {CALIBRATION_ROWS} float64 rows into {CALIBRATION_BINS} bins \
-             took {cpu_ms:.2} ms on the CPU, {small_ms:.2} ms on the GPU \
-             ({large_ms:.2} ms for {CALIBRATION_ROWS_LARGE} rows)"
+             took {cpu_ms:.2} ms on the CPU; on the GPU a quarter of them {quarter_ms:.2} ms, \
+             twice as many {twice_ms:.2} ms"
         ),
     })
 }
 
-/// A 1-D job of `values` into equal bins over [0, 1).
-fn calibration_job(values: &[f64]) -> HistResult<Job<'_>> {
+/// A 1-D job of the rows of `chunks` into equal bins over [0, 1).
+fn calibration_job<'a>(chunks: &[&'a [f64]]) -> HistResult<Job<'a>> {
     let column = HostColumn {
         dtype: DType::F64,
-        chunks: vec![Chunk {
-            values: Values::F64(values),
-            validity: None,
-        }],
+        chunks: chunks
+            .iter()
+            .map(|&values| Chunk {
+                values: Values::F64(values),
+                validity: None,
+            })
+            .collect(),
     };
     let spec = BinSpec::resolve(
         &Binning::Count(CALIBRATION_BINS),
@@ -227,7 +234,7 @@ mod tests {
     #[test]
     fn the_calibration_job_is_a_real_count() {
         let values: Vec<f64> = (0..1000).map(|i| i as f64 / 1000.0).collect();
-        let job = calibration_job(&values).unwrap();
+        let job = calibration_job(&[&values[..400], &values[400..]]).unwrap();
         let Rows::Host(rows) = &job.rows else {
             unreachable!()
         };
