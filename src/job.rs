@@ -326,8 +326,17 @@ impl<'a> Job<'a> {
     /// The value-by-value count of this job and the job that makes it, where it goes by value
     /// (see [`ByValue`]); the job's own axis then only folds.
     pub fn by_value(&self, counter: Counter) -> HistResult<Option<(ByValue, Job<'a>)>> {
+        let Some(by_value) = self.counts_by_value(counter) else {
+            return Ok(None);
+        };
+        let job = Job::new(vec![by_value.axis()], self.rows.clone())?;
+        Ok(Some((by_value, job)))
+    }
+
+    /// Whether this job goes by value on `counter` (see [`ByValue`]).
+    pub fn counts_by_value(&self, counter: Counter) -> Option<ByValue> {
         let dtype = self.rows_dtype(0);
-        let Some(by_value) = (self.rank() == 1)
+        (self.rank() == 1)
             .then(|| {
                 ByValue::of(
                     &self.axes[0],
@@ -338,11 +347,6 @@ impl<'a> Job<'a> {
                 )
             })
             .flatten()
-        else {
-            return Ok(None);
-        };
-        let job = Job::new(vec![by_value.axis()], self.rows.clone())?;
-        Ok(Some((by_value, job)))
     }
 
     /// The type of column `c`'s values.

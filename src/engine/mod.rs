@@ -215,7 +215,7 @@ pub fn count(job: &Job<'_>, placement: Placement) -> HistResult<(Counts, Report)
             Err(e) => return Err(e),
         }
     }
-    if let Some((by_value, _)) = job.by_value(crate::job::Counter::Cpu)? {
+    if let Some(by_value) = job.counts_by_value(crate::job::Counter::Cpu) {
         let path = by_value.describe(job.rows_dtype(0), job.cells);
         report.why = format!("{}; {path}", report.why);
     }
