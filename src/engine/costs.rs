@@ -110,7 +110,7 @@ fn measure(settings: &Settings) -> HistResult<Costs> {
     // Planned as a call plans, inside the time.
     let on_gpu = |job: &Job<'_>| {
         let clock = crate::gpu::Clock::start();
-        let plan = super::plan_on(gpu, &crate::gpu::outline(job), None)?;
+        let plan = crate::gpu::plan_job(gpu, &crate::gpu::outline(job), None)?;
         crate::gpu::count(gpu, job, plan, settings, &clock).map(drop)
     };
     let quarter_ms = fastest(&|| on_gpu(&quarter))?;

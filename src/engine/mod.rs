@@ -280,7 +280,7 @@ pub fn decide(job: &Outline<'_>, placement: &Placement) -> HistResult<Report> {
     };
     match backend {
         Backend::Cpu => report.on_cpu(job),
-        Backend::Gpu => match plan_on(gpu::get()?, job, placement.kernel) {
+        Backend::Gpu => match gpu::plan_job(gpu::get()?, job, placement.kernel) {
             Ok(plan) => Ok(Report {
                 plan: Some(plan),
                 ..report
@@ -288,13 +288,6 @@ pub fn decide(job: &Outline<'_>, placement: &Placement) -> HistResult<Report> {
             Err(e) => report.fell_back(job, placement, e),
         },
     }
-}
-
-/// The GPU's plan of `job`, with the proofs of its axes settled on the device first, as the
-/// plan's rule variants read them (a walk on the host could take longer than the count).
-fn plan_on(gpu: &gpu::Gpu, job: &Outline<'_>, kernel: Option<Family>) -> HistResult<Plan> {
-    gpu::proof::settle(gpu, job.axes)?;
-    gpu::plan::plan(&gpu.props, job, kernel, None)
 }
 
 /// [`decide`], with the way the rows would reach the device: what `explain` prints.

@@ -93,6 +93,16 @@ pub fn count(
     Ok((counts, queued.finished(clock)?))
 }
 
+/// The plan of `job` on this GPU ([`plan::plan`]), the proofs of its axes settled on the device
+/// first where it bins row by row, as its rule variants read them (a walk on the host could
+/// take longer than the count).
+pub fn plan_job(gpu: &Gpu, job: &Outline<'_>, force: Option<Family>) -> HistResult<Plan> {
+    if plan::by_value(job, force).is_none() {
+        crate::gpu::proof::settle(gpu, job.axes)?;
+    }
+    plan::plan(&gpu.props, job, force, None)
+}
+
 /// `job` as the plan reads it: its columns' types as they reach the device (group keys may
 /// travel narrower: `DeviceLayout`), and where its rows lie.
 pub fn outline<'j>(job: &'j Job<'_>) -> Outline<'j> {

@@ -24,7 +24,7 @@ pub use buffer::DeviceBuffer;
 pub(crate) use context::driver;
 pub use context::{available, get, Gpu};
 pub use kernel::{Family, KernelId};
-pub use launch::{count, outline, queue, Clock, DeviceCounts, Queued, Run};
+pub use launch::{count, outline, plan_job, queue, Clock, DeviceCounts, Queued, Run};
 pub use plan::{DeviceProps, Plan};
 pub use settings::Settings;
 pub use transfer::Transfer;

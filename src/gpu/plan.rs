@@ -228,7 +228,7 @@ pub fn plan(
     force: Option<Family>,
     mean_run: Option<f64>,
 ) -> HistResult<Plan> {
-    match job.by_value(Counter::Gpu).filter(|_| force.is_none()) {
+    match by_value(job, force) {
         Some(by_value) => {
             let values = [by_value.axis()];
             let counted = Outline {
@@ -244,6 +244,12 @@ pub fn plan(
         }
         None => row_by_row(props, job, force, mean_run),
     }
+}
+
+/// Whether `job` counts by value on the GPU: where it pays, unless the family is pinned (a
+/// pinned family bins row by row: it is what was asked to run).
+pub fn by_value(job: &Outline<'_>, force: Option<Family>) -> Option<ByValue> {
+    job.by_value(Counter::Gpu).filter(|_| force.is_none())
 }
 
 /// The plan of `job` binned row by row: one kernel counts every axis, each row's cell computed
