@@ -23,9 +23,7 @@ def _decision(report: str) -> list[str]:
 
 
 def _pickled_options(bins: int, device: str, kernel: str = "auto") -> bytes:
-    return pickle.dumps(
-        _args.histogram_kwargs(bins, (0, 1), False, "left", False, device, kernel)
-    )
+    return pickle.dumps(_args.histogram_kwargs(bins, (0, 1), False, "left", False, device, kernel))
 
 
 def _host_report(values: pl.Series, bins: int, device: str, kernel: str = "auto") -> str:
