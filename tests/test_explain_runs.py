@@ -99,3 +99,20 @@ def test_explain_prints_the_plan_a_device_call_runs(dtype: type, bins: int, kern
     cp.cuda.Stream.null.synchronize()
     for ran in (as_series, on_device, into):
         assert said == _decision(ran), f"explain:\n{said}\ncall:\n{ran}"
+
+
+@pytest.mark.gpu
+def test_each_call_takes_the_settings_of_its_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environment is read once where a call enters (src/gpu/settings.rs) and passed down:
+    calls one after another each copy by their own settings, and `explain` says each."""
+    values = pl.Series("x", np.random.default_rng(3).random(1 << 22))
+    monkeypatch.setenv("POLARS_GPU_HIST_DEVICE_BYTES", str(4 << 20))
+    monkeypatch.setenv("POLARS_GPU_HIST_TRANSFER", "pageable")
+    streamed = _host_report(values, 64, "gpu")
+    said = gh.explain(values, 64, range=(0, 1), device="gpu")
+    monkeypatch.delenv("POLARS_GPU_HIST_DEVICE_BYTES")
+    monkeypatch.delenv("POLARS_GPU_HIST_TRANSFER")
+    uploaded = _host_report(values, 64, "gpu")
+    assert "streamed in" in streamed and "by pageable" in streamed, streamed
+    assert "streamed in" in said and "by pageable" in said, said
+    assert "streamed in" not in uploaded and "pageable" not in uploaded, uploaded
