@@ -78,9 +78,15 @@ class Partial(NamedTuple):
     probes: tuple[tuple[tuple[Any, ...], Any], ...]
 
 
-def fill(spec: Spec, columns: tuple[Any, ...], weights: Any) -> Partial:
-    """The partial of one partition: columns (one per axis) and weights of any kind
-    ``Histogram.fill`` takes; cuDF ones are counted where they lie."""
+# How a partition holds its columns: one column (an array block or a Series), an (m, d) block
+# of rows, or a frame with the columns' names and the weights' (or None).
+Layout = Any
+
+
+def fill(spec: Spec, part: Any, weights: Any, layout: Layout) -> Partial:
+    """The partial of one partition (with its weights: a block, or None), whatever it holds:
+    numpy, pandas, Polars on the host; CuPy, cuDF, PyTorch in GPU memory, counted there."""
+    columns, weights = _split(part, weights, layout)
     probe = _probe(columns, weights)
     values, w, nulls = _device_columns(columns, weights)
     h = spec.empty()
@@ -96,6 +102,19 @@ def fill(spec: Spec, columns: tuple[Any, ...], weights: Any) -> Partial:
         flow,
         (probe,),
     )
+
+
+def _split(part: Any, weights: Any, layout: Layout) -> tuple[tuple[Any, ...], Any]:
+    if layout == "column":
+        return (part,), weights
+    if layout == "rows":
+        # Contiguous copies in GPU memory, where fills read columns of stride 1 (on the host
+        # the fill's conversion copies them anyway).
+        copy = getattr(part, "__cuda_array_interface__", None) is not None
+        columns = (part[:, j] for j in range(part.shape[1]))
+        return tuple(c.copy() if copy else c for c in columns), weights
+    names, weights_name = layout
+    return tuple(part[n] for n in names), None if weights_name is None else part[weights_name]
 
 
 def merge(*partials: Partial) -> Partial:

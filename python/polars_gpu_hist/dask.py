@@ -148,20 +148,22 @@ def _check_split_every(split_every: int) -> None:
         raise ValueError(f"`split_every` must be an int of at least 2, got {split_every!r}")
 
 
-# A partition: a Delayed of its columns (a tuple, one per axis) and one of its weights (or None).
-Part = tuple[Delayed, "Delayed | None"]
+# A partition: a Delayed of its block, one of its weights' block (or None), and its layout
+# (see _dask_tasks.fill).
+Part = tuple[Delayed, Any, Any]
 
 
 def _reduce(
     kwargs: dict[str, Any], parts: list[Part], split_every: int, identity: tuple[Any, ...]
 ) -> Delayed:
-    """Partials per partition, summed in a tree, then made one Histogram. Keys are named
-    here, so the graph costs no hashing of the binning per task; the binning is one key."""
+    """Partials per partition (one task each), summed in a tree, then made one Histogram.
+    Keys are named here, so the graph costs no hashing of the binning per task; the binning
+    is one key, sent once to each worker."""
     token = tokenize(identity, kwargs, split_every)
     spec = delayed(tasks.Spec(kwargs, token), name=f"gpu-hist-spec-{token}", traverse=False)
     layer = [
-        delayed(tasks.fill)(spec, columns, w, dask_key_name=(f"gpu-hist-fill-{token}", i))
-        for i, (columns, w) in enumerate(parts)
+        delayed(tasks.fill)(spec, part, w, how, dask_key_name=(f"gpu-hist-fill-{token}", i))
+        for i, (part, w, how) in enumerate(parts)
     ]
     if not layer:
         return delayed(Histogram(**kwargs))
@@ -177,7 +179,7 @@ def _reduce(
 
 
 def _partitions(data: Any, column: str | None, weights: Any) -> list[Part]:
-    """Per partition of a 1-D collection: its one column and its weights (or None)."""
+    """Per partition of a 1-D collection: its block, its weights' block (or None)."""
     import dask.array as da
     import dask.dataframe as dd
 
@@ -188,22 +190,23 @@ def _partitions(data: Any, column: str | None, weights: Any) -> list[Part]:
     if column is not None:
         raise ValueError("`column` is only for a Dask DataFrame")
     if isinstance(data, dd.Series):
-        parts = [_one(p) for p in data.to_delayed()]
+        parts = list(data.to_delayed())
         if weights is None:
-            return [(p, None) for p in parts]
+            return [(p, None, "column") for p in parts]
         if not isinstance(weights, dd.Series) or weights.npartitions != data.npartitions:
             raise ValueError(
                 "weights of a Dask Series must be a Dask Series of the same partitions"
             )
-        return list(zip(parts, weights.to_delayed()))
+        return [(p, w, "column") for p, w in zip(parts, weights.to_delayed())]
     if isinstance(data, da.Array):
         if data.ndim != 1:
             raise ValueError(
                 f"expected a 1-D Dask Array, got {data.ndim} dimensions (histogramdd takes "
                 "(n, d) arrays)"
             )
-        parts = [_one(p) for p in data.to_delayed().ravel()]
-        return list(zip(parts, _array_weights(weights, data.chunks[0], len(parts))))
+        parts = list(data.to_delayed().ravel())
+        w_parts = _array_weights(weights, data.chunks[0], len(parts))
+        return [(p, w, "column") for p, w in zip(parts, w_parts)]
     raise TypeError(
         f"expected a Dask DataFrame, Series or Array, got {type(data).__module__}."
         f"{type(data).__name__}"
@@ -217,23 +220,17 @@ def _frame_partitions(data: Any, columns: list[str], weights: Any) -> list[Part]
     missing = [n for n in names if n not in data.columns]
     if missing:
         raise KeyError(f"no column {missing[0]!r}; columns: {', '.join(map(str, data.columns))}")
-    frames = data[names].to_delayed()
-    return [
-        (
-            delayed(_columns, pure=True)(f, columns),
-            None if weights is None else delayed(_column, pure=True)(f, weights),
-        )
-        for f in frames
-    ]
+    layout = (columns, weights)
+    return [(f, None, layout) for f in data[names].to_delayed()]
 
 
 def _matrix_partitions(data: Any, weights: Any) -> list[Part]:
-    """Row blocks of an (n, d) array (each holding every column) as d contiguous columns."""
+    """Row blocks of an (n, d) array, each holding every column."""
     if len(data.chunks[1]) > 1:
         data = data.rechunk({1: -1})
     blocks = list(data.to_delayed()[:, 0])
-    parts = [delayed(_matrix_columns, pure=True)(b) for b in blocks]
-    return list(zip(parts, _array_weights(weights, data.chunks[0], len(parts))))
+    w_parts = _array_weights(weights, data.chunks[0], len(blocks))
+    return [(b, w, "rows") for b, w in zip(blocks, w_parts)]
 
 
 def _array_weights(weights: Any, chunks: tuple[int, ...], count: int) -> list[Any]:
@@ -245,30 +242,6 @@ def _array_weights(weights: Any, chunks: tuple[int, ...], count: int) -> list[An
     if not isinstance(weights, da.Array) or weights.shape != (n,):
         raise ValueError(f"weights of a Dask Array must be a Dask Array of {n} values")
     return list(weights.rechunk((chunks,)).to_delayed().ravel())
-
-
-def _one(part: Delayed) -> Delayed:
-    return delayed(_as_tuple, pure=True)(part)
-
-
-def _as_tuple(part: Any) -> tuple[Any, ...]:
-    return (part,)
-
-
-def _columns(frame: Any, names: list[str]) -> tuple[Any, ...]:
-    return tuple(frame[n] for n in names)
-
-
-def _column(frame: Any, name: str) -> Any:
-    return frame[name]
-
-
-def _matrix_columns(block: Any) -> tuple[Any, ...]:
-    """An (m, d) block's columns: contiguous copies in GPU memory, where fills read columns
-    of stride 1 (on the host, the fill's conversion copies them anyway)."""
-    copy = getattr(block, "__cuda_array_interface__", None) is not None
-    columns = (block[:, j] for j in builtins.range(block.shape[1]))
-    return tuple(c.copy() if copy else c for c in columns)
 
 
 def _histogram_by(
