@@ -166,7 +166,7 @@ def test_dask_partials_of_dtypes_numpy_bins_differently_are_refused() -> None:
     f64 = tasks.fill(spec, np.array([0.5]), None, "column")
     i64 = tasks.fill(spec, np.array([0, 1]), None, "column")
     assert tasks.finish(spec, tasks.merge(f64, i64)).counts.tolist() == [1, 0, 1, 1]
-    with pytest.raises(ValueError, match="[Ff]loat32"):
+    with pytest.raises(ValueError, match=r"[Ff]loat32"):
         tasks.finish(spec, tasks.merge(f32, f64))
 
 

@@ -68,3 +68,69 @@ def test_local_cuda_cluster_two_workers_exact(two_gpus: None) -> None:
 def test_one_worker_per_gpu_without_dask_cuda(two_gpus: None) -> None:
     with ghd._per_gpu_cluster([0, 1]) as cluster, distributed.Client(cluster) as client:
         check_exact_on_every_gpu(client)
+
+
+def check_coverage_on_every_gpu(client: distributed.Client) -> None:
+    """Issue 35: CuPy (n, d) arrays, weights, n-D, NaN and the flow, equal to numpy and to
+    one Histogram filled on the host."""
+    cp = pytest.importorskip("cupy")
+
+    def block(i: int, d: int) -> object:
+        import cupy
+
+        rs = cupy.random.default_rng(i)
+        out = rs.standard_normal((1 << 18, d), dtype=cupy.float32) * 0.4 + 0.5
+        out[:: 977 + i] = cupy.nan
+        return out
+
+    parts = [client.submit(block, i, 2, pure=False) for i in range(12)]
+    distributed.wait(parts)
+    assert len({w for w, keys in client.has_what().items() if keys}) == 2
+    x = da.concatenate(
+        [
+            da.from_delayed(
+                p, shape=(1 << 18, 2), dtype=np.float32, meta=cp.empty((0, 2), cp.float32)
+            )
+            for p in parts
+        ]
+    )
+    host = np.concatenate(client.gather([client.submit(lambda b: b.get(), p) for p in parts]))
+    # 1-D: the first column, weighted and not; the flow as the host's fill finds it.
+    col = x[:, 0].map_blocks(cp.ascontiguousarray)
+    w = col.map_blocks(lambda b: cp.floor(cp.abs(b) * 4).astype(cp.float64))
+    w_host = np.floor(np.abs(host[:, 0]) * 4).astype(np.float64)
+    got = ghd.histogram(col, bins=1000, range=(0.0, 1.0), device="gpu").compute()
+    whole = gh.Histogram(1000, range=(0.0, 1.0), device="cpu").fill(host[:, 0])
+    assert got == whole and got.flow == whole.flow
+    weighted = ghd.histogram(col, bins=64, range=(0.0, 1.0), weights=w, device="gpu").compute()
+    keep = ~np.isnan(host[:, 0])
+    expected, _ = np.histogram(host[keep, 0], bins=64, range=(0.0, 1.0), weights=w_host[keep])
+    np.testing.assert_array_equal(weighted.counts, expected)
+    # n-D of the (n, 2) CuPy array, chunked along rows.
+    dd_hist = ghd.histogramdd(x, bins=[50, 70], range=[(0, 1), (0.2, 0.8)], device="gpu").compute()
+    rows = ~np.isnan(host).any(axis=1)
+    expected, *_ = np.histogramdd(host[rows], bins=[50, 70], range=[(0, 1), (0.2, 0.8)])
+    np.testing.assert_array_equal(dd_hist.counts, expected, strict=False)
+
+
+def test_coverage_one_nanny_per_gpu(two_gpus: None) -> None:
+    with ghd._per_gpu_cluster([0, 1]) as cluster, distributed.Client(cluster) as client:
+        check_coverage_on_every_gpu(client)
+
+
+def test_cudf_dataframes_two_workers(two_gpus: None) -> None:
+    cudf = pytest.importorskip("cudf")
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(3)
+    n = 1 << 20
+    frame = cudf.DataFrame({"x": rng.random(n), "w": rng.integers(0, 3, n).astype(float)})
+    frame.loc[::11, "x"] = None
+    ddf = dd.from_pandas(frame, npartitions=8)
+    with ghd._per_gpu_cluster([0, 1]) as cluster, distributed.Client(cluster) as client:
+        del client
+        got = ghd.histogram(ddf, "x", bins=100, range=(0, 1), weights="w").compute()
+    host = frame.to_pandas()
+    keep = host["x"].notna()
+    expected, _ = np.histogram(host["x"][keep], bins=100, range=(0, 1), weights=host["w"][keep])
+    np.testing.assert_array_equal(got.counts, expected)
+    assert got.flow.null == int((~keep).sum())

@@ -95,7 +95,7 @@ def fill(spec: Spec, part: Any, weights: Any, layout: Layout) -> Partial:
     squares = native.squared_weights()
     flow = native.flow()
     if nulls:
-        flow = (flow[0] + nulls, flow[1] + nulls, *flow[2:])  # type: ignore[assignment]
+        flow = (flow[0] + nulls, flow[1] + nulls, *flow[2:])
     return Partial(
         native.counts().to_numpy(),
         None if squares is None else squares.to_numpy(),
@@ -122,20 +122,22 @@ def merge(*partials: Partial) -> Partial:
     first = partials[0]
     if len(partials) == 1:
         return first
-    counts = np.add(first.counts, partials[1].counts)
-    for p in partials[2:]:
-        np.add(counts, p.counts, out=counts)
-    squares = None
-    if first.squares is not None:
-        squares = np.add(first.squares, partials[1].squares)
-        for p in partials[2:]:
-            np.add(squares, p.squares, out=squares)
-    flow = tuple(sum(values) for values in zip(*(p.flow for p in partials)))
+    counts = _sum([p.counts for p in partials])
+    squares = None if first.squares is None else _sum([p.squares for p in partials])
+    flow: Any = tuple(sum(values) for values in zip(*(p.flow for p in partials)))
     probes: dict[tuple[str, ...], tuple[tuple[Any, ...], Any]] = {}
     for p in partials:
         for probe in p.probes:
             probes.setdefault(_signature(probe), probe)
-    return Partial(counts, squares, flow, tuple(probes.values()))  # type: ignore[arg-type]
+    return Partial(counts, squares, flow, tuple(probes.values()))
+
+
+def _sum(arrays: list[Any]) -> np.ndarray:
+    """The sum of equal-shaped arrays in one new array (inputs may be read-only buffers)."""
+    total: np.ndarray = np.add(arrays[0], arrays[1])
+    for a in arrays[2:]:
+        np.add(total, a, out=total)
+    return total
 
 
 def finish(spec: Spec, total: Partial) -> Histogram:
