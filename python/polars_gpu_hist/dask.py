@@ -112,14 +112,13 @@ def histogramdd(
     ``n`` values (or a column name of the DataFrame).
     """
     import dask.array as da
-    import dask.dataframe as dd
 
     _check_split_every(split_every)
     if isinstance(data, da.Array):
         if data.ndim != 2:
             raise ValueError(f"expected an (n, d) Dask Array, got {data.ndim} dimensions")
         d = int(data.shape[1])
-    elif isinstance(data, dd.DataFrame):
+    elif _is_frame(data):
         d = len(data.columns)
     else:
         raise TypeError(
@@ -136,11 +135,21 @@ def histogramdd(
     axes = len(Histogram(**kwargs).shape)
     if axes != d:
         raise ValueError(f"`bins` and `range` give {axes} axes; the data has {d} columns")
-    if isinstance(data, dd.DataFrame):
+    if _is_frame(data):
         parts = _frame_partitions(data, list(data.columns), weights)
     else:
         parts = _matrix_partitions(data, weights)
     return _reduce(kwargs, parts, split_every, ("histogramdd", data, weights))
+
+
+def _is_frame(data: Any, kind: str = "DataFrame") -> bool:
+    """Whether ``data`` is a Dask DataFrame (or Series); False where dask.dataframe cannot be
+    imported (it needs pandas), so arrays work without it."""
+    try:
+        import dask.dataframe as dd
+    except ImportError:
+        return False
+    return isinstance(data, getattr(dd, kind))
 
 
 def _check_split_every(split_every: int) -> None:
@@ -181,19 +190,18 @@ def _reduce(
 def _partitions(data: Any, column: str | None, weights: Any) -> list[Part]:
     """Per partition of a 1-D collection: its block, its weights' block (or None)."""
     import dask.array as da
-    import dask.dataframe as dd
 
-    if isinstance(data, dd.DataFrame):
+    if _is_frame(data):
         if column is None:
             raise ValueError("a Dask DataFrame needs `column`: the column to histogram")
         return _frame_partitions(data, [column], weights)
     if column is not None:
         raise ValueError("`column` is only for a Dask DataFrame")
-    if isinstance(data, dd.Series):
+    if _is_frame(data, "Series"):
         parts = list(data.to_delayed())
         if weights is None:
             return [(p, None, "column") for p in parts]
-        if not isinstance(weights, dd.Series) or weights.npartitions != data.npartitions:
+        if not _is_frame(weights, "Series") or weights.npartitions != data.npartitions:
             raise ValueError(
                 "weights of a Dask Series must be a Dask Series of the same partitions"
             )
@@ -254,9 +262,7 @@ def _histogram_by(
 ) -> Delayed:
     """Per partition the expression's grouped rows, merged in a tree: groups united, counts
     of each group's bins added."""
-    import dask.dataframe as dd
-
-    if not isinstance(data, dd.DataFrame) or column is None:
+    if not _is_frame(data) or column is None:
         raise ValueError("by= takes a Dask DataFrame and `column`")
     keys = [by] if isinstance(by, str) else list(by)
     if not keys or not all(isinstance(k, str) for k in keys):
