@@ -51,6 +51,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--cpu-threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--threads-per-gpu", type=int, default=2, help="Dask threads per GPU worker")
     p.add_argument("--split-every", type=int, default=8)
+    p.add_argument("--out", help="also write the JSON here, after each cluster")
     return p.parse_args()
 
 
@@ -356,20 +357,10 @@ def summarize(clusters: list[dict[str, Any]], numpy_crc: dict[str, int]) -> dict
     return {"scaling": scaling, "same_counts_everywhere": same, "equal_to_numpy": equal_numpy}
 
 
-def main() -> int:
-    args = parse_args()
-    bins_list = [int(b) for b in args.bins.split(",") if b.strip()]
-    started = time.perf_counter()
-    clusters = []
-    configs = ([] if args.no_cpu else [0]) + gpu_counts(args.gpus)
-    for gpus in configs:
-        print(f"running {gpus or 'cpu'} ...", file=sys.stderr, flush=True)
-        t = time.perf_counter()
-        try:
-            clusters.append(run_cluster(gpus, args, bins_list))
-        except Exception as e:  # report, and go on with the other configurations
-            clusters.append({"gpus": gpus, "error": f"{type(e).__name__}: {e}"})
-        clusters[-1]["cluster_s"] = round(time.perf_counter() - t, 1)
+def report(
+    clusters: list[dict[str, Any]], args: argparse.Namespace, bins_list: list[int], started: float
+) -> dict[str, Any]:
+    """The JSON of the clusters run so far (also written to ``--out``)."""
     numpy_crc = next((c["numpy_crc32"] for c in clusters if "numpy_crc32" in c), {})
     out = {
         "benchmark": "dask_bench",
@@ -383,6 +374,29 @@ def main() -> int:
         "clusters": clusters,
         "total_s": round(time.perf_counter() - started, 1),
     }
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(out, f, indent=2)
+    return out
+
+
+def main() -> int:
+    args = parse_args()
+    bins_list = [int(b) for b in args.bins.split(",") if b.strip()]
+    started = time.perf_counter()
+    clusters = []
+    # The GPUs first: a run cut short has their numbers; the CPU cluster also counts with numpy.
+    configs = gpu_counts(args.gpus) + ([] if args.no_cpu else [0])
+    for gpus in configs:
+        print(f"running {gpus or 'cpu'} ...", file=sys.stderr, flush=True)
+        t = time.perf_counter()
+        try:
+            clusters.append(run_cluster(gpus, args, bins_list))
+        except Exception as e:  # report, and go on with the other configurations
+            clusters.append({"gpus": gpus, "error": f"{type(e).__name__}: {e}"})
+        clusters[-1]["cluster_s"] = round(time.perf_counter() - t, 1)
+        report(clusters, args, bins_list, started)
+    out = report(clusters, args, bins_list, started)
     print(json.dumps(out, indent=2))
     ok = out["same_counts_everywhere"] and (args.no_cpu or out["equal_to_numpy"])
     return 0 if ok and not any("error" in c for c in clusters) else 1

@@ -83,7 +83,11 @@ def check_coverage_on_every_gpu(client: distributed.Client) -> None:
         out[:: 977 + i] = cupy.nan
         return out
 
-    parts = [client.submit(block, i, 2, pure=False) for i in range(12)]
+    workers = sorted(client.scheduler_info()["workers"])
+    parts = [
+        client.submit(block, i, 2, pure=False, workers=[workers[i % len(workers)]])
+        for i in range(12)
+    ]
     distributed.wait(parts)
     assert len({w for w, keys in client.has_what().items() if keys}) == 2
     x = da.concatenate(

@@ -1,6 +1,7 @@
-"""Histograms of Dask collections: one partial :class:`~polars_gpu_hist.Histogram` per partition,
-filled on the worker that holds the partition (on its GPU where it has one), summed in a tree
-reduction as dask-histogram does. Needs ``pip install polars-gpu-hist[dask]``.
+"""Histograms of Dask collections: one partial per partition (its flat counts, see
+_dask_tasks.py), filled on the worker that holds the partition (on its GPU where it has one),
+summed in a tree reduction as dask-histogram does, and made one
+:class:`~polars_gpu_hist.Histogram` at the end. Needs ``pip install polars-gpu-hist[dask]``.
 
 ::
 
@@ -12,6 +13,8 @@ reduction as dask-histogram does. Needs ``pip install polars-gpu-hist[dask]``.
     ddf = dd.read_parquet("data/*.parquet")
     hist = ghd.histogram(ddf, "x", bins=256, range=(0, 1)).compute()   # a polars_gpu_hist.Histogram
     hist.to_frame()
+    ghd.histogramdd(ddf[["x", "y"]], bins=[64, 64], range=[(0, 1), (0, 1)]).compute()
+    ghd.histogram(ddf, "x", bins=256, range=(0, 1), by="day").compute()  # a Polars DataFrame
 
 :class:`~polars_gpu_hist.Histogram` objects pickle and add (``a + b``, ``sum(...)``), so they
 also serve as the partial results of your own Dask reductions (``dask.bag`` folds, delayed trees).
