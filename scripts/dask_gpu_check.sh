@@ -33,7 +33,7 @@ if [[ $what == check || $what == all ]]; then
   echo "== dask gpu tests"
   # No conftest: it needs hypothesis, which is not staged (the carry limit).
   timeout 180 python3 -m pytest -q -p no:cacheprovider --noconftest -m gpu -rs \
-    tests/test_dask_gpu.py tests/test_accumulator_gpu.py 2>&1 \
+    tests/test_dask_gpu.py tests/test_accumulator_gpu.py tests/test_flow_gpu.py 2>&1 \
     | tee "$OUT/pytest_dask_gpu.log" | tail -25
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi

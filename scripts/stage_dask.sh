@@ -2,8 +2,8 @@
 # Stage what a Dask run on the GPU host needs (it has Python 3.12, numpy, CuPy, PyTorch, pyarrow
 # and pytest, and no network) into .gpu-dask/, within the 64 MiB that travels with the tree:
 #   polars.tar.xz  Polars and its runtime for Python 3.12 (made once, kept: about 34 MB)
-#   dask.tar.xz    dask, distributed and their pure-Python needs, tests left out (about 3 MB);
-#                  not pandas (dask.dataframe: 12 MB more) nor dask-cuda (it needs numba)
+#   dask.tar.xz    dask, distributed, their pure-Python needs and pandas (for dask.dataframe),
+#                  tests left out (about 9 MB); not dask-cuda (it needs numba, 40 MB more)
 #   ours.tar.xz    the native module and kernel bundle of our wheel; the Python package is the
 #                  tree's own python/ there
 # xz packs the Polars runtime into 34 MB where its wheel takes 54. On the host,
@@ -46,6 +46,8 @@ fi
 
 dask_version=$("$py" -c 'import dask; print(dask.__version__)' 2>/dev/null || echo 2026.8.0)
 download "$work/dask-wheels" "dask==$dask_version" "distributed==$dask_version"
+# dask.dataframe's pandas (the host's pyarrow serves it), without numpy: the host has its own.
+download "$work/dask-wheels" --no-deps "pandas==${PANDAS_VERSION:-3.1.1}" python-dateutil tzdata
 rm -f "$work"/dask-wheels/numpy-*.whl
 unpack_wheels "$work/dask" "$work"/dask-wheels/*.whl
 pack "$dir/dask.tar.xz" "$work/dask"

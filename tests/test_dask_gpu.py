@@ -138,3 +138,40 @@ def test_cudf_dataframes_two_workers(two_gpus: None) -> None:
     expected, _ = np.histogram(host["x"][keep], bins=100, range=(0, 1), weights=host["w"][keep])
     np.testing.assert_array_equal(got.counts, expected)
     assert got.flow.null == int((~keep).sum())
+
+
+def test_pandas_dataframes_counted_on_two_gpus(two_gpus: None) -> None:
+    # Host frames, each worker counting its partitions on its own GPU: weights, by=, n-D.
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    rng = np.random.default_rng(4)
+    n = 1 << 20
+    frame = pd.DataFrame(
+        {
+            "x": rng.random(n),
+            "y": rng.random(n).astype(np.float32),
+            "w": rng.integers(0, 3, n).astype(float),
+            "z": rng.random(n),
+            "g": rng.integers(0, 5, n),
+        }
+    )
+    frame.loc[::13, "x"] = np.nan
+    ddf = dd.from_pandas(frame, npartitions=8)
+    with ghd._per_gpu_cluster([0, 1]) as cluster, distributed.Client(cluster) as client:
+        ddf = ddf.persist()
+        distributed.wait(ddf)
+        assert len({w for w, keys in client.has_what().items() if keys}) == 2
+        got = ghd.histogram(ddf, "x", bins=100, range=(0, 1), weights="w", device="gpu").compute()
+        by = ghd.histogram(ddf, "y", bins=64, range=(0, 1), by="g", device="gpu").compute()
+        nd = ghd.histogramdd(ddf[["x", "z"]], bins=[10, 20], range=[(0, 1)] * 2, device="gpu")
+        nd = nd.compute()
+    keep = frame["x"].notna()
+    expected, _ = np.histogram(frame["x"][keep], bins=100, range=(0, 1), weights=frame["w"][keep])
+    np.testing.assert_array_equal(got.counts, expected)
+    whole = pl.from_pandas(frame).select(gh.histogram_expr("y", 64, range=(0, 1), by="g"))
+    assert by.equals(whole.unnest("y"))
+    expected, *_ = np.histogramdd(
+        np.column_stack([frame["x"][keep], frame["z"][keep]]), bins=[10, 20], range=[(0, 1)] * 2
+    )
+    np.testing.assert_array_equal(nd.counts, expected, strict=False)
