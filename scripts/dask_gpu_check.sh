@@ -54,7 +54,8 @@ print(json.dumps({k: out.get(k) for k in ("scaling", "same_counts_everywhere", "
 for c in out["clusters"]:
     print(c["gpus"], c.get("error") or c.get("skipped") or "", c.get("copy_rates"), c.get("cluster_s"))
     for r in c.get("runs", []):
-        print("  ", r["residency"], r["bins"], r["median_s"], r["where_time_goes"], r["one_partition_alone"])
+        print("  ", r["residency"], r["bins"], r["median_s"], r["where_time_goes"])
+    print("   alone:", c.get("one_partition_alone"))
 PY
 fi
 exit $status
