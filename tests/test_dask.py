@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import pickle
 
 import numpy as np
 import polars as pl
@@ -221,3 +222,21 @@ def test_dask_histogramdd_and_by_errors_are_clear() -> None:
         ghd.histogramdd(da.zeros(4), bins=2, range=[(0, 1)])
     with pytest.raises(ValueError, match="`split_every`"):
         ghd.histogram(da.zeros(4), bins=2, range=(0, 1), split_every=1)
+
+
+def test_dask_result_keeps_the_device_and_empty_partitions_add_nothing() -> None:
+    from polars_gpu_hist import _dask_tasks as tasks
+
+    x = da.from_array(np.array([0.1, 0.2, 0.9]), chunks=((0, 2, 0, 1),))
+    empty = da.from_array(np.array([], np.float32), chunks=((0, 0),))
+    with dask.config.set(scheduler="threads"):
+        cases = [
+            (x, "auto", [2, 1], "Float64"),
+            (x, "cpu", [2, 1], "Float64"),
+            (empty, "gpu", [0, 0], "Float32"),
+        ]
+        for data, device, counts, dtype in cases:
+            got = ghd.histogram(data, bins=2, range=(0, 1), device=device).compute()
+            assert got.counts.tolist() == counts
+            assert pickle.loads(got._native.to_bytes())["device"] == tasks._device_state(device)
+            assert got._native.dtypes == [dtype]

@@ -90,7 +90,8 @@ def fill(spec: Spec, part: Any, weights: Any, layout: Layout) -> Partial:
     probe = _probe(columns, weights)
     values, w, nulls = _device_columns(columns, weights)
     h = spec.empty()
-    h.fill(*values, weights=w)
+    if len(values[0]):  # an empty partition adds nothing (and launches nothing)
+        h.fill(*values, weights=w)
     native = h._native
     squares = native.squared_weights()
     flow = native.flow()
@@ -143,10 +144,13 @@ def _sum(arrays: list[Any]) -> np.ndarray:
 def finish(spec: Spec, total: Partial) -> Histogram:
     """The Histogram of the total: the zero-row samples fix its dtypes and names (and refuse
     a mix of dtypes numpy would bin differently), then its state takes the sums."""
-    h = spec.histogram()
+    # Zero rows fill a CPU histogram (no launch on an empty sample); the device asked for is
+    # put back in its state.
+    h = Histogram(**{**spec.kwargs, "device": "cpu"})
     for columns, weights in total.probes:
         h.fill(*columns, weights=weights)
     state = pickle.loads(h._native.to_bytes())
+    state["device"] = _device_state(spec.kwargs["device"])
     if total.squares is None:
         state["counts"] = np.ascontiguousarray(total.counts, dtype="<u8").tobytes()
     else:
@@ -155,6 +159,11 @@ def finish(spec: Spec, total: Partial) -> Histogram:
     state["flow"] = dict(zip(_FLOW_FIELDS, total.flow))
     h._native = _internal.Histogram.from_bytes(pickle.dumps(state, protocol=5))
     return h
+
+
+def _device_state(device: Any) -> Any:
+    """How a histogram's state records ``device``."""
+    return pickle.loads(Histogram([0.0, 1.0], device=device)._native.to_bytes())["device"]
 
 
 def _device_columns(columns: tuple[Any, ...], weights: Any) -> tuple[tuple[Any, ...], Any, int]:

@@ -151,7 +151,7 @@ def _packed_flow(
 @functools.lru_cache(maxsize=16)
 def _flow_kernel(lo: float, hi: float) -> Any:
     """A CuPy reduction to packed codes, compared in float64 as the host's fill does; the
-    bounds are exact hexadecimal literals of its source (one compile per binning)."""
+    bounds are exact literals of its source (one compile per binning)."""
     import cupy
 
     return cupy.ReductionKernel(
@@ -164,7 +164,8 @@ def _flow_kernel(lo: float, hi: float) -> Any:
         "0",
         "pgh_flow",
         reduce_type="unsigned long long",
-        preamble=f"#define PGH_LO ({lo.hex()})\n#define PGH_HI ({hi.hex()})\n",
+        # repr: the shortest decimal that reads back as the same double.
+        preamble=f"#define PGH_LO ({lo!r})\n#define PGH_HI ({hi!r})\n",
     )
 
 
