@@ -89,3 +89,6 @@ def test_the_one_pass_flow_of_cupy_columns_equals_the_host_fill(gpu: None, dtype
     on_cpu = gh.Histogram(333, range=(lo, hi), device="cpu").fill(x)
     assert on_gpu == on_cpu and on_gpu.flow == on_cpu.flow
     assert on_gpu.flow.nan + on_gpu.flow.underflow + on_gpu.flow.overflow > 0
+    from polars_gpu_hist import _fill
+
+    assert not _fill._PACKED_FLOW_FAILED, "the one-pass flow ran, not the general path"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,7 +75,16 @@ def device_flow(
     arrays = [_device_array(c) for c in columns]
     w = None if weights is None else _device_array(weights)
     if len(arrays) == 1 and w is None and _packed_flow_fits(arrays[0], bounds[0]):
-        return _packed_flow(arrays[0], *bounds[0])
+        try:
+            return _packed_flow(arrays[0], *bounds[0])
+        except Exception as e:  # a CuPy that cannot build it: the general path is exact too
+            _PACKED_FLOW_FAILED.append(repr(e))
+            warnings.warn(
+                f"Histogram.fill: the one-pass flow kernel failed ({e!r}); the flow of GPU "
+                "arrays is classified the slower way in this process",
+                RuntimeWarning,
+                stacklevel=3,
+            )
     if any(a is None for a in arrays) or (weights is not None and w is None):
         return None
     wide = [_float64(a) for a in arrays]
@@ -113,12 +123,17 @@ _FLOW_BLOCK = 1 << 20
 _FLOW_FIELD = (1 << 21) - 1
 
 
+# Why the one-pass flow failed in this process, if it did (it is not tried again).
+_PACKED_FLOW_FAILED: list[str] = []
+
+
 def _packed_flow_fits(array: Any, bounds: tuple[float, float]) -> bool:
     """Whether the one-pass flow applies: a CuPy array of a 4- or 8-byte number type and
     finite bounds (written into the kernel's source)."""
     dtype = getattr(array, "dtype", None)
     return (
-        type(array).__module__.split(".")[0] == "cupy"
+        not _PACKED_FLOW_FAILED
+        and type(array).__module__.split(".")[0] == "cupy"
         and dtype is not None
         and dtype.kind in "fiu"
         and dtype.itemsize in (4, 8)
