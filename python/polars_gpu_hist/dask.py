@@ -171,8 +171,9 @@ def _reduce(
     """Partials per partition (one task each), summed in a tree, then made one Histogram.
     Keys are named here, so the graph costs no hashing of the binning per task; the binning
     is one key, sent once to each worker."""
-    token = tokenize(identity, kwargs, split_every)
-    spec = delayed(tasks.Spec(kwargs, token), name=f"gpu-hist-spec-{token}", traverse=False)
+    binning = tokenize(kwargs)  # names the workers' cached template: one per binning
+    token = tokenize(identity, binning, split_every)
+    spec = delayed(tasks.Spec(kwargs, binning), name=f"gpu-hist-spec-{token}", traverse=False)
     layer = [
         delayed(tasks.fill)(spec, part, w, how, dask_key_name=(f"gpu-hist-fill-{token}", i))
         for i, (part, w, how) in enumerate(parts)
