@@ -223,6 +223,14 @@ def every(text: str) -> EveryBins:
     return {"every": text}
 
 
+def is_time_bins(value: Any) -> bool:
+    """Whether `bins` asks for time bins (a duration string, negative or zero ones too, which
+    `bins` refuses; a timedelta; a Polars duration)."""
+    if isinstance(value, str):
+        return value not in BIN_RULES and bool(_DURATION.fullmatch(value.lstrip("-")))
+    return _duration_text(value) is not None
+
+
 def _duration_text(value: Any) -> str | None:
     """A timedelta, numpy timedelta64 or Polars duration (an expression such as
     ``pl.duration(weeks=1)``) as a Polars duration string: whole days stay calendar days, as
@@ -246,7 +254,9 @@ def _duration_text(value: Any) -> str | None:
             raise ValueError(f"`bins` is in numpy unit {unit!r}, which Polars has no duration for")
         amount = int(value.astype("int64")) * count
         if amount <= 0:
-            raise ValueError(f"`bins` must be a positive duration, got {value!r}: {_TIME_BINS_HELP}")
+            raise ValueError(
+                f"`bins` must be a positive duration, got {value!r}: {_TIME_BINS_HELP}"
+            )
         return f"{amount}{names[unit]}"
     if not isinstance(value, dt.timedelta):
         return None
