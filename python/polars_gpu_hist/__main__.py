@@ -36,8 +36,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polars_gpu_hist import Histogram, histogram_scan, plot
-from polars_gpu_hist import _args
+from polars_gpu_hist import Histogram, _args, histogram_scan, plot
 from polars_gpu_hist._args import BIN_RULES
 from polars_gpu_hist._csv import CSV_NULL_VALUES, TextColumnError, csv_hint, text_column_error
 from polars_gpu_hist._scan import is_csv, scan_source
