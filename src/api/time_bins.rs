@@ -516,3 +516,7 @@ fn fixed_offset(name: &str) -> Option<TimeDelta> {
     let minutes: i64 = digits[2..].parse().ok()?;
     Some(TimeDelta::minutes(sign * (hours * 60 + minutes)))
 }
+
+#[cfg(test)]
+#[path = "time_bins_tests.rs"]
+mod tests;
