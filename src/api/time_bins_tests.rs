@@ -6,7 +6,7 @@
 use polars::prelude::{DataType, TimeUnit, TimeZone as PlTimeZone};
 
 use super::*;
-use crate::bins::BinRule;
+use crate::options::BinRule;
 use crate::dtype::ValueKind;
 
 /// Data that only has extremes.
