@@ -413,7 +413,7 @@ fn boundary(duration: &Duration) -> Duration {
     .count()
         == 1;
     if single {
-        return duration.clone();
+        return *duration;
     }
     let largest = if duration.months() != 0 {
         "1mo"

@@ -6,8 +6,8 @@
 use polars::prelude::{DataType, TimeUnit, TimeZone as PlTimeZone};
 
 use super::*;
-use crate::options::BinRule;
 use crate::dtype::ValueKind;
+use crate::options::BinRule;
 
 /// Data that only has extremes.
 struct Extent(Extremes);
