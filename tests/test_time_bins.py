@@ -261,7 +261,7 @@ def test_bad_time_bins_raise_where_written(bins: object, match: str) -> None:
 
 
 def test_histogram_accumulator_refuses_time_bins() -> None:
-    with pytest.raises(ValueError, match="time bins.*needs the data"):
+    with pytest.raises(ValueError, match=r"time bins.*needs the data"):
         gh.Histogram("1w")  # type: ignore[arg-type]
 
 
