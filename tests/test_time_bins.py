@@ -10,7 +10,7 @@ from datetime import date, datetime, timedelta, timezone
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_gpu_hist as gh
@@ -64,8 +64,12 @@ def assert_matches_group_by_dynamic(s: pl.Series, every: str, out: pl.DataFrame)
 
 
 timestamps = st.lists(st.integers(LO_US, HI_US), min_size=1, max_size=300)
+# Each example runs several Polars queries (truncate, group_by_dynamic, datetime_range): CI's
+# profile capped, as 400 examples of each take minutes on a small machine.
+examples = settings(max_examples=min(settings.default.max_examples, 150))
 
 
+@examples
 @given(
     values=timestamps,
     every=st.sampled_from(CALENDAR),
@@ -95,6 +99,7 @@ def test_dst_switches_in_dense_data(zone: str, every: str) -> None:
         assert set(hours.to_list()) == {23, 24, 25}
 
 
+@examples
 @given(values=timestamps, every=st.sampled_from(["90m", "1d12h", "45s", "7h"]))
 def test_widths_of_naive_columns_step_from_their_boundary(values: list[int], every: str) -> None:
     """Widths that mix units or do not divide a day: the edges are `pl.datetime_range`'s from
@@ -109,6 +114,7 @@ def test_widths_of_naive_columns_step_from_their_boundary(values: list[int], eve
     assert out["count"].to_list() == expected.tolist()
 
 
+@examples
 @given(
     days=st.lists(st.integers(17_000, 21_000), min_size=1, max_size=200),
     every=st.sampled_from(["1d", "3d", "1w", "1mo", "1q", "1y"]),
@@ -124,6 +130,7 @@ def test_date_columns(days: list[int], every: str) -> None:
     assert edges_of(out).to_list() == edges.to_list()
 
 
+@examples
 @given(
     values=st.lists(st.integers(-(10**12), 10**12), min_size=1, max_size=200),
     every=st.sampled_from(["1h", "90m", "1d", "1w"]),
