@@ -39,12 +39,17 @@ BIN_RULES = (*ESTIMATORS, "integer")
 # An edge: a number (numpy scalars too) or, for temporal columns, a date, datetime or duration.
 # Not `Any`: a string is an iterable too, and `bins="ten"` must not type-check.
 Edge = Union[SupportsFloat, dt.date, dt.timedelta]
-# A `str` beyond the rules: time bins take any Polars duration string ("1w", "90m", "1d12h").
-BinsArg = Union[SupportsIndex, BinRule, str, dt.timedelta, Iterable[Edge]]
+# Time bins as type checkers see them: the usual Polars durations (any other duration string,
+# "90m" or "1d12h", works at run time; a timedelta or `pl.duration(...)` types any width).
+TimeBins = Literal[
+    "1s", "1m", "5m", "10m", "15m", "30m", "1h", "2h", "3h", "6h", "12h", "1d", "2d", "7d",
+    "1w", "2w", "1mo", "3mo", "6mo", "1q", "1y",
+]  # fmt: skip
+BinsArg = Union[SupportsIndex, BinRule, TimeBins, dt.timedelta, pl.Expr, Iterable[Edge]]
 RangeArg = Union[tuple[Edge, Edge], Iterable[Edge], None]
 # n-D: one count or rule for every dimension, or one entry per dimension (a flat list of numbers
 # is not one: it would read as one entry per dimension).
-DdBinsArg = Union[SupportsIndex, BinRule, Sequence[BinsArg]]
+DdBinsArg = Union[SupportsIndex, BinRule, TimeBins, dt.timedelta, Sequence[BinsArg]]
 DdRangeArg = Union[Sequence[RangeArg], None]
 # Polars' `Expr.hist` edges: numbers (a list, Series or array) or an expression. Not a column
 # name: `bins="ten"` must not type-check.
