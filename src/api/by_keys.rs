@@ -282,6 +282,32 @@ mod tests {
         assert_eq!(distinct.len(), 3);
     }
 
+    /// Strings over several parts (each numbers its own, then one numbering): equal codes
+    /// exactly where the strings are, short (inline) and long ones, nulls 0.
+    #[test]
+    fn strings_share_a_code_exactly_where_they_are_equal() {
+        let rows = 5 * STRING_PART_ROWS + 17;
+        let value = |i: usize| match i % 7 {
+            0 => None,
+            1 => Some(format!("a string longer than twelve bytes {}", i % 101)),
+            _ => Some(format!("k{}", (i * 31) % 997)),
+        };
+        let values: Vec<Option<String>> = (0..rows).rev().map(value).collect();
+        let key = Series::new("k".into(), values.clone());
+        let (codes, count) = string_codes(&key).unwrap();
+        let mut seen = std::collections::HashMap::new();
+        for (value, &code) in values.iter().zip(&codes) {
+            match value {
+                None => assert_eq!(code, 0),
+                Some(v) => assert_eq!(*seen.entry(v.clone()).or_insert(code), code, "{v}"),
+            }
+        }
+        let distinct: std::collections::HashSet<_> = seen.values().copied().collect();
+        assert_eq!(distinct.len(), seen.len());
+        assert_eq!(count, seen.len() as u64 + 1);
+        assert!(codes.iter().all(|&c| (c as u64) < count));
+    }
+
     #[test]
     fn combinations_past_32_bits_are_renumbered_first() {
         // Three keys of 2^12 distinct values each: 2^36 combinations, 2^12 of them present.
