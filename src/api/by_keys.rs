@@ -3,6 +3,7 @@
 //! kernel, CPU or GPU, ever sees more than one key).
 
 use polars::prelude::*;
+use polars_arrow::array::{Array, View};
 use rayon::prelude::*;
 
 use crate::api::by::{group_axis, Look};
@@ -113,46 +114,39 @@ pub(crate) fn need_combining(keys: &[Series]) -> bool {
 }
 
 /// One integer per row, equal for two rows exactly where every key is (a null equal to a null
-/// of the same key): UInt32 where the combinations fit 32 bits, else UInt64.
+/// of the same key): a UInt32 column (there are never more combinations than rows; those past
+/// 32 bits are numbered densely again).
 pub(crate) fn combined(keys: &[Series]) -> HistResult<Series> {
     let (first, rest) = keys.split_first().expect("at least one key");
-    let (codes, count) = dense_codes(first)?;
-    let mut ids: Vec<u64> = crate::alloc::collected(codes.iter().map(|&c| c as u64))?;
-    let mut bound = count;
+    let (mut ids, mut bound) = dense_codes(first)?;
     for key in rest {
         let (codes, count) = dense_codes(key)?;
         if bound.saturating_mul(count) > COMBINED_IDS {
             // Number the combinations seen so far densely again: at most one per row.
-            let (dense, seen) = dense_codes(&ids_series(ids, bound)?)?;
-            ids = crate::alloc::collected(dense.iter().map(|&c| c as u64))?;
-            bound = seen;
+            (ids, bound) = dense_codes(&UInt32Chunked::from_vec("by".into(), ids).into_series())?;
         }
-        // Fewer than 2^32 rows each way (a Polars index): the product fits 64 bits.
-        let product = bound.checked_mul(count).ok_or_else(|| {
-            HistError::InvalidArgument("`by`: more key combinations than 64 bits number".into())
-        })?;
-        ids.par_iter_mut()
-            .zip(codes.par_iter())
-            .for_each(|(id, &c)| *id = *id * count + c as u64);
-        bound = product;
+        if bound.saturating_mul(count) <= COMBINED_IDS {
+            // id * count + c < bound * count <= 2^32.
+            ids.par_iter_mut()
+                .zip(codes.par_iter())
+                .for_each(|(id, &c)| *id = (*id as u64 * count + c as u64) as u32);
+            bound *= count;
+            continue;
+        }
+        // Fewer than 2^32 rows each way (a Polars index): the product fits 64 bits, and is
+        // numbered densely again at once.
+        let wide: Vec<u64> = crate::alloc::collected(
+            ids.iter()
+                .zip(codes.iter())
+                .map(|(&id, &c)| id as u64 * count + c as u64),
+        )?;
+        (ids, bound) = dense_codes(&UInt64Chunked::from_vec("by".into(), wide).into_series())?;
     }
-    ids_series(ids, bound)
+    Ok(UInt32Chunked::from_vec("by".into(), ids).into_series())
 }
 
 /// Combined ids past this many would no longer fit UInt32: the ids so far are renumbered first.
 const COMBINED_IDS: u64 = 1 << 32;
-
-/// `ids` (all below `bound`) as a Series: UInt32 where they fit, which the group axis reads
-/// through a table when their span is narrow.
-fn ids_series(ids: Vec<u64>, bound: u64) -> HistResult<Series> {
-    Ok(match bound <= COMBINED_IDS {
-        true => {
-            let narrow: Vec<u32> = crate::alloc::collected(ids.iter().map(|&id| id as u32))?;
-            UInt32Chunked::from_vec("by".into(), narrow).into_series()
-        }
-        false => UInt64Chunked::from_vec("by".into(), ids).into_series(),
-    })
-}
 
 /// Each row's code among the values of `key`, equal exactly where the values are (a null a value
 /// of its own), all below the count returned.
@@ -225,16 +219,37 @@ fn string_codes(key: &Series) -> HistResult<(Vec<u32>, u64)> {
 const STRING_PART_ROWS: usize = 1 << 16;
 
 /// Numbers the strings of `part` in order of first appearance from 1 (0: null) into `codes`;
-/// returns the distinct strings in that order.
+/// returns the distinct strings in that order. A string of up to 12 bytes lies inside its
+/// 16-byte view (its length, then its bytes): it is looked up as that one integer, with no
+/// string compare; longer ones by their bytes.
 fn number_part<'a>(part: &'a StringChunked, codes: &mut [u32]) -> Vec<&'a str> {
-    let mut numbers: PlHashMap<&'a str, u32> = PlHashMap::new();
+    let mut short: PlHashMap<u128, u32> = PlHashMap::new();
+    let mut long: PlHashMap<&'a str, u32> = PlHashMap::new();
     let mut order = Vec::new();
-    for (code, s) in codes.iter_mut().zip(part.iter()) {
-        if let Some(s) = s {
-            *code = *numbers.entry(s).or_insert_with(|| {
+    let mut rest = codes;
+    for array in part.downcast_iter() {
+        let (codes, tail) = rest.split_at_mut(array.len());
+        rest = tail;
+        let valid = |i: usize| array.validity().is_none_or(|v| v.get_bit(i));
+        for (i, (code, view)) in codes.iter_mut().zip(array.views().iter()).enumerate() {
+            if !valid(i) {
+                continue;
+            }
+            // SAFETY: `i` is a row of `array`.
+            let string = || unsafe { array.value_unchecked(i) };
+            let mut first = |s: &'a str| {
                 order.push(s);
                 order.len() as u32
-            });
+            };
+            *code = match view.length <= View::MAX_INLINE_SIZE {
+                // The bytes past the string are zero by Arrow's layout; masked all the same.
+                true => {
+                    let bits = 32 + 8 * view.length;
+                    let inline = view.as_u128() & (u128::MAX >> (128 - bits));
+                    *short.entry(inline).or_insert_with(|| first(string()))
+                }
+                false => *long.entry(string()).or_insert_with(|| first(string())),
+            };
         }
     }
     order
