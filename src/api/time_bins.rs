@@ -15,7 +15,7 @@
 //! a local time that occurs twice takes the daylight-saving fold of the time it was computed
 //! from, and one that does not occur (the skipped hour) is shifted by that offset (RFC 5545).
 
-use chrono::{DateTime, LocalResult, NaiveDateTime, TimeDelta, TimeZone};
+use chrono::{DateTime, LocalResult, Months, NaiveDateTime, TimeDelta, TimeZone};
 use chrono_tz::{OffsetComponents, Tz};
 use polars::prelude::{DataType, TimeUnit};
 use polars_time::Duration;
@@ -211,7 +211,10 @@ impl Clock {
             Clock::Duration(unit) => {
                 let width = fixed_width(duration, *unit);
                 let start = match span {
-                    Span::Data(lo, _) => lo.div_euclid(width) * width,
+                    Span::Data(lo, _) => lo
+                        .div_euclid(width)
+                        .checked_mul(width)
+                        .ok_or_else(|| outside(every))?,
                     Span::Range(lo, _) => lo,
                 };
                 collect(
@@ -252,6 +255,14 @@ fn approximate_count(span: Span, width: i64) -> i128 {
         Span::Data(lo, hi) | Span::Range(lo, hi) => (lo as i128, hi as i128),
     };
     (hi - lo) / width.max(1) as i128 + 2
+}
+
+fn beyond_calendar() -> HistError {
+    HistError::InvalidArgument(
+        "time bins reach past the dates the column's type can hold: give a narrower `range` or \
+         a shorter `bins`"
+            .into(),
+    )
 }
 
 fn outside(every: &str) -> HistError {
@@ -332,6 +343,16 @@ impl Calendar<'_> {
     fn truncate(&self, duration: &Duration, t: i64) -> HistResult<i64> {
         let original = self.naive(t)?;
         let local = self.timestamp(self.zone.local(original))?;
+        // polars-time subtracts up to one period without checks: room for it first.
+        let period = (duration.months() as i128 * 31
+            + duration.weeks() as i128 * 7
+            + duration.days() as i128
+            + 1)
+            * NS_DAY
+            + duration.nanoseconds() as i128;
+        if (local as i128) - period / per_unit(self.unit) as i128 <= i64::MIN as i128 {
+            return Err(beyond_calendar());
+        }
         let truncated = match self.unit {
             TimeUnit::Nanoseconds => duration.truncate_ns(local, None),
             TimeUnit::Microseconds => duration.truncate_us(local, None),
@@ -341,33 +362,34 @@ impl Calendar<'_> {
     }
 
     /// `start + i * duration`: `pl.datetime_range`'s edge `i`. Months, weeks and days in local
-    /// time, each from the last; hours and finer in absolute time.
+    /// time, each from the last (a month's day past its end clamped to its last, as Polars
+    /// does), hours and finer in absolute time.
     fn add(&self, duration: &Duration, i: i64, start: i64) -> HistResult<i64> {
         let mut t = start;
-        for (count, unit) in [
-            (duration.months(), "mo"),
-            (duration.weeks(), "w"),
-            (duration.days(), "d"),
+        for (count, months) in [
+            (duration.months(), true),
+            (duration.weeks() * 7, false),
+            (duration.days(), false),
         ] {
             if count == 0 {
                 continue;
             }
-            let step = Duration::try_parse(&format!("{}{unit}", count * i))?;
             let original = self.naive(t)?;
-            let local = self.timestamp(self.zone.local(original))?;
-            let moved = match self.unit {
-                TimeUnit::Nanoseconds => step.add_ns(local, None),
-                TimeUnit::Microseconds => step.add_us(local, None),
-                TimeUnit::Milliseconds => step.add_ms(local, None),
-            }?;
-            t = self.timestamp(self.zone.utc(original, self.naive(moved)?)?)?;
+            let local = self.zone.local(original);
+            let n = count.checked_mul(i).ok_or_else(beyond_calendar)?;
+            let moved = match months {
+                true => u32::try_from(n)
+                    .ok()
+                    .and_then(|n| local.checked_add_months(Months::new(n))),
+                false => TimeDelta::try_days(n).and_then(|d| local.checked_add_signed(d)),
+            };
+            t = self.timestamp(
+                self.zone
+                    .utc(original, moved.ok_or_else(beyond_calendar)?)?,
+            )?;
         }
         let fine = (duration.nanoseconds() / per_unit(self.unit)) as i128 * i as i128;
-        i64::try_from(t as i128 + fine).map_err(|_| {
-            HistError::InvalidArgument(
-                "time bins reach past the dates a column can hold: give a narrower `range`".into(),
-            )
-        })
+        i64::try_from(t as i128 + fine).map_err(|_| beyond_calendar())
     }
 
     fn naive(&self, t: i64) -> HistResult<NaiveDateTime> {

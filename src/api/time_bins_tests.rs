@@ -119,13 +119,32 @@ fn date_and_duration_columns() {
 #[test]
 fn too_many_bins_are_refused_before_they_are_made() {
     let dtype = DataType::Datetime(TimeUnit::Nanoseconds, None);
-    let message = edges("1ns", &dtype, i64::MIN, i64::MAX)
+    let message = edges("1ns", &dtype, 0, i64::MAX / 2)
         .unwrap_err()
         .to_string();
     assert!(
         message.contains("bins (the most a histogram holds)"),
         "{message}"
     );
+}
+
+/// Edges past what the column's type holds are an error, never a panic or a wrapped edge.
+#[test]
+fn edges_past_the_calendar_are_refused() {
+    let ns = DataType::Datetime(TimeUnit::Nanoseconds, None);
+    let us = amsterdam();
+    for (every, dtype, lo, hi) in [
+        ("1y", &ns, i64::MIN + 1, i64::MAX),
+        ("1y", &us, i64::MIN + 1, i64::MAX),
+        ("999999999999y", &us, 0, 10),
+        ("1mo", &DataType::Date, i32::MIN as i64 + 1, i32::MAX as i64),
+    ] {
+        let message = edges(every, dtype, lo, hi).unwrap_err().to_string();
+        assert!(
+            message.contains("past the dates") || message.contains("outside the calendar"),
+            "{every} {dtype:?}: {message}"
+        );
+    }
 }
 
 #[test]
