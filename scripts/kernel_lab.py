@@ -38,6 +38,7 @@ HEADERS = [
     "counters.cuh",
     "families.cuh",
     "segmented.cuh",
+    "extremes.cuh",
 ]
 
 
