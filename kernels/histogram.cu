@@ -1,6 +1,7 @@
 // The kernels, one entry point per module: NVRTC compiles this file once per kernel a plan needs
 // (src/gpu/compile.rs), with one of
-//   KERNEL_COUNT      count: a family (-DFAMILY=FAMILY_SHARED|PACKED|SPILL|SEGMENTED|GLOBAL, -DWEIGHTED)
+//   KERNEL_COUNT      count: a family (-DFAMILY=FAMILY_SHARED|PACKED|SPILL|SEGMENTED|BATCHED|
+//                     GLOBAL, -DWEIGHTED)
 //                     over the rows of RANK axes, axis d a column binned as -DAXISd says
 //                     (binners.cuh `BinnerOf`: its C type, rule kind and variant), into the
 //                     histogram; one axis reads its column in 16-byte vectors, more read a row's
@@ -26,6 +27,7 @@ typedef VALUE_T Value;
 #define FAMILY_SEGMENTED 3
 #define FAMILY_GLOBAL 4
 #define FAMILY_SPILL 5
+#define FAMILY_BATCHED 6
 #ifndef WEIGHTED
 #define WEIGHTED 0
 #endif
@@ -90,7 +92,7 @@ typedef Cells<Axes<typename BinnerOf<AXIS0, STAGE_EDGES>::type, After1>> Source;
 typedef BinnedColumn<typename BinnerOf<AXIS0, STAGE_EDGES>::type> Source;
 #endif
 
-#if FAMILY == FAMILY_SEGMENTED
+#if FAMILY == FAMILY_SEGMENTED || FAMILY == FAMILY_BATCHED
 #define COUNT_BOUNDS __launch_bounds__(SEG_PARTITION_THREADS, 2)
 #else
 #define COUNT_BOUNDS
@@ -117,11 +119,13 @@ extern "C" __global__ void COUNT_BOUNDS count(const CountParams p)
 #elif FAMILY == FAMILY_SPILL
     spill_hist(src, out);
 #elif FAMILY == FAMILY_SEGMENTED
-    seg_partition(src, p.seg, out);
+    seg_partition<false>(src, p.seg, out);
+#elif FAMILY == FAMILY_BATCHED
+    seg_partition<true>(src, p.seg, out);
 #elif FAMILY == FAMILY_GLOBAL
     global_hist(src, out);
 #else
-#error "compile with -DFAMILY=FAMILY_SHARED|FAMILY_PACKED|FAMILY_SPILL|FAMILY_SEGMENTED|FAMILY_GLOBAL"
+#error "compile with -DFAMILY=FAMILY_SHARED|FAMILY_PACKED|FAMILY_SPILL|FAMILY_SEGMENTED|FAMILY_BATCHED|FAMILY_GLOBAL"
 #endif
 #endif
 }

@@ -95,7 +95,11 @@ __host__ __device__ constexpr unsigned int seg_partition_words(unsigned int part
     return 32 + (partitions + 3) / 4 * 4 + SEG_TILE_ROWS + SEG_TILE_ROWS / 2;
 }
 
-template <class S>
+// PREFETCH (the batched family): the first U units of the block's next tile are read into
+// registers as soon as this tile is binned, so they arrive while it is scanned, scattered and
+// copied out, instead of every tile starting with a wait on memory (as register double
+// buffering does in GEMM kernels: a barrier does not wait for a load's data).
+template <bool PREFETCH, class S>
 __device__ __forceinline__ void seg_partition(S src, const Segments seg, u64* out)
 {
     constexpr unsigned int K = S::K;
@@ -114,6 +118,19 @@ __device__ __forceinline__ void seg_partition(S src, const Segments seg, u64* ou
     const unsigned int shift = seg.width_bits;
     const unsigned int mask = (1u << shift) - 1;
 
+    typename S::Load next[U];
+    auto read_ahead = [&](unsigned int tile) {
+        if constexpr (PREFETCH) {
+            if (tile < seg.tiles) {
+#pragma unroll
+                for (unsigned int u = 0; u < U; ++u) {
+                    const u64 unit = u64(tile) * UNITS + threadIdx.x + u * SEG_PARTITION_THREADS;
+                    next[u] = src.load_checked(unit);
+                }
+            }
+        }
+    };
+    read_ahead(blockIdx.x);
     for (unsigned int tile = blockIdx.x; tile < seg.tiles; tile += gridDim.x) {
         zero_shared(counts, P);
         __syncthreads();
@@ -123,7 +140,9 @@ __device__ __forceinline__ void seg_partition(S src, const Segments seg, u64* ou
             const u64 first = u64(tile) * UNITS + threadIdx.x;
 #pragma unroll
             for (unsigned int u = 0; u < U; ++u) {
-                q[u] = src.load_checked(first + (j0 + u) * SEG_PARTITION_THREADS);
+                q[u] = PREFETCH && j0 == 0
+                           ? next[u]
+                           : src.load_checked(first + (j0 + u) * SEG_PARTITION_THREADS);
             }
 #pragma unroll
             for (unsigned int u = 0; u < U; ++u) {
@@ -140,6 +159,7 @@ __device__ __forceinline__ void seg_partition(S src, const Segments seg, u64* ou
                 }
             }
         }
+        read_ahead(tile + gridDim.x);
         __syncthreads();
         const unsigned int counted = scan_shared(counts, P, scratch);
         unsigned short* const starts = seg.starts + u64(tile) * (P + 1);

@@ -14,7 +14,8 @@
 #        and the `auto` grid (benches/narrow_ints.py), compute-sanitizer on every kernel family.
 # largebins: issue 37.2 in one short call: the gpu tests of the spill and batched families (and
 #        every family-parametrized test of them), compute-sanitizer memcheck + racecheck on every
-#        kernel family, then old against new beside the peers (benches/large_bins.py).
+#        kernel family, then old against new beside the peers (benches/large_bins.py), and the
+#        kernel lab's bare launches of the four families (each segmented pass timed).
 # quick: what fits one short call: the first call, the gpu tests of exact integers, infinite
 #        edges, the numpy module, hist and flow, the engine's gpu tests and a sample of the rest
 #        (6 workers), the drop-in swaps (benches/swaps.py), the whole-call profile beside
@@ -145,6 +146,11 @@ if [[ $what == largebins ]]; then
   echo "== old family against new, peers beside them (benches/large_bins.py)"
   timeout 240 python3 benches/large_bins.py --reps 7 2>&1 | tee "$OUT/large_bins.log" | tail -70
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  echo "== the same families launched bare, each segmented pass timed (scripts/kernel_lab.py)"
+  timeout 150 python3 scripts/kernel_lab.py --only packed,spill,segmented,batched \
+    --bins 65536,1048576,16777216 --dists uniform,normal,sorted,degenerate --tag largebins \
+    > "$OUT/kernel_lab_largebins.log" 2>&1
+  tail -n 40 "$OUT/kernel_lab_largebins.log"
 fi
 if [[ $what == bench || $what == all ]]; then
   echo "== peers"

@@ -318,10 +318,9 @@ def test_explain_names_the_kernel() -> None:
     assert "count_shared_float32_u32_left" in text and "replica" in text
     assert "count_spill_float32_u32_left" in gh.explain(x, 1 << 16)
     assert "count_packed_float32_u32_left" in gh.explain(x, 1 << 16, kernel="packed")
-    # The batched family launches the segmented family's first pass.
     text = gh.explain(x, 1 << 22)
-    assert "count_segmented_float32_u32_left (batched family)" in text
-    assert "a warp 32 tiles at once" in text
+    assert "count_batched_float32_u32_left" in text and "a warp 32 tiles at once" in text
+    assert "count_segmented_float32_u32_left" in gh.explain(x, 1 << 22, kernel="segmented")
     assert "count_global_weighted_float32" in gh.explain(x, 1 << 22, weights=True)
 
 

@@ -100,7 +100,7 @@ pub fn find(id: &KernelId, arch: u32, driver: u32) -> Option<Vec<u8>> {
 /// plans seldom need (numpy's literal rule, flow bins, more axes)
 /// compile on first use.
 pub fn common_kernels() -> Vec<KernelId> {
-    use Family::{Global, Packed, Segmented, Shared, Spill};
+    use Family::{Batched, Global, Packed, Segmented, Shared, Spill};
     let rule = |kind, right, formula, literal, wide| RuleVariant {
         kind,
         right,
@@ -114,8 +114,8 @@ pub fn common_kernels() -> Vec<KernelId> {
         weighted,
         axes: AxisKernels::one(dtype, rule),
     };
-    // Both count passes of the segmented families (their first pass is one kernel); both
-    // 16-bit families, the spill one chosen and the packed one for comparison.
+    // Both segmented families and both 16-bit ones: the batched and spill families chosen,
+    // the segmented and packed ones for comparison.
     let mut out = vec![
         KernelId::SegScan,
         KernelId::SegCount,
@@ -134,7 +134,7 @@ pub fn common_kernels() -> Vec<KernelId> {
             _ => vec![(RuleKind::U64, 1)],
         };
         for (kind, formula) in numpy {
-            for family in [Shared, Packed, Spill, Segmented, Global] {
+            for family in [Shared, Packed, Spill, Segmented, Batched, Global] {
                 out.push(one(
                     family,
                     false,
@@ -151,7 +151,7 @@ pub fn common_kernels() -> Vec<KernelId> {
         }
         // Polars' equal bins (closed right) are float64 for every column type.
         let polars = rule(RuleKind::U64, true, 1, false, false);
-        for family in [Shared, Packed, Spill, Segmented, Global] {
+        for family in [Shared, Packed, Spill, Segmented, Batched, Global] {
             out.push(one(family, false, dtype, polars));
         }
         out.push(one(Shared, true, dtype, polars));
@@ -199,7 +199,7 @@ pub fn common_kernels() -> Vec<KernelId> {
         pairs.push(rule(RuleKind::Edges, false, 0, false, false));
         for r in pairs {
             let axes = AxisKernels::new(&[AxisKernel { dtype, rule: r }; 2]);
-            for family in [Shared, Packed, Spill, Segmented, Global] {
+            for family in [Shared, Packed, Spill, Segmented, Batched, Global] {
                 out.push(KernelId::Count {
                     family,
                     weighted: false,
@@ -243,7 +243,7 @@ pub fn common_kernels() -> Vec<KernelId> {
     ];
     for key in keys {
         for value in values {
-            for family in [Shared, Packed, Spill, Segmented] {
+            for family in [Shared, Packed, Spill, Segmented, Batched] {
                 out.push(KernelId::Count {
                     family,
                     weighted: false,

@@ -31,6 +31,7 @@ fn kernels() -> Vec<KernelId> {
         Family::Packed,
         Family::Spill,
         Family::Segmented,
+        Family::Batched,
         Family::Global,
     ] {
         out.push(count(family, false, DType::F32, rule(RuleKind::U32)));
@@ -93,6 +94,7 @@ fn kernels() -> Vec<KernelId> {
         Family::Packed,
         Family::Spill,
         Family::Segmented,
+        Family::Batched,
         Family::Global,
     ] {
         out.push(KernelId::Count {
@@ -143,6 +145,7 @@ fn kernels() -> Vec<KernelId> {
         Family::Packed,
         Family::Spill,
         Family::Segmented,
+        Family::Batched,
         Family::Global,
     ] {
         let v = RuleVariant {

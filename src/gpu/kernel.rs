@@ -25,8 +25,9 @@ pub enum Family {
     /// Bins grouped by partition tile by tile, then counted a partition at a time in shared
     /// memory (`kernels/segmented.cuh`): any bin count, unweighted.
     Segmented,
-    /// The segmented family whose count pass reads 32 tiles at once a warp
-    /// (`seg_count_batched`): the same partition pass and scan.
+    /// The segmented family's passes, the first reading a tile ahead (its first loads in flight
+    /// while the previous tile is scattered), the count pass a warp's 32 tiles at once
+    /// (`seg_count_batched`).
     Batched,
     /// Atomics straight into the global histogram (with each thread's runs added at once).
     Global,
@@ -49,21 +50,13 @@ impl Family {
         matches!(self, Family::Segmented | Family::Batched)
     }
 
-    /// The family whose counting kernel this family launches: the batched family's first pass
-    /// is the segmented one's (one module for both).
-    pub fn count_kernel(self) -> Family {
-        match self {
-            Family::Batched => Family::Segmented,
-            other => other,
-        }
-    }
-
     fn define(self) -> &'static str {
         match self {
             Family::Shared => "FAMILY_SHARED",
             Family::Packed => "FAMILY_PACKED",
             Family::Spill => "FAMILY_SPILL",
-            Family::Segmented | Family::Batched => "FAMILY_SEGMENTED",
+            Family::Segmented => "FAMILY_SEGMENTED",
+            Family::Batched => "FAMILY_BATCHED",
             Family::Global => "FAMILY_GLOBAL",
         }
     }

@@ -358,7 +358,7 @@ fn layout(
             format!(
                 "{bins} bins exceed one block's shared memory even as 16-bit counters ({packed} \
                  of {optin} bytes): bins grouped into partitions of {} and counted a \
-                 partition at a time, a warp reading 32 tiles at once",
+                 partition at a time, a tile read ahead and a warp counting 32 tiles at once",
                 1u64 << SEG_WIDTH_BITS
             ),
         ),
@@ -440,7 +440,7 @@ fn layout(
     let grid = (full_grid as u64).min(needed) as u32;
     Ok(Plan {
         kernel: KernelId::Count {
-            family: family.count_kernel(),
+            family,
             weighted,
             axes,
         },

@@ -119,16 +119,34 @@ fn large_bins_are_segmented_and_forcing_shared_fails_clearly() {
     let p = plan(&DeviceProps::h100(), &s, false, 1 << 29, None).unwrap();
     assert_eq!(p.family, Family::Batched);
     let seg = p.segments.as_ref().unwrap();
-    assert_eq!((seg.partitions, seg.width_bits, seg.batched), (32, 15, true));
+    assert_eq!(
+        (seg.partitions, seg.width_bits, seg.batched),
+        (32, 15, true)
+    );
     // One launch for all 2^29 rows on an 80 GB H100.
     assert_eq!(p.rows_per_launch, 1 << 29);
     assert!(p.scratch_bytes() >= 2 << 29);
     assert!(p.to_string().contains("32 partition(s) of 32768 bins"));
-    // The batched family launches the segmented family's first pass; the segmented family
-    // stays reachable by a pin, with its own count pass.
-    assert_eq!(p.kernel.to_string(), "count_segmented_float32_u32_left_formula64");
-    let old = plan(&DeviceProps::h100(), &s, false, 1 << 29, Some(Family::Segmented)).unwrap();
-    assert_eq!((old.kernel, old.segments.unwrap().batched), (p.kernel, false));
+    // The segmented family stays reachable by a pin, with its own passes.
+    assert_eq!(
+        p.kernel.to_string(),
+        "count_batched_float32_u32_left_formula64"
+    );
+    let old = plan(
+        &DeviceProps::h100(),
+        &s,
+        false,
+        1 << 29,
+        Some(Family::Segmented),
+    )
+    .unwrap();
+    assert_eq!(
+        (old.kernel.to_string(), old.segments.unwrap().batched),
+        (
+            "count_segmented_float32_u32_left_formula64".to_string(),
+            false
+        )
+    );
     for family in [Family::Shared, Family::Packed, Family::Spill] {
         let err = plan(&DeviceProps::h100(), &s, false, 1 << 29, Some(family));
         assert!(err.unwrap_err().to_string().contains("cannot hold"));
@@ -172,7 +190,7 @@ fn n_d_jobs_count_cells_in_one_kernel() {
     assert_eq!(p.family, Family::Batched);
     assert_eq!(
         p.kernel.to_string(),
-        "count_segmented_float32_u32_left_formula64_x_float32_u32_left_formula64"
+        "count_batched_float32_u32_left_formula64_x_float32_u32_left_formula64"
     );
     assert_eq!(p.kernel.axes().len(), 2);
     // The segmented keys only: no column of cells.
