@@ -105,7 +105,11 @@ __device__ __forceinline__ void seg_partition(S src, const Segments seg, u64* ou
     constexpr unsigned int K = S::K;
     constexpr unsigned int UNITS = SEG_TILE_ROWS / K;  // a tile
     constexpr unsigned int PER_THREAD = UNITS / SEG_PARTITION_THREADS;
-    constexpr unsigned int U = PER_THREAD < 4 ? PER_THREAD : 4;  // loads in flight
+    // Units in flight: 4, or 8 rows of a source whose row is at most 8 bytes (two float32
+    // columns) in the batched family: a row's loads are a value a column, so 4 rows kept few
+    // bytes in flight. (Wider rows would spill registers.)
+    constexpr unsigned int MOST = PREFETCH && K == 1 && S::ROW_BYTES <= 8 ? 8 : 4;
+    constexpr unsigned int U = PER_THREAD < MOST ? PER_THREAD : MOST;
     static_assert(PER_THREAD % U == 0, "whole steps of U vectors");
     if (blockDim.x != SEG_PARTITION_THREADS) __trap();
 
