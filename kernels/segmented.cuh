@@ -363,6 +363,32 @@ __device__ __forceinline__ void count_keys_in(unsigned int* counters, const uint
 
 // 16-byte reads a lane keeps in flight in the batched count pass.
 constexpr unsigned int BATCH_READS = 4;
+// Keys of one tile's run that the whole warp counts together; shorter runs join the batch's list.
+constexpr unsigned int WARP_RUN_KEYS = 256;
+
+// The keys [begin, end) of one long run, by the whole warp: the 16-byte words that hold them,
+// BATCH_READS a lane read before the first is counted (no bookkeeping a word).
+__device__ __forceinline__ void count_run_by_warp(unsigned int* counters,
+                                                  const unsigned short* keys, unsigned int begin,
+                                                  unsigned int end, unsigned int lane)
+{
+    const uint4* const words = reinterpret_cast<const uint4*>(keys);
+    const unsigned int first = begin / 8;
+    const unsigned int count = (end - 1) / 8 - first + 1;
+    for (unsigned int w0 = 0; w0 < count; w0 += 32 * BATCH_READS) {
+        uint4 q[BATCH_READS];
+#pragma unroll
+        for (unsigned int r = 0; r < BATCH_READS; ++r) {
+            const unsigned int w = w0 + 32 * r + lane;
+            q[r] = w < count ? words[first + w] : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (unsigned int r = 0; r < BATCH_READS; ++r) {
+            const unsigned int w = w0 + 32 * r + lane;
+            count_keys_in(counters, q[r], (first + w) * 8, begin, w < count ? end : 0);
+        }
+    }
+}
 
 // The lane whose chunks hold chunk c of a batch: the last lane whose first chunk is <= c (lanes
 // hold their first chunks in ascending order; lane 0's is 0). Every lane must call it.
@@ -377,12 +403,13 @@ __device__ __forceinline__ unsigned int lane_of_chunk(unsigned int c, unsigned i
     return lane;
 }
 
-// A warp 32 tiles at a time: each lane reads one tile's start and end, and the runs of the 32
-// tiles become one list of 16-byte chunks (the words that hold a run's keys), dealt out to the
-// lanes BATCH_READS at a time, all read before the first is counted. seg_count pays two
-// dependent reads a tile, one tile at a time per warp (at 16M bins, for a run of 32 keys), and
-// its long runs one read a lane at a time: here a batch of 32 tiles costs one read of the
-// starts, then reads as parallel as the keys allow, whatever the runs' lengths.
+// A warp 32 tiles at a time: each lane reads one tile's start and end at once. The long runs
+// are counted by the whole warp one after another; the short ones become one list of 16-byte
+// words (those that hold a run's keys), dealt out to the lanes BATCH_READS at a time, all read
+// before the first is counted. seg_count pays two dependent reads a tile, one tile at a time per
+// warp, and at 16M bins (runs of 32 keys) that latency bound it: here a batch of 32 tiles costs
+// one read of the starts, then reads as parallel as the keys allow, whatever the runs' lengths.
+// (Finding a word's run takes 8 shuffles, as many as its atomics: long runs skip that.)
 extern "C" __global__ void seg_count_batched(Segments seg, unsigned int n, u64* out)
 {
     const unsigned int lane = threadIdx.x % 32;
@@ -399,7 +426,16 @@ extern "C" __global__ void seg_count_batched(Segments seg, unsigned int n, u64* 
                 begin = s[0];
                 end = s[1];
             }
-            const unsigned int chunks = end > begin ? (end - 1) / 8 - begin / 8 + 1 : 0;
+            const bool long_run = end - begin >= WARP_RUN_KEYS;
+            for (unsigned int lanes = __ballot_sync(0xffffffffu, long_run); lanes != 0;
+                 lanes &= lanes - 1) {
+                const unsigned int from = __ffs(lanes) - 1;
+                count_run_by_warp(counters, seg.keys + u64(t0 + from) * SEG_TILE_ROWS,
+                                  __shfl_sync(0xffffffffu, begin, from),
+                                  __shfl_sync(0xffffffffu, end, from), lane);
+            }
+            const unsigned int chunks =
+                !long_run && end > begin ? (end - 1) / 8 - begin / 8 + 1 : 0;
             unsigned int inclusive = chunks;
 #pragma unroll
             for (unsigned int d = 1; d < 32; d *= 2) {
