@@ -131,7 +131,7 @@ fn histogram_cuda_counts(
             })?
         }
     };
-    let ordinal = crate::gpu::get().map_err(to_py)?.ordinal();
+    let ordinal = result.ordinal;
     let mut edges = Vec::with_capacity(result.specs.len());
     for (axis, spec) in result.specs.iter().enumerate() {
         let wanted = match edge_typestrs.get(axis).cloned().flatten() {
