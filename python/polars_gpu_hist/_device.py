@@ -40,8 +40,8 @@ def explain(
         empty = pl.Series(values=[], dtype=_dtype_of_typestr(iface["typestr"]))
         rows = iface["shape"][0]
         # The GPU holding the array counts it: found from its address (none for no rows).
-        device = _internal.device_of(iface["data"][0], "`data`") if rows else None
-        return _internal.explain(empty, rows, kwargs, bool(weights), "device", device)
+        ordinal = _internal.device_of(iface["data"][0], "`data`") if rows else None
+        return _internal.explain(empty, rows, kwargs, bool(weights), "device", ordinal)
     if isinstance(data, (pl.DataType, type)):
         try:
             # A type that is no Polars dtype class is refused by Polars, below.
@@ -52,9 +52,9 @@ def explain(
         return _internal.explain(empty, 1 << 29, kwargs, bool(weights), "host")
     s = data if isinstance(data, pl.Series) else pl.Series(data)
     _args.refuse_object(s)
-    device = _internal.pinned_device(s)
-    location: Literal["pinned", "host"] = "host" if device is None else "pinned"
-    return _internal.explain(s.clear(), len(s), kwargs, bool(weights), location, device)
+    ordinal = _internal.pinned_device(s)
+    location: Literal["pinned", "host"] = "host" if ordinal is None else "pinned"
+    return _internal.explain(s.clear(), len(s), kwargs, bool(weights), location, ordinal)
 
 
 def _dtype_of_typestr(typestr: str) -> pl.DataType:

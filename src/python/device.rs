@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3_polars::PySeries;
 
 use super::values::{AnyOptions, PyDeviceSample, PyDeviceTarget};
-use super::{call, to_py};
+use super::call;
 use crate::api::device;
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
