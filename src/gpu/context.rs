@@ -49,8 +49,11 @@ struct Loaded {
     occupancy: HashMap<(u32, u32), (u32, u32)>,
 }
 
-/// Each device's GPU (or why it cannot be used), by ordinal; None: no driver or no device.
-static GPUS: OnceLock<Result<Vec<OnceLock<Result<Gpu, String>>>, String>> = OnceLock::new();
+/// A GPU opened on first use, or why it could not be.
+type Slot = OnceLock<Result<Gpu, String>>;
+
+/// Each device's slot, by ordinal; or why the process has no GPU (no driver, no device).
+static GPUS: OnceLock<Result<Vec<Slot>, String>> = OnceLock::new();
 
 /// A thread's stream, and the event that orders it after the legacy default stream.
 #[derive(Clone)]

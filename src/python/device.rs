@@ -7,8 +7,8 @@ use polars::prelude::*;
 use pyo3::prelude::*;
 use pyo3_polars::PySeries;
 
-use super::values::{AnyOptions, PyDeviceSample, PyDeviceTarget};
 use super::call;
+use super::values::{AnyOptions, PyDeviceSample, PyDeviceTarget};
 use crate::api::device;
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
