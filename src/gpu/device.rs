@@ -164,6 +164,18 @@ mod tests {
         }
     }
 
+    /// Without a driver (CI) host rows name device 0, and keeping the current context is a
+    /// no-op: nothing touches the missing driver.
+    #[test]
+    fn without_a_driver_the_current_device_is_0() {
+        if super::super::context::driver_present() {
+            return;
+        }
+        assert_eq!(current(), 0);
+        drop(KeepCurrent::now());
+        assert!(super::super::context::device_count().is_err());
+    }
+
     #[test]
     fn the_arrays_of_a_call_name_their_one_device() {
         let at = |what: &str, home| (what.to_string(), home);
