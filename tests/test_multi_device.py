@@ -180,3 +180,16 @@ def test_the_callers_stream_on_device_1_is_respected() -> None:
         host = x.get()
     assert counts.get().tolist() == np.histogram(host, 50, range=(0, 1))[0].tolist()
     assert cp.cuda.runtime.getDevice() == 0
+
+
+@pytest.mark.gpu
+def test_a_histogram_fills_from_device_1_while_device_0_is_current() -> None:
+    cp = _two_gpus()
+    with cp.cuda.Device(1):
+        x = cp.random.default_rng(8).random(1 << 20)
+        w = cp.random.default_rng(9).random(1 << 20)
+    cp.cuda.Device(0).use()
+    h = gh.Histogram(32, range=(0, 1), weights=True).fill(x, w)
+    expected, _ = np.histogram(x.get(), 32, range=(0, 1), weights=w.get())
+    np.testing.assert_allclose(h.counts, expected, rtol=1e-12)
+    assert cp.cuda.runtime.getDevice() == 0
