@@ -3,7 +3,8 @@
 #   make gpu-stage-dask       # here: our wheel, Polars and the Dask stack into .gpu-dask/
 #   device run (kind nvidia-h200-x2): bash scripts/dask_gpu_check.sh [check|bench|all]  carrying .gpu-dask
 # check: the `gpu` Dask tests (two workers, one per GPU: LocalCUDACluster when dask-cuda is
-# installed there, and one Nanny per GPU always). bench: benches/dask_bench.py (BENCH_ARGS).
+# installed there, and one Nanny per GPU always), and arrays on both GPUs of one process
+# (tests/test_multi_device.py). bench: benches/dask_bench.py (BENCH_ARGS).
 set -uo pipefail
 what=${1:-all}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -19,7 +20,7 @@ if [[ $what == check || $what == all ]]; then
   echo "== dask gpu tests"
   # No conftest: it needs hypothesis, which is not staged (the carry limit).
   python3 -m pytest -q -p no:cacheprovider --noconftest -m gpu -rs \
-    tests/test_dask_gpu.py tests/test_accumulator_gpu.py 2>&1 \
+    tests/test_dask_gpu.py tests/test_accumulator_gpu.py tests/test_multi_device.py 2>&1 \
     | tee "$OUT/pytest_dask_gpu.log" | tail -15
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
