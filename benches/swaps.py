@@ -7,8 +7,9 @@ place. Each round times every pair, the two members in alternating order, so tha
 processes, frequency) falls on both; each sample repeats a call until it has run for at least
 ``--sample-ms`` and records the time of one call. The floor is a plugin function that does no
 work and returns one value (``_bench_floor_expr``): the cost of crossing the plugin boundary,
-which no plugin can go below. Prints a markdown table: medians in µs and the ratio original/ours
-(>= 1.0: ours is as fast or faster).
+which no plugin can go below; the Struct floor (``_bench_floor_struct_expr``) returns
+``histogram``'s shape instead, counting nothing: the boundary's cost for that output. Prints a
+markdown table: medians in µs and the ratio original/ours (>= 1.0: ours is as fast or faster).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import polars as pl
 
 import polars_gpu_hist as gh
 import polars_gpu_hist.numpy as ghnp
-from polars_gpu_hist._polars_hist import _bench_floor_expr
+from polars_gpu_hist._polars_hist import _bench_floor_expr, _bench_floor_struct_expr
 
 Call = Callable[[], object]
 BOTH = {"include_category": True, "include_breakpoint": True}
@@ -106,6 +107,8 @@ def swaps(quick: bool) -> list[tuple[str, Call, Call]]:
                 lambda df=df: df.select(_bench_floor_expr(pl.col("x"))),
             )
         )
+        if n == 100:  # the small call against both floors
+            out.extend(histogram_floors(df))
     groups = 1_000 if quick else 10_000
     g = rng.integers(0, groups, size=groups * 200)
     frame = pl.DataFrame({"g": g, "x": rng.normal(size=g.size)}).lazy()
@@ -144,7 +147,45 @@ def swaps(quick: bool) -> list[tuple[str, Call, Call]]:
             lambda: frame.group_by("g").agg(_bench_floor_expr(pl.col("x"))).collect(),
         )
     )
+    histogram = pl.col("x").gpu_hist.histogram(bins=16, closed="right")
+    out.append(
+        (
+            f"floor: `agg(no-op plugin)` beside `agg(histogram(bins=16))`, {label}",
+            lambda: frame.group_by("g").agg(histogram).collect(),
+            lambda: frame.group_by("g").agg(_bench_floor_expr(pl.col("x"))).collect(),
+        )
+    )
+    out.append(
+        (
+            f"floor: `agg(Struct no-op plugin)` beside `agg(histogram(bins=16))`, {label}",
+            lambda: frame.group_by("g").agg(histogram).collect(),
+            lambda: frame.group_by("g").agg(_bench_floor_struct_expr(pl.col("x"), 16)).collect(),
+        )
+    )
     return out
+
+
+def histogram_floors(df: pl.DataFrame) -> list[tuple[str, Call, Call]]:
+    """`histogram(bins=10)` beside the no-op plugin (one value: the boundary itself) and beside
+    the Struct no-op plugin (histogram's output, 10 rows of zeros: the boundary for a Struct),
+    and the two floors beside each other (what the Struct costs at the boundary)."""
+    return [
+        (
+            "floor: no-op plugin beside `histogram(bins=10)`, 100 rows",
+            lambda: df.select(pl.col("x").gpu_hist.histogram(bins=10)),
+            lambda: df.select(_bench_floor_expr(pl.col("x"))),
+        ),
+        (
+            "floor: Struct no-op plugin beside `histogram(bins=10)`, 100 rows",
+            lambda: df.select(pl.col("x").gpu_hist.histogram(bins=10)),
+            lambda: df.select(_bench_floor_struct_expr(pl.col("x"), 10)),
+        ),
+        (
+            "floor: no-op plugin beside the Struct no-op plugin, 100 rows",
+            lambda: df.select(_bench_floor_struct_expr(pl.col("x"), 10)),
+            lambda: df.select(_bench_floor_expr(pl.col("x"))),
+        ),
+    ]
 
 
 def main() -> None:
@@ -181,7 +222,8 @@ def main() -> None:
         print(f"| {what} | {orig:,.1f} | {ours:,.1f} | {orig / ours:.2f}x |")
     print(
         "\nThe floor rows: 'the original' is our call, 'ours' the no-op plugin; their ratio is "
-        "how far above the floor our call is (1.0x: at the floor)."
+        "how far above the floor our call is (1.0x: at the floor). The Struct no-op plugin "
+        "returns histogram's output shape and counts nothing: the floor for that output."
     )
     if args.json:
         with open(args.json, "w") as f:

@@ -192,6 +192,9 @@ def histogram_expr(
         (its time zone kept) and Duration. ``count`` is UInt64, or Float64 with ``weights`` or
         ``density``.
     """
+    plain = _args.plain_histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    if plain is not None and by is None and weights is None:
+        return _plugin("histogram", [_expr(expr)], plain)
     options = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
     kwargs: _options.Kwargs = options
     args = [_expr(expr)]
@@ -207,14 +210,14 @@ def histogram_expr(
     return _plugin("histogram" if by is None else "histogram_by", args, kwargs)
 
 
-def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs) -> pl.Expr:
-    """A call of the plugin's `function_name`: one row per bin (or cell), whatever the input's
-    length."""
+def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs | bytes) -> pl.Expr:
+    """A call of the plugin's `function_name` (`kwargs` pickled or not): one row per bin."""
     # Ctrl-C stops the query's long calls (chained again if a SIGINT handler, as Jupyter's
     # around each cell, displaced the action since).
     _internal.watch_ctrl_c()
+    pickled = kwargs if isinstance(kwargs, bytes) else _pickled(kwargs)
     # Polars' own registration, without its per-call search for the library (_polars_hist.py).
-    return build_plugin_call(function_name, args, _pickled(kwargs), None)
+    return build_plugin_call(function_name, args, pickled, None)
 
 
 @pl.api.register_expr_namespace("gpu_hist")
