@@ -383,6 +383,32 @@ pub fn edge_series(field: &str, values: Vec<f64>, input: &DataType) -> HistResul
 
 #[cfg(test)]
 mod tests {
+    use polars::prelude::*;
+
+    /// `assemble` lays fields out as Polars' own constructor does: values, dtypes (logical
+    /// ones kept) and names, a field of several chunks included.
+    #[test]
+    fn assemble_equals_polars_struct_of_the_same_fields() {
+        let mut two_chunks = UInt64Chunked::from_vec("count".into(), vec![1, 2]).into_series();
+        two_chunks
+            .append(&UInt64Chunked::from_vec("count".into(), vec![3]).into_series())
+            .unwrap();
+        let fields = vec![
+            Float64Chunked::from_vec("bin_start".into(), vec![0.0, 0.5, f64::NAN]).into_series(),
+            Int64Chunked::from_vec("when".into(), vec![1, 2, 3])
+                .into_datetime(TimeUnit::Milliseconds, None)
+                .into_series(),
+            two_chunks,
+        ];
+        let expected = StructChunked::from_series("x".into(), 3, fields.iter())
+            .unwrap()
+            .into_series();
+        let got = super::assemble("x".into(), 3, fields).unwrap();
+        assert_eq!(got.dtype(), expected.dtype());
+        assert_eq!(got.name(), expected.name());
+        assert!(got.equals_missing(&expected));
+    }
+
     /// Every cell holds `values[c / stride % len]`: runs and stretches across blocks, a single
     /// value, strides past the cells, on one thread and on the pool.
     #[test]
