@@ -265,8 +265,7 @@ fn assemble(name: PlSmallStr, cells: usize, fields: Vec<Series>) -> HistResult<S
         None,
     )?;
     // SAFETY: one chunk, of the Struct's physical type (its fields' own chunks).
-    let chunked =
-        unsafe { StructChunked::from_chunks_and_dtype(name, vec![array.boxed()], dtype) };
+    let chunked = unsafe { StructChunked::from_chunks_and_dtype(name, vec![array.boxed()], dtype) };
     Ok(chunked.into_series())
 }
 

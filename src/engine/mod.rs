@@ -157,9 +157,7 @@ pub fn choose(shape: Shape, placement: Placement) -> HistResult<(Backend, String
             Ok(_) => Ok((Backend::Gpu, "the rows are in device memory".into())),
             Err(e) => Err(e),
         },
-        Device::Auto
-            if shape.rows < SMALL_ROWS && !shape.pinned && placement.kernel.is_none() =>
-        {
+        Device::Auto if shape.rows < SMALL_ROWS && !shape.pinned && placement.kernel.is_none() => {
             Ok((
                 Backend::Cpu,
                 format!("fewer than {SMALL_ROWS} rows: counted on the calling thread"),

@@ -64,8 +64,5 @@ fn floor_struct(inputs: &[Series], kwargs: &FloorStructKwargs) -> PolarsResult<S
         Float64Chunked::from_vec(BIN_END.into(), vec![0.0; n]).into_series(),
         UInt64Chunked::from_vec(COUNT.into(), vec![0; n]).into_series(),
     ];
-    Ok(
-        StructChunked::from_series(inputs[0].name().clone(), n, fields.iter())?
-            .into_series(),
-    )
+    Ok(StructChunked::from_series(inputs[0].name().clone(), n, fields.iter())?.into_series())
 }

@@ -100,7 +100,9 @@ fn _time_histogram(
     call(py, "_time_histogram", || {
         let start = std::time::Instant::now();
         for _ in 0..reps {
-            drop(std::hint::black_box(crate::histogram(&values.0, None, &opts)?));
+            drop(std::hint::black_box(crate::histogram(
+                &values.0, None, &opts,
+            )?));
         }
         Ok(start.elapsed().as_secs_f64() * 1e6 / f64::from(reps.max(1)))
     })

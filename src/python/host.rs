@@ -87,8 +87,16 @@ fn histogram_buffers<'py>(
             .flat_map(f64::to_ne_bytes)
             .collect();
         let counts: Vec<u8> = match count.dtype() {
-            DataType::UInt64 => count.u64()?.into_no_null_iter().flat_map(u64::to_ne_bytes).collect(),
-            _ => count.f64()?.into_no_null_iter().flat_map(f64::to_ne_bytes).collect(),
+            DataType::UInt64 => count
+                .u64()?
+                .into_no_null_iter()
+                .flat_map(u64::to_ne_bytes)
+                .collect(),
+            _ => count
+                .f64()?
+                .into_no_null_iter()
+                .flat_map(f64::to_ne_bytes)
+                .collect(),
         };
         Ok((counts, edges))
     })?;
