@@ -1,6 +1,6 @@
 """Each swap of issue 31 beside its original, in one run: interleaved rounds, medians.
 
-Usage: python benches/swaps.py [--rounds 15] [--quick] [--json out.json]
+Usage: python benches/swaps.py [--rounds 15] [--quick] [--json out.json] [--clock wall|cpu]
 
 A swap is the call a user replaces (Polars' ``hist``, ``numpy.histogram``) and ours in its
 place. Each round times every pair, the two members in alternating order, so that drift (other
@@ -33,14 +33,19 @@ Call = Callable[[], object]
 BOTH = {"include_category": True, "include_breakpoint": True}
 
 
-def one_call_us(fn: Call, sample_ms: float) -> float:
-    """The time of one call (µs), from as many calls as fill ``sample_ms``."""
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def one_call_us(
+    fn: Call, sample_ms: float, clock: Callable[[], float] = time.perf_counter
+) -> float:
+    """The time of one call (µs) on `clock`, from as many calls as fill ``sample_ms``."""
     reps = 1
     while True:
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(reps):
             fn()
-        elapsed = time.perf_counter() - t0
+        elapsed = clock() - t0
         if elapsed * 1e3 >= sample_ms or reps >= 1 << 16:
             return elapsed / reps * 1e6
         reps = max(reps * 2, int(reps * sample_ms / max(elapsed * 1e3, 1e-3)))
@@ -194,9 +199,17 @@ def main() -> None:
     parser.add_argument("--sample-ms", type=float, default=20.0)
     parser.add_argument("--quick", action="store_true", help="small sizes, few rounds")
     parser.add_argument("--json", help="write the medians here too")
+    parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
+        help="wall: elapsed time; cpu: this process's CPU time, all its threads (steadier on a "
+        "machine shared with other work, but a parallel call counts every thread's time)",
+    )
     args = parser.parse_args()
     rounds = 3 if args.quick else args.rounds
     pairs = swaps(args.quick)
+    load = os.getloadavg()[0]
     samples: dict[str, tuple[list[float], list[float]]] = {w: ([], []) for w, _, _ in pairs}
     for _, original, ours in pairs:  # warm up: caches, kernels, Polars' pools
         original()
@@ -204,14 +217,15 @@ def main() -> None:
     for r in range(rounds):
         for what, original, ours in pairs:
             first, second = (original, ours) if r % 2 == 0 else (ours, original)
-            t_first = one_call_us(first, args.sample_ms)
-            t_second = one_call_us(second, args.sample_ms)
+            t_first = one_call_us(first, args.sample_ms, CLOCKS[args.clock])
+            t_second = one_call_us(second, args.sample_ms, CLOCKS[args.clock])
             t_orig, t_ours = (t_first, t_second) if r % 2 == 0 else (t_second, t_first)
             samples[what][0].append(t_orig)
             samples[what][1].append(t_ours)
     print(
         f"polars {pl.__version__}, numpy {np.__version__}, polars_gpu_hist {gh.__version__}, "
-        f"{os.cpu_count()} cores, {platform.machine()}, {rounds} rounds (medians, µs)\n"
+        f"{os.cpu_count()} cores, {platform.machine()}, {rounds} rounds (medians, µs, "
+        f"{args.clock} clock; load average at the start {load:.2f})\n"
     )
     print("| swap | the original | ours | ratio |")
     print("|---|---:|---:|---:|")
