@@ -105,6 +105,7 @@ NUMERIC_DTYPES = st.sampled_from(
 )
 
 
+@pytest.mark.filterwarnings("ignore:Converting input from bool:RuntimeWarning")
 @given(
     a=NUMERIC_DTYPES.flatmap(lambda d: hnp.arrays(d, st.integers(0, 300))),
     bins=st.one_of(st.integers(1, 70), st.sampled_from(["auto", "sturges", [0, 1, 2.5, 7]])),
