@@ -201,11 +201,7 @@ pub fn to_struct(
                         true => AxisOut::edges(spec, true)?.into_owned(),
                         false => spec.edges_f64()?,
                     };
-                    let all = edge_series(start, edges, dtype)?;
-                    let mut ends = all.slice(1, bins);
-                    ends.rename(end.into());
-                    fields.push(all.slice(0, bins));
-                    fields.push(ends);
+                    fields.extend(edge_views(start, end, edges, bins, dtype)?);
                 } else {
                     let edges = AxisOut::edges(spec, *flow)?;
                     let starts = repeated(&edges[..bins], strides[d], cells)?;
@@ -352,6 +348,29 @@ fn repeated_keys(key: &Series, stride: usize, cells: usize) -> HistResult<Series
 /// Bytes a value of a key column takes, about (views and offsets for strings).
 fn key_bytes(dtype: &DataType) -> usize {
     crate::dtype::DType::of_primitive(&dtype.to_physical()).map_or(16, |d| d.size())
+}
+
+/// `bin_start` and `bin_end` of one axis: two views of its `bins + 1` edges, made once (float64
+/// edges share one buffer without a Series sliced twice and renamed: a small call's result).
+fn edge_views(
+    start: &str,
+    end: &str,
+    edges: Vec<f64>,
+    bins: usize,
+    input: &DataType,
+) -> HistResult<[Series; 2]> {
+    if edge_dtype(input) == DataType::Float64 {
+        let all = polars_arrow::array::PrimitiveArray::from_vec(edges);
+        let view = |name: &str, offset: usize| {
+            let array = all.clone().sliced(offset, bins);
+            Float64Chunked::with_chunk(name.into(), array).into_series()
+        };
+        return Ok([view(start, 0), view(end, 1)]);
+    }
+    let all = edge_series(start, edges, input)?;
+    let mut ends = all.slice(1, bins);
+    ends.rename(end.into());
+    Ok([all.slice(0, bins), ends])
 }
 
 /// Edges named `field`, in the dtype the edges of a column of `input` dtype have; infinite
