@@ -21,7 +21,7 @@ use crate::gpu::kernel::KernelId;
 
 const HISTOGRAM_CU: &str = include_str!("../../kernels/histogram.cu");
 /// The headers, by name, in the order they are inlined.
-const HEADERS: [(&str, &str); 9] = [
+const HEADERS: [(&str, &str); 10] = [
     ("abi.cuh", include_str!("../../kernels/abi.cuh")),
     ("bin_rule.cuh", include_str!("../../kernels/bin_rule.cuh")),
     ("binners.cuh", include_str!("../../kernels/binners.cuh")),
@@ -31,6 +31,7 @@ const HEADERS: [(&str, &str); 9] = [
     ("families.cuh", include_str!("../../kernels/families.cuh")),
     ("segmented.cuh", include_str!("../../kernels/segmented.cuh")),
     ("proof.cuh", include_str!("../../kernels/proof.cuh")),
+    ("extremes.cuh", include_str!("../../kernels/extremes.cuh")),
 ];
 /// The kernels' fingerprint (build.rs): cached and prebuilt kernels of other sources are not used.
 pub(crate) const KERNELS_HASH: &str = env!("KERNELS_HASH");
@@ -120,21 +121,9 @@ unsafe fn cubin_of(program: nvrtc_sys::nvrtcProgram) -> Result<Vec<u8>, nvrtc::N
     Ok(out)
 }
 
-/// The cache directory asked for: `$POLARS_GPU_HIST_CACHE`, else `$XDG_CACHE_HOME` or
-/// `~/.cache`, under `polars-gpu-hist`.
-fn cache_dir_asked() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("POLARS_GPU_HIST_CACHE") {
-        return Some(PathBuf::from(dir));
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("polars-gpu-hist"))
-}
-
-/// The disk cache in use, or why none is.
-pub fn cache_status() -> Result<PathBuf, String> {
-    let dir = cache_dir_asked().ok_or("no cache directory (no HOME)")?;
+/// The disk cache at `asked` (`Settings::kernel_cache`), made if missing, or why it is not used.
+pub fn cache_status(asked: Option<&Path>) -> Result<PathBuf, String> {
+    let dir = asked.ok_or("no cache directory (no HOME)")?.to_path_buf();
     if !dir.exists() {
         fs::DirBuilder::new()
             .recursive(true)
@@ -172,11 +161,12 @@ fn private_dir(dir: &Path, me: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// The CUBIN of kernel `id` for `sm_{arch}`: from the disk cache, or compiled (and cached).
-pub fn cubin(id: &KernelId, arch: u32) -> HistResult<Vec<u8>> {
+/// The CUBIN of kernel `id` for `sm_{arch}`: from the disk cache at `cache`, or compiled (and
+/// cached there).
+pub fn cubin(id: &KernelId, arch: u32, cache: Option<&Path>) -> HistResult<Vec<u8>> {
     let (major, minor) = nvrtc_version()?;
     let file = format!("{KERNELS_HASH}-{id}-sm{arch}-nvrtc{major}.{minor}.cubin");
-    let dir = cache_status().ok();
+    let dir = cache_status(cache).ok();
     if let Some(bytes) = dir.as_ref().and_then(|d| read_entry(&d.join(&file))) {
         return Ok(bytes);
     }

@@ -29,7 +29,9 @@ fn kernels() -> Vec<KernelId> {
     for family in [
         Family::Shared,
         Family::Packed,
+        Family::Spill,
         Family::Segmented,
+        Family::Batched,
         Family::Global,
     ] {
         out.push(count(family, false, DType::F32, rule(RuleKind::U32)));
@@ -90,7 +92,9 @@ fn kernels() -> Vec<KernelId> {
     for family in [
         Family::Shared,
         Family::Packed,
+        Family::Spill,
         Family::Segmented,
+        Family::Batched,
         Family::Global,
     ] {
         out.push(KernelId::Count {
@@ -137,7 +141,13 @@ fn kernels() -> Vec<KernelId> {
             rule(RuleKind::Integers),
         ));
     }
-    for family in [Family::Packed, Family::Segmented, Family::Global] {
+    for family in [
+        Family::Packed,
+        Family::Spill,
+        Family::Segmented,
+        Family::Batched,
+        Family::Global,
+    ] {
         let v = RuleVariant {
             right: true,
             flow: true,
@@ -163,10 +173,12 @@ fn kernels() -> Vec<KernelId> {
     for dtype in [DType::I8, DType::U8, DType::I16, DType::U16] {
         out.push(count(Family::Shared, false, dtype, rule(RuleKind::Index)));
         out.push(count(Family::Packed, false, dtype, rule(RuleKind::Index)));
+        out.push(count(Family::Spill, false, dtype, rule(RuleKind::Index)));
     }
     out.push(KernelId::Fold);
     out.push(KernelId::SegScan);
     out.push(KernelId::SegCount);
+    out.push(KernelId::SegCountBatched);
     out.push(KernelId::Edges { dtype: DType::F32 });
     out.push(KernelId::Edges { dtype: DType::F64 });
     out.push(KernelId::Proof { dtype: DType::F32 });
@@ -282,11 +294,13 @@ fn a_cache_others_can_write_is_not_used() {
     let dir = std::env::temp_dir().join(format!("pgh-open-cache-{}", std::process::id()));
     fs::DirBuilder::new().mode(0o777).create(&dir).unwrap();
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
-    // SAFETY: tests in this crate that read POLARS_GPU_HIST_CACHE run in this test only.
-    unsafe { std::env::set_var("POLARS_GPU_HIST_CACHE", &dir) };
-    let status = cache_status();
-    unsafe { std::env::remove_var("POLARS_GPU_HIST_CACHE") };
+    // The directory a call's settings name, as the environment would give it.
+    let settings = crate::gpu::Settings::from_vars(|name| {
+        (name == crate::gpu::settings::CACHE_ENV).then(|| dir.clone().into_os_string())
+    });
+    let status = cache_status(settings.kernel_cache.as_deref());
     assert!(status.unwrap_err().contains("can be written by others"));
+    assert!(cache_status(None).unwrap_err().contains("no HOME"));
     fs::remove_dir_all(&dir).unwrap();
 }
 

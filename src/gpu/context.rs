@@ -3,7 +3,8 @@
 
 use std::cell::OnceCell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{
@@ -12,8 +13,10 @@ use cudarc::driver::{
 
 use crate::error::{HistError, HistResult};
 use crate::gpu::kernel::KernelId;
+use crate::gpu::made_once::MadeOnce;
 use crate::gpu::plan::DeviceProps;
 use crate::gpu::scratch::ScratchPool;
+use crate::gpu::settings::Settings;
 use crate::gpu::{bundle, compile};
 
 /// The process's GPU, opened on first use.
@@ -26,7 +29,11 @@ pub struct Gpu {
     pub driver_version: u32,
     /// Where the kernels' scratch comes from (None: the driver's default pool).
     pub(crate) scratch: Option<ScratchPool>,
-    kernels: Mutex<HashMap<KernelId, Loaded>>,
+    /// Kernels loaded so far: a first use compiles outside the map's lock.
+    kernels: MadeOnce<KernelId, Loaded>,
+    /// Where compiled kernels are kept (the settings' when the GPU was opened: kernels load
+    /// once a process).
+    pub kernel_cache: Option<PathBuf>,
 }
 
 /// A kernel loaded once, with what the driver said of it: each is a call that every launch
@@ -132,7 +139,8 @@ impl Gpu {
             arch: major as u32 * 10 + minor as u32,
             driver_version: driver_version as u32,
             props,
-            kernels: Mutex::new(HashMap::new()),
+            kernels: MadeOnce::default(),
+            kernel_cache: Settings::from_env().kernel_cache,
         })
     }
 
@@ -306,29 +314,41 @@ impl Gpu {
         shared_bytes: u32,
         f: impl FnOnce(&mut Loaded) -> HistResult<T>,
     ) -> HistResult<T> {
-        let mut kernels = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
-        let loaded = match kernels.entry(id) {
-            std::collections::hash_map::Entry::Occupied(found) => found.into_mut(),
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                let cubin = match bundle::find(&id, self.arch, self.driver_version) {
-                    Some(prebuilt) => prebuilt,
-                    None => compile::cubin(&id, self.arch)?,
-                };
-                let module = self
-                    .ctx
-                    .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
-                    .map_err(driver("loading a kernel"))?;
-                let func = module
-                    .load_function(id.entry())
-                    .map_err(driver("looking up a kernel"))?;
-                slot.insert(Loaded {
-                    _module: module,
-                    func,
-                    shared_allowed: 48 * 1024,
-                    occupancy: HashMap::new(),
-                })
-            }
+        self.kernels.with(
+            &id,
+            || self.load(id),
+            |loaded| Self::allow(loaded, shared_bytes, f),
+        )
+    }
+
+    /// Kernel `id`, found prebuilt (the wheel's bundle), in the disk cache or compiled, and
+    /// loaded into the context.
+    fn load(&self, id: KernelId) -> HistResult<Loaded> {
+        let cubin = match bundle::find(&id, self.arch, self.driver_version) {
+            Some(prebuilt) => prebuilt,
+            None => compile::cubin(&id, self.arch, self.kernel_cache.as_deref())?,
         };
+        let module = self
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
+            .map_err(driver("loading a kernel"))?;
+        let func = module
+            .load_function(id.entry())
+            .map_err(driver("looking up a kernel"))?;
+        Ok(Loaded {
+            _module: module,
+            func,
+            shared_allowed: 48 * 1024,
+            occupancy: HashMap::new(),
+        })
+    }
+
+    /// `f` of `loaded`, once it may take `shared_bytes` of dynamic shared memory.
+    fn allow<T>(
+        loaded: &mut Loaded,
+        shared_bytes: u32,
+        f: impl FnOnce(&mut Loaded) -> HistResult<T>,
+    ) -> HistResult<T> {
         if shared_bytes > loaded.shared_allowed {
             use cudarc::driver::sys::CUfunction_attribute as F;
             loaded

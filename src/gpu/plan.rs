@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::dtype::DType;
 use crate::error::{HistError, HistResult};
 use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, KernelId, RuleKind, RuleVariant};
-use crate::job::{Axis, ByValue};
+use crate::job::{ByValue, Counter, Outline};
 
 /// Why a Float16 column is not counted on the GPU.
 pub fn float16_on_cpu() -> HistError {
@@ -92,6 +92,9 @@ pub struct SegmentLayout {
     pub count_shared_bytes: u32,
     /// Rows of one partition a count block takes at a time (so a hot partition spreads out).
     pub rows_per_item: u32,
+    /// The count pass reads a warp's 32 tiles at once (`seg_count_batched`, the batched
+    /// family) rather than a tile at a time.
+    pub batched: bool,
 }
 
 impl SegmentLayout {
@@ -130,6 +133,8 @@ pub struct Plan {
     pub segments: Option<SegmentLayout>,
     pub device: String,
     pub reason: String,
+    /// The family was pinned by the caller: no look at the rows changes it.
+    pub forced: bool,
     /// Counted by value, then folded into the axis's bins (`job::ByValue`).
     pub fold: Option<Fold>,
 }
@@ -187,19 +192,24 @@ impl fmt::Display for Plan {
                 "shared   {} bytes per block: {} replica(s) of {} counters",
                 self.shared_bytes, self.replicas, self.stride
             )?,
-            (Family::Packed, _) => writeln!(
+            (Family::Packed | Family::Spill, _) => writeln!(
                 f,
                 "shared   {} bytes per block: {} 16-bit counters",
                 self.shared_bytes,
                 self.bins.next_multiple_of(2)
             )?,
-            (Family::Segmented, Some(s)) => writeln!(
+            (Family::Segmented | Family::Batched, Some(s)) => writeln!(
                 f,
-                "segments {} partition(s) of {} bins, tiles of {} rows; count: {} blocks x {} \
-                 threads, {} bytes each, items of {} rows",
+                "segments {} partition(s) of {} bins, tiles of {} rows; count ({}): {} blocks \
+                 x {} threads, {} bytes each, items of {} rows",
                 s.partitions,
                 1u64 << s.width_bits,
                 SEG_TILE_ROWS,
+                if s.batched {
+                    "a warp 32 tiles at once"
+                } else {
+                    "a warp a tile"
+                },
                 s.count_grid,
                 s.count_block,
                 s.count_shared_bytes,
@@ -215,21 +225,50 @@ impl fmt::Display for Plan {
 /// run at once, beats the segmented passes.
 pub const RUNS_FOR_GLOBAL: f64 = 4.0;
 
-/// The plan for a job of `axes` over columns of `dtypes`, `cells` cells in all, of `rows`
-/// rows on `props`; `force` pins the family (benchmarks, tests); `mean_run`, where the rows
-/// were sampled, the mean run of one cell in consecutive rows. One kernel counts every axis:
-/// each row's cell is computed where its coordinates are read.
-#[allow(clippy::too_many_arguments)]
+/// The plan of `job` on `props`, the CUB "dispatch": which counting kernel, on what grid. A
+/// narrow integer column that counts by value (`job::ByValue`) plans its value axis, folded
+/// into the bins after; `force` pins the family (benchmarks, tests), and the rows are then
+/// binned row by row; `mean_run`, where the rows were sampled, is the mean run of one cell in
+/// consecutive rows. Calls and `explain` plan here alike.
 pub fn plan(
     props: &DeviceProps,
-    axes: &[Axis],
-    dtypes: &[DType],
-    cells: usize,
-    weighted: bool,
-    rows: u64,
+    job: &Outline<'_>,
     force: Option<Family>,
     mean_run: Option<f64>,
 ) -> HistResult<Plan> {
+    match by_value(job, force) {
+        Some(by_value) => {
+            let values = [by_value.axis()];
+            let counted = Outline {
+                axes: &values,
+                cells: by_value.values,
+                ..job.clone()
+            };
+            Ok(row_by_row(props, &counted, None, mean_run)?.folded(
+                by_value,
+                job.dtypes[0],
+                job.cells,
+            ))
+        }
+        None => row_by_row(props, job, force, mean_run),
+    }
+}
+
+/// Whether `job` counts by value on the GPU: where it pays, unless the family is pinned (a
+/// pinned family bins row by row: it is what was asked to run).
+pub fn by_value(job: &Outline<'_>, force: Option<Family>) -> Option<ByValue> {
+    job.by_value(Counter::Gpu).filter(|_| force.is_none())
+}
+
+/// The plan of `job` binned row by row: one kernel counts every axis, each row's cell computed
+/// where its coordinates are read.
+fn row_by_row(
+    props: &DeviceProps,
+    job: &Outline<'_>,
+    force: Option<Family>,
+    mean_run: Option<f64>,
+) -> HistResult<Plan> {
+    let axes = job.axes;
     if axes
         .iter()
         .any(|a| matches!(a.spec(), Some(crate::bins::BinSpec::Half(_))))
@@ -238,7 +277,7 @@ pub fn plan(
     }
     let kernels: Vec<AxisKernel> = axes
         .iter()
-        .zip(dtypes)
+        .zip(&job.dtypes)
         .map(|(axis, &dtype)| AxisKernel {
             dtype,
             rule: RuleVariant::of(axis),
@@ -254,9 +293,16 @@ pub fn plan(
             ((n + 1) * 8).div_ceil(16) * 16
         })
         .sum();
-    let axes = AxisKernels::new(&kernels);
+    let kernels = AxisKernels::new(&kernels);
     layout(
-        props, cells, edge_bytes, weighted, axes, rows, force, mean_run,
+        props,
+        job.cells,
+        edge_bytes,
+        job.weighted,
+        kernels,
+        job.rows as u64,
+        force,
+        mean_run,
     )
 }
 
@@ -300,16 +346,19 @@ fn layout(
                 props.name
             ))
         }
-        Some(f @ (Family::Packed | Family::Segmented)) if weighted => {
+        Some(f @ (Family::Packed | Family::Spill | Family::Segmented | Family::Batched))
+            if weighted =>
+        {
             return refuse(format!(
                 "the {} kernel counts rows; weighted sums take \"shared\" or \"global\"",
                 f.name()
             ))
         }
-        Some(Family::Packed) if packed > optin => {
+        Some(f @ (Family::Packed | Family::Spill)) if packed > optin => {
             return refuse(format!(
-                "the packed kernel cannot hold {bins} bins ({packed} bytes) in the {optin} bytes \
+                "the {} kernel cannot hold {bins} bins ({packed} bytes) in the {optin} bytes \
                  of shared memory a block may have on {}",
+                f.name(),
                 props.name
             ))
         }
@@ -326,10 +375,11 @@ fn layout(
             ),
         ),
         None if packed <= optin => (
-            Family::Packed,
+            Family::Spill,
             format!(
                 "{bins} u32 counters exceed the {optin} bytes of shared memory a block may \
-                 have; as 16-bit counters they fit ({packed} bytes)"
+                 have; as 16-bit counters they fit ({packed} bytes), each spilled to global \
+                 memory as it wraps (no barriers while counting)"
             ),
         ),
         None if mean_run.is_some_and(|r| r >= RUNS_FOR_GLOBAL) => (
@@ -342,11 +392,11 @@ fn layout(
             ),
         ),
         None => (
-            Family::Segmented,
+            Family::Batched,
             format!(
                 "{bins} bins exceed one block's shared memory even as 16-bit counters ({packed} \
                  of {optin} bytes): bins grouped into partitions of {} and counted a \
-                 partition at a time",
+                 partition at a time, a tile read ahead and a warp counting 32 tiles at once",
                 1u64 << SEG_WIDTH_BITS
             ),
         ),
@@ -378,14 +428,14 @@ fn layout(
             ));
             (blocks, block, replicas, bytes as u32)
         }
-        Family::Packed => {
+        Family::Packed | Family::Spill => {
             let blocks = (per_sm / (packed + 1024)).clamp(1, 2) as u32;
             reason.push_str(&format!(
                 "; {blocks} block(s) of {BIG_BLOCK_THREADS} threads per SM"
             ));
             (blocks, BIG_BLOCK_THREADS, 1, packed as u32)
         }
-        Family::Segmented => {
+        Family::Segmented | Family::Batched => {
             let partitions = bins.div_ceil(1 << SEG_WIDTH_BITS) as u32;
             let partition_bytes =
                 4 * (32 + partitions.next_multiple_of(4) as u64 + SEG_TILE_ROWS * 3 / 2);
@@ -411,6 +461,7 @@ fn layout(
                 count_block: BIG_BLOCK_THREADS,
                 count_shared_bytes: count_bytes as u32,
                 rows_per_item,
+                batched: family == Family::Batched,
             });
             (blocks, SEG_PARTITION_THREADS, 1, partition_bytes as u32)
         }
@@ -439,7 +490,7 @@ fn layout(
         replicas,
         stride: stride as u32,
         shared_bytes: shared,
-        rows_per_launch: if family == Family::Segmented {
+        rows_per_launch: if family.is_segmented() {
             rows_per_launch
         } else {
             grid as u64 * rows_per_launch
@@ -447,6 +498,7 @@ fn layout(
         segments,
         device: props.name.clone(),
         reason,
+        forced: force.is_some(),
         fold: None,
     })
 }

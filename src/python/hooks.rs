@@ -1,6 +1,6 @@
 //! Hooks for tests and benchmarks, not for users (their names start with `_`): the proof's two
-//! walks side by side, `by=` with the engine's report, and the time of a call without the
-//! plugin boundary around it.
+//! walks side by side, `histogram` and `by=` with the engine's report, and the time of a call
+//! without the plugin boundary around it.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -13,6 +13,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_proof_walks, m)?)?;
     m.add_function(wrap_pyfunction!(_histogram_by_report, m)?)?;
     m.add_function(wrap_pyfunction!(_time_histogram, m)?)?;
+    m.add_function(wrap_pyfunction!(_histogram_report, m)?)?;
     Ok(())
 }
 
@@ -106,4 +107,22 @@ fn _time_histogram(
         }
         Ok(start.elapsed().as_secs_f64() * 1e6 / f64::from(reps.max(1)))
     })
+}
+
+/// The histogram of a host Series with the engine's report as text, for tests that hold it
+/// equal to what `explain` says of the call.
+#[pyfunction]
+#[pyo3(signature = (values, pickled_options, weights=None))]
+fn _histogram_report(
+    py: Python<'_>,
+    values: PySeries,
+    pickled_options: &[u8],
+    weights: Option<PySeries>,
+) -> PyResult<(PySeries, String)> {
+    let opts: HistogramOptions = unpickle(pickled_options)?;
+    let weights = weights.map(|w| w.0);
+    let (series, report) = call(py, "histogram", || {
+        crate::api::hist1d::histogram_with_report(&values.0, weights.as_ref(), &opts)
+    })?;
+    Ok((PySeries(series), report.to_string()))
 }
