@@ -79,9 +79,9 @@ _PLUGIN_PATH = Path(__file__).parent
 IntoExpr = Union[pl.Expr, str]
 
 
-def _pickled(kwargs: _options.Kwargs) -> bytes:
-    """Options for the native functions, pickled as Polars pickles a plugin's kwargs."""
-    return pickle.dumps(kwargs, protocol=5)
+def _pickled(kwargs: _options.Kwargs | bytes) -> bytes:
+    """Options for the native functions, pickled (once) as Polars pickles a plugin's kwargs."""
+    return kwargs if isinstance(kwargs, bytes) else pickle.dumps(kwargs, protocol=5)
 
 
 # How the plugin's out-of-memory error reads once Polars has wrapped it (src/error.rs).
@@ -219,9 +219,8 @@ def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs | b
     # Ctrl-C stops the query's long calls (chained again if a SIGINT handler, as Jupyter's
     # around each cell, displaced the action since).
     _internal.watch_ctrl_c()
-    pickled = kwargs if isinstance(kwargs, bytes) else _pickled(kwargs)
     # Polars' own registration, without its per-call search for the library (_polars_hist.py).
-    return build_plugin_call(function_name, args, pickled, None)
+    return build_plugin_call(function_name, args, _pickled(kwargs), None)
 
 
 @pl.api.register_expr_namespace("gpu_hist")
@@ -453,14 +452,10 @@ def _host_histogram(data: Any, weights: Any, kwargs: _options.HistogramKwargs) -
 def _host_series(data: Any, name: str, what: str = "column") -> pl.Series:
     """A Series of host data: Series as they are, arrays flattened as numpy flattens them;
     ``what`` names it in the error an Object Series raises."""
-    series = data if isinstance(data, pl.Series) else pl.Series(name, _flat(data))
+    flat = data.reshape(-1) if getattr(data, "ndim", 1) > 1 else data
+    series = data if isinstance(data, pl.Series) else pl.Series(name, flat)
     _args.refuse_object(series, what)
     return series
-
-
-def _flat(data: Any) -> Any:
-    """An array of several dimensions flattened, as numpy flattens it; other data as it is."""
-    return data.reshape(-1) if getattr(data, "ndim", 1) > 1 else data
 
 
 def histogramdd(
