@@ -39,21 +39,18 @@ impl AxisData for NoData {
 /// Which backend and kernel would histogram `rows` values of `dtype` at `location` with
 /// `options`, and why: the engine's decision for the call (`engine::explain`), so the plan
 /// printed is the plan the call runs (a look at the rows aside: past shared memory, the rows a
-/// call samples may choose the global family). `device`: the GPU the rows lie on (an array in
-/// GPU memory, a pinned column); None: the calling thread's current device, where host rows go.
+/// call samples may choose the global family).
 pub fn explain(
     dtype: &DataType,
     rows: u64,
     options: &HistogramOptions,
     weighted: bool,
     location: Location,
-    device: Option<i32>,
 ) -> HistResult<String> {
-    let ordinal = device.unwrap_or_else(gpu::device::current);
-    let report = decision(dtype, rows, options, weighted, location, ordinal)?;
+    let report = decision(dtype, rows, options, weighted, location)?;
     let mut text = report.to_string();
     if report.backend == Backend::Gpu {
-        let cache = gpu::on(ordinal)?.kernel_cache.as_deref();
+        let cache = gpu::get()?.kernel_cache.as_deref();
         text += &cache_line(gpu::compile::cache_status(cache));
     }
     Ok(text)
@@ -66,7 +63,6 @@ fn decision(
     options: &HistogramOptions,
     weighted: bool,
     location: Location,
-    ordinal: i32,
 ) -> HistResult<Report> {
     let physical = dtype::reading(dtype)?.dtype();
     let spec = histogram_axis(
@@ -86,7 +82,6 @@ fn decision(
         weighted,
         row_bytes: physical.size() + 8 * weighted as usize,
         location,
-        ordinal,
     };
     let placement = Placement::asked(options.device, options.kernel);
     engine::explain(&job, &placement)
@@ -141,14 +136,12 @@ mod tests {
                     &options,
                     weighted,
                     Location::Host,
-                    gpu::device::current(),
                 )
                 .unwrap();
                 let case = format!("{} on {device:?}, weighted {weighted}", values.name());
                 assert_eq!(said.backend, ran.backend, "{case}");
                 assert_eq!(said.why, ran.why, "{case}");
                 assert_eq!(said.plan, ran.plan, "{case}");
-                assert_eq!(said.device, ran.device, "{case}");
                 assert_eq!(said.fallback, ran.fallback, "{case}");
             }
         }
@@ -158,15 +151,7 @@ mod tests {
             let values = &columns[1];
             let (_, ran) =
                 crate::api::hist1d::histogram_with_report(values, None, &options).unwrap();
-            let said = explain(
-                values.dtype(),
-                20_000,
-                &options,
-                false,
-                Location::Host,
-                None,
-            )
-            .unwrap();
+            let said = explain(values.dtype(), 20_000, &options, false, Location::Host).unwrap();
             assert_eq!(said, ran.to_string());
             assert!(said.contains("one counter per uint8 value"), "{said}");
         }

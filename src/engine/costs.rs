@@ -172,7 +172,6 @@ mod tests {
             on_device: false,
             pinned,
             cpu_only: false,
-            ordinal: 0,
         }
     }
 

@@ -61,8 +61,6 @@ pub struct Report {
     pub why: String,
     /// The GPU's plan, when the GPU ran (or would run).
     pub plan: Option<Plan>,
-    /// The GPU that ran (or would run) it: its ordinal and name.
-    pub device: Option<(i32, String)>,
     /// How host rows reached the GPU.
     pub route: Option<gpu::Route>,
     /// The GPU failure `device="auto"` recovered from on the CPU.
@@ -102,7 +100,6 @@ impl Report {
             backend: Backend::Cpu,
             why,
             plan: None,
-            device: None,
             ..self
         })
     }
@@ -151,9 +148,6 @@ impl fmt::Display for Report {
             )?,
             Backend::Gpu => write!(f, "backend  gpu: {}", self.why)?,
         }
-        if let Some((ordinal, name)) = &self.device {
-            write!(f, "\ndevice   GPU {ordinal} ({name})")?;
-        }
         if let Some(plan) = &self.plan {
             write!(f, "\n{plan}")?;
         }
@@ -198,8 +192,6 @@ pub struct Shape {
     pub pinned: bool,
     /// Some rule has no kernel (Float16 columns bin on the CPU).
     pub cpu_only: bool,
-    /// The GPU it would count on.
-    pub ordinal: i32,
 }
 
 impl Shape {
@@ -215,7 +207,6 @@ impl Shape {
                 .axes
                 .iter()
                 .any(|a| matches!(a.spec(), Some(crate::bins::BinSpec::Half(_)))),
-            ordinal: job.ordinal,
         }
     }
 }
@@ -224,7 +215,7 @@ impl Shape {
 pub fn choose(shape: Shape, placement: &Placement) -> HistResult<(Backend, String)> {
     match placement.device {
         Device::Cpu => Ok((Backend::Cpu, "device=\"cpu\" was asked for".into())),
-        Device::Gpu => match gpu::on(shape.ordinal) {
+        Device::Gpu => match gpu::get() {
             Ok(_) => Ok((Backend::Gpu, "device=\"gpu\" was asked for".into())),
             Err(HistError::Gpu(why)) => Err(HistError::Gpu(format!(
                 "the GPU was asked for, but no GPU can be used: {why}"
@@ -236,7 +227,7 @@ pub fn choose(shape: Shape, placement: &Placement) -> HistResult<(Backend, Strin
             "Float16 columns are binned on the CPU (numpy's float16 arithmetic)".into(),
         )),
         // Rows in device memory are counted there: copying them back is the user's call.
-        Device::Auto if shape.on_device => match gpu::on(shape.ordinal) {
+        Device::Auto if shape.on_device => match gpu::get() {
             Ok(_) => Ok((Backend::Gpu, "the rows are in device memory".into())),
             Err(e) => Err(e),
         },
@@ -247,7 +238,7 @@ pub fn choose(shape: Shape, placement: &Placement) -> HistResult<(Backend, Strin
             ))
         }
         Device::Auto => {
-            if let Err(e) = gpu::on(shape.ordinal) {
+            if let Err(e) = gpu::get() {
                 let why = match e {
                     HistError::Gpu(why) => why,
                     other => other.to_string(),
@@ -294,7 +285,6 @@ pub fn decide(job: &Outline<'_>, placement: &Placement) -> HistResult<Report> {
         backend,
         why,
         plan: None,
-        device: None,
         route: None,
         fallback: None,
         kernel_ms: None,
@@ -302,17 +292,13 @@ pub fn decide(job: &Outline<'_>, placement: &Placement) -> HistResult<Report> {
     };
     match backend {
         Backend::Cpu => report.on_cpu(job),
-        Backend::Gpu => {
-            let gpu = gpu::on(job.ordinal)?;
-            match gpu::plan_job(gpu, job, placement.kernel) {
-                Ok(plan) => Ok(Report {
-                    plan: Some(plan),
-                    device: Some((gpu.ordinal(), gpu.props.name.clone())),
-                    ..report
-                }),
-                Err(e) => report.fell_back(job, placement, e),
-            }
-        }
+        Backend::Gpu => match gpu::plan_job(gpu::get()?, job, placement.kernel) {
+            Ok(plan) => Ok(Report {
+                plan: Some(plan),
+                ..report
+            }),
+            Err(e) => report.fell_back(job, placement, e),
+        },
     }
 }
 
@@ -337,8 +323,7 @@ pub fn count(job: &Job<'_>, placement: &Placement) -> HistResult<(Counts, Report
     let outline = gpu::outline(job);
     let mut report = decide(&outline, placement)?;
     if let Some(plan) = report.plan.take() {
-        let gpu = gpu::on(outline.ordinal)?;
-        match gpu::count(gpu, job, plan, &placement.settings, &clock) {
+        match gpu::count(gpu::get()?, job, plan, &placement.settings, &clock) {
             Ok((counts, run)) => return Ok((counts, report.ran(run))),
             Err(e) => report = report.fell_back(&outline, placement, e)?,
         }
@@ -359,11 +344,10 @@ pub fn count_into(
     out: u64,
     clock: &gpu::Clock,
 ) -> HistResult<Report> {
-    let outline = gpu::outline(job);
-    let mut report = decide(&outline, placement)?;
+    let mut report = decide(&gpu::outline(job), placement)?;
     let plan = report.plan.take().ok_or_else(rows_on_device)?;
     let queued = gpu::queue(
-        gpu::on(outline.ordinal)?,
+        gpu::get()?,
         stream,
         job,
         plan,
@@ -382,10 +366,9 @@ pub fn count_on_device(
     stream: &Arc<CudaStream>,
     clock: &gpu::Clock,
 ) -> HistResult<(DeviceCounts, Report)> {
-    let outline = gpu::outline(job);
-    let mut report = decide(&outline, placement)?;
+    let mut report = decide(&gpu::outline(job), placement)?;
     let plan = report.plan.take().ok_or_else(rows_on_device)?;
-    let gpu = gpu::on(outline.ordinal)?;
+    let gpu = gpu::get()?;
     let counts = DeviceCounts::alloc(gpu, stream, job.cells, job.is_weighted())?;
     let settings = &placement.settings;
     let queued = gpu::queue(gpu, stream, job, plan, settings, counts.ptr(stream), clock)?;

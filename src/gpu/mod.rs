@@ -6,7 +6,6 @@ mod buffer;
 pub mod bundle;
 pub mod compile;
 mod context;
-pub mod device;
 pub mod edges;
 pub mod extremes;
 pub mod kernel;
@@ -23,7 +22,7 @@ mod upload;
 
 pub use buffer::DeviceBuffer;
 pub(crate) use context::driver;
-pub use context::{available, device_count, get, on, Gpu};
+pub use context::{available, get, Gpu};
 pub use kernel::{Family, KernelId};
 pub use launch::{count, outline, plan_job, queue, Clock, DeviceCounts, Queued, Run};
 pub use plan::{DeviceProps, Plan};

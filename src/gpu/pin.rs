@@ -40,8 +40,6 @@ pub struct Pinned {
     chunks: Vec<DeviceChunk>,
     elem_bytes: u64,
     bytes: usize,
-    /// The GPU holding the copy.
-    pub ordinal: i32,
 }
 
 impl Pinned {
@@ -72,20 +70,13 @@ fn pins() -> std::sync::MutexGuard<'static, Vec<Arc<Pinned>>> {
     PINS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Copies `series` (a column the engine reads as it is, physical values) to `gpu` and keeps it
-/// there until [`unpin`] or [`clear`]. Returns the device bytes it takes. A column has one pin:
-/// pinned to another GPU before, it moves.
+/// Copies `series` (a column the engine reads as it is, physical values) to the
+/// device and keeps it there until [`unpin`] or [`clear`]. Returns the device bytes it takes.
 pub fn pin(gpu: &Gpu, series: &Series, settings: &Settings) -> HistResult<usize> {
     let column = HostColumn::new(series)?;
     let key: Vec<ChunkKey> = column.chunks.iter().map(key_of).collect();
-    {
-        let mut pins = pins();
-        if let Some(p) = pins.iter().find(|p| p.key == key) {
-            if p.ordinal == gpu.ordinal() {
-                return Ok(p.bytes);
-            }
-        }
-        pins.retain(|p| p.key != key);
+    if let Some(p) = pins().iter().find(|p| p.key == key) {
+        return Ok(p.bytes);
     }
     let stream = gpu.stream()?;
     let how = settings.transfer;
@@ -120,7 +111,6 @@ pub fn pin(gpu: &Gpu, series: &Series, settings: &Settings) -> HistResult<usize>
         chunks,
         elem_bytes: column.dtype.size() as u64,
         bytes,
-        ordinal: gpu.ordinal(),
     }));
     Ok(bytes)
 }

@@ -31,7 +31,6 @@ fn outline<'a>(
         weighted,
         row_bytes: dtypes.iter().map(|d| d.size()).sum::<usize>() + 8 * weighted as usize,
         location: crate::job::Location::Host,
-        ordinal: 0,
     }
 }
 

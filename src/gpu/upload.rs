@@ -101,8 +101,7 @@ struct Rebase {
 }
 
 impl DeviceLayout {
-    /// The layout of `rows` counted on GPU `ordinal` (pins on other GPUs are not read there).
-    pub fn of(rows: &Rows<'_>, axes: &[Axis], ordinal: i32) -> Self {
+    pub fn of(rows: &Rows<'_>, axes: &[Axis]) -> Self {
         let rows = match rows {
             Rows::Host(rows) => rows,
             Rows::Device(rows) => {
@@ -119,7 +118,7 @@ impl DeviceLayout {
             rebased: Vec::new(),
         };
         for (column, axis) in rows.columns.iter().zip(axes) {
-            let pinned = pin::find(column).filter(|p| p.ordinal == ordinal);
+            let pinned = pin::find(column);
             let table = match &axis.rule {
                 Rule::Groups(Groups {
                     keys: GroupKeys::Table { lo, table, strays },
@@ -508,7 +507,7 @@ mod tests {
             ];
             let rows = Rows::Host(HostRows::new(columns, None).expect("rows"));
             let axes = [table(span, first_rows), Axis::bins(bins.clone(), false)];
-            let l = DeviceLayout::of(&rows, &axes, 0);
+            let l = DeviceLayout::of(&rows, &axes);
             (l.dtypes.clone(), l.is_rebased(0), l.is_rebased(1))
         };
         let layout = |keys: &Series, span: usize| layout_of(keys, span, false);
