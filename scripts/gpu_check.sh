@@ -66,7 +66,8 @@ if [[ $what == quick || $what == final ]]; then
     tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_numpy_module.py \
     tests/test_polars_hist.py tests/test_flow_gpu.py tests/test_by_keys.py tests/test_accumulator_gpu.py \
     tests/test_by_value.py tests/test_by_several_keys.py tests/test_seam.py tests/test_numpy_suite.py \
-    tests/test_explain_runs.py 2>&1 | tee "$OUT/pytest_gpu_new.log" | tail -15
+    tests/test_explain_runs.py tests/test_time_bins.py tests/test_small_calls.py tests/test_gpu_large_bins.py \
+    2>&1 | tee "$OUT/pytest_gpu_new.log" | tail -15
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== gpu tests: the engine's, the accumulator's, and a sample of the rest"
   timeout 210 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
