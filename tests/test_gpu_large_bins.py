@@ -176,7 +176,14 @@ def test_extremes_at_every_alignment_and_length(dtype) -> None:
             if np.issubdtype(dtype, np.floating) and np.isnan(x).all():
                 continue
             # The extremes sit in the unaligned head, the tail, and the body in turn.
-            expected, edges = np.histogram(x[~np.isnan(x)] if x.dtype.kind == "f" else x, 10)
+            try:
+                expected, edges = np.histogram(x[~np.isnan(x)] if x.dtype.kind == "f" else x, 10)
+            except ValueError:
+                # numpy refuses (uint64 extremes whose float64 range has no 10 finite bins):
+                # so does the drop-in.
+                with pytest.raises(ValueError):
+                    ghnp.histogram(device[start : start + length], 10)
+                continue
             got, got_edges = ghnp.histogram(device[start : start + length], 10)
             np.testing.assert_array_equal(got_edges.get(), edges)
             np.testing.assert_array_equal(got.get(), expected)
