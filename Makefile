@@ -10,16 +10,22 @@ ARGS  ?= --plot hist.png
 OLDEST_POLARS ?= 1.43.2
 VENV_OLDEST   ?= .venv-oldest
 
-.PHONY: demo test test-oldest develop lint bench bench-swaps bundle gpu-stage gpu-stage-dask clean
+.PHONY: demo test test-oldest develop lint bench bench-swaps bundle wheel gpu-stage gpu-stage-dask clean
 
-$(VENV)/.installed: pyproject.toml
+# What the demo needs (the `demo` group: maturin, numpy, the plot's Altair, NVRTC), then the
+# development toolchain on top for `make test` (issue 33: a demo in minutes).
+$(VENV)/.demo: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q --group demo
+	touch $@
+$(VENV)/.installed: $(VENV)/.demo
 	$(PY) -m pip install -q --group dev --group bench
 	touch $@
 
-# Release build of the plugin, installed into the venv.
-develop: $(VENV)/.installed
+# Release build of the plugin, installed into the venv; `make test` reuses it (cargo rebuilds
+# nothing unchanged).
+develop: $(VENV)/.demo
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
 
 # The main job: histogram FILE (Parquet/CSV/IPC), or demo data when FILE is empty.
@@ -28,7 +34,7 @@ demo: develop
 
 # The whole test suite (GPU tests run only where a GPU is found: see scripts/gpu_check.sh), then
 # the quick suite against the oldest Polars declared.
-test: develop $(VENV_OLDEST)/.installed
+test: $(VENV)/.installed develop $(VENV_OLDEST)/.installed
 	cargo fmt --all -- --check
 	$(VENV)/bin/ruff check python tests benches scripts
 	LD_LIBRARY_PATH=$(NVRTC_LIB):$$LD_LIBRARY_PATH PGH_REQUIRE_NVRTC=1 cargo test --quiet --features lazy
@@ -61,18 +67,31 @@ bench: develop
 bench-swaps: develop
 	$(PY) benches/swaps.py
 
-# The common kernels prebuilt for Hopper (sm_90) by NVRTC from the venv, carried by the wheel
-# (other architectures compile on first use).
+# The common kernels prebuilt (scripts/build_bundle.py), carried by the wheel: CUBINs for every
+# architecture NVRTC 13.0 lists and PTX for its lowest (the driver compiles it for newer GPUs),
+# by NVRTC 13.0, the first of CUDA 13 (a section is used only under drivers at least as new as
+# its NVRTC); and PTX by NVRTC 12.0, which every CUDA 12 driver compiles (for sm_70 and newer).
 BUNDLE := python/polars_gpu_hist/kernels.bundle
-# NVRTC 13.0, the first of CUDA 13: a bundle is used only under drivers at least as new as the
-# NVRTC that built it (a newer ptxas's CUBIN misread its parameters under a 13.0 driver).
 BUNDLE_NVRTC := .nvrtc-13.0
+BUNDLE_NVRTC12 := .nvrtc-12.0
+BUNDLE_PARTS := target/bundle
 $(BUNDLE_NVRTC)/.installed:
 	$(PY) -m pip install -q --no-deps --target $(BUNDLE_NVRTC) "nvidia-cuda-nvrtc==13.0.*"
 	touch $@
+$(BUNDLE_NVRTC12)/.installed:
+	$(PY) -m pip install -q --no-deps --target $(BUNDLE_NVRTC12) "nvidia-cuda-nvrtc-cu12==12.0.*"
+	touch $@
 bundle: $(BUNDLE)
-$(BUNDLE): $(wildcard kernels/*) src/gpu/kernel.rs src/gpu/bundle.rs | develop $(BUNDLE_NVRTC)/.installed
-	LD_LIBRARY_PATH=$(abspath $(BUNDLE_NVRTC))/nvidia/cu13/lib $(PY) scripts/build_bundle.py $(BUNDLE) 90
+$(BUNDLE): $(wildcard kernels/*) src/gpu/kernel.rs src/gpu/bundle.rs src/gpu/bundle_kernels.rs | develop $(BUNDLE_NVRTC)/.installed $(BUNDLE_NVRTC12)/.installed
+	mkdir -p $(BUNDLE_PARTS)
+	LD_LIBRARY_PATH=$(abspath $(BUNDLE_NVRTC))/nvidia/cu13/lib $(PY) scripts/build_bundle.py $(BUNDLE_PARTS)/cuda13.bundle --cubin all --ptx lowest
+	LD_LIBRARY_PATH=$(abspath $(BUNDLE_NVRTC12))/nvidia/cuda_nvrtc/lib $(PY) scripts/build_bundle.py $(BUNDLE_PARTS)/cuda12.bundle --cubin none --ptx 70
+	$(PY) scripts/build_bundle.py --merge $(BUNDLE) $(BUNDLE_PARTS)/cuda13.bundle $(BUNDLE_PARTS)/cuda12.bundle
+
+# The abi3 wheel a release would publish (one for every Python from 3.9), with the full bundle.
+wheel: $(BUNDLE)
+	$(VENV)/bin/maturin build --release --strip -o dist
+	ls -la dist/*.whl
 
 # Everything the GPU host needs, in the ignored .gpu/: our stripped abi3 wheel, the Polars wheels,
 # boost-histogram (the CPU peer), peers.py (the host has hypothesis). Then: device run
@@ -98,4 +117,4 @@ gpu-stage-dask: $(VENV)/.installed
 	du -sh .gpu-dask
 
 clean:
-	rm -rf $(VENV) $(VENV_OLDEST) target
+	rm -rf $(VENV) $(VENV_OLDEST) $(BUNDLE_NVRTC) $(BUNDLE_NVRTC12) target dist

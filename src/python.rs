@@ -10,6 +10,7 @@ use pyo3_polars::{PolarsAllocator, PySeries};
 use crate::error::{guarded, HistError, HistResult, Spelling};
 use crate::options::{HistogramDdOptions, HistogramOptions};
 
+mod bundle;
 mod expressions;
 mod floor;
 mod hist;
@@ -433,29 +434,6 @@ fn pinned(py: Python<'_>) -> PyResult<(usize, usize)> {
     call(py, "pinned", || Ok(crate::gpu::pin::usage()))
 }
 
-/// Uses the prebuilt kernels at `path` (a bundle shipped in the wheel); the number it holds
-/// for these kernel sources.
-#[pyfunction]
-fn set_kernel_bundle(path: std::path::PathBuf) -> PyResult<usize> {
-    guarded("set_kernel_bundle", || crate::gpu::bundle::load(&path)).map_err(to_py)
-}
-
-/// Compiles the common kernels for `archs` (e.g. [80, 90]) into a bundle at `path` (NVRTC, no
-/// GPU needed); the number of kernels written.
-#[pyfunction]
-#[pyo3(signature = (path, archs, threads=4))]
-fn build_kernel_bundle(
-    py: Python<'_>,
-    path: std::path::PathBuf,
-    archs: Vec<u32>,
-    threads: usize,
-) -> PyResult<usize> {
-    call(py, "build_kernel_bundle", || {
-        let kernels = crate::gpu::bundle::common_kernels();
-        crate::gpu::bundle::build(&path, &archs, &kernels, threads)
-    })
-}
-
 /// numpy's bin count for estimator `rule` ("sturges", "rice", "sqrt") from a streaming pass over a
 /// column: `n` values counted, `extremes` their min and max (two values of the column's
 /// physical dtype, none for no values); `None` for the rules that need every value.
@@ -561,8 +539,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(unpin_all, m)?)?;
     m.add_function(wrap_pyfunction!(is_pinned, m)?)?;
     m.add_function(wrap_pyfunction!(pinned, m)?)?;
-    m.add_function(wrap_pyfunction!(set_kernel_bundle, m)?)?;
-    m.add_function(wrap_pyfunction!(build_kernel_bundle, m)?)?;
+    bundle::register(m)?;
     m.add_function(wrap_pyfunction!(estimate_from_extremes, m)?)?;
     m.add_function(wrap_pyfunction!(_proof_walks, m)?)?;
     m.add_function(wrap_pyfunction!(_histogram_by_report, m)?)?;

@@ -128,6 +128,10 @@ pub fn explain(
     };
     let mut text = report.to_string();
     if backend == Backend::Gpu {
+        if let Ok(gpu) = gpu::get() {
+            let prebuilt = gpu::bundle::describe(gpu.arch, gpu.driver_version, gpu.kernel_source);
+            text += &format!("\nkernels  {prebuilt}");
+        }
         text += &cache_line(gpu::compile::cache_status());
     }
     Ok(text)

@@ -4,6 +4,7 @@
 pub mod abi;
 mod buffer;
 pub mod bundle;
+mod bundle_kernels;
 pub mod compile;
 mod context;
 pub mod edges;

@@ -1,0 +1,63 @@
+//! The kernel bundle from Python: the package names it at import, `make bundle` builds it.
+
+use pyo3::prelude::*;
+
+use super::call;
+use crate::gpu::{bundle, compile};
+
+/// Uses the prebuilt kernels at `path` (a bundle shipped in the wheel), read when the first
+/// kernel is loaded.
+#[pyfunction]
+fn set_kernel_bundle(path: std::path::PathBuf) {
+    bundle::set_path(path);
+}
+
+/// Compiles the common kernels with the NVRTC loaded into a bundle at `path` (no GPU needed):
+/// CUBINs for `archs` (None: every architecture this NVRTC supports) and PTX for `ptx_archs`
+/// (None: its lowest). Per section: (format, arch, NVRTC's CUDA version, kernels, bytes
+/// unpacked, bytes packed).
+#[pyfunction]
+#[pyo3(signature = (path, archs=None, ptx_archs=None, threads=4))]
+fn build_kernel_bundle(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    archs: Option<Vec<u32>>,
+    ptx_archs: Option<Vec<u32>>,
+    threads: usize,
+) -> PyResult<Vec<(&'static str, u32, u32, usize, usize, usize)>> {
+    call(py, "build_kernel_bundle", || {
+        let supported = compile::supported_archs()?;
+        let archs = archs.unwrap_or_else(|| supported.clone());
+        let ptx_archs = ptx_archs.unwrap_or_else(|| supported[..1.min(supported.len())].to_vec());
+        let report = bundle::build(&path, &archs, &ptx_archs, &bundle::common_kernels(), threads)?;
+        Ok(report
+            .into_iter()
+            .map(|(key, kernels, unpacked, packed)| {
+                let format = match key.format {
+                    bundle::Format::Cubin => "cubin",
+                    bundle::Format::Ptx => "ptx",
+                };
+                (format, key.arch, key.built_by, kernels, unpacked, packed)
+            })
+            .collect())
+    })
+}
+
+/// Writes the sections of the bundles at `inputs` as one bundle at `path`; the section count.
+#[pyfunction]
+fn merge_kernel_bundles(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    inputs: Vec<std::path::PathBuf>,
+) -> PyResult<usize> {
+    call(py, "merge_kernel_bundles", || {
+        bundle::merge(&path, &inputs)
+    })
+}
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(set_kernel_bundle, m)?)?;
+    m.add_function(wrap_pyfunction!(build_kernel_bundle, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_kernel_bundles, m)?)?;
+    Ok(())
+}
