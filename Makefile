@@ -56,7 +56,9 @@ test-oldest: develop $(VENV_OLDEST)/.installed
 
 lint: $(VENV)/.installed
 	cargo fmt --all -- --check
-	cargo clippy --all-targets --features lazy -- -D warnings
+	cargo clippy --all-targets --features lazy,internals -- -D warnings
+	cargo clippy --features python --lib -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --features lazy
 	$(VENV)/bin/ruff check python tests benches scripts
 	$(VENV)/bin/ruff format --check python tests benches scripts
 

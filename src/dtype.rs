@@ -156,6 +156,7 @@ impl DType {
 
 /// numpy's common dtype of arrays of these types (`numpy.result_type`): the dtype of the
 /// sample `histogramdd` stacks its columns into.
+#[cfg(test)]
 pub fn promote(dtypes: impl IntoIterator<Item = DType>) -> DType {
     dtypes
         .into_iter()

@@ -149,14 +149,6 @@ impl<'a> Values<'a> {
         crate::with_values!(*self, |v: T| v.len())
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn dtype(&self) -> DType {
-        crate::with_values!(*self, |_v: T| T::DTYPE)
-    }
-
     /// The raw bytes (for copies to the device).
     pub fn bytes(&self) -> &'a [u8] {
         crate::with_values!(*self, |v: T| bytes_of(v))
@@ -234,10 +226,6 @@ pub struct Chunk<'a> {
 impl<'a> Chunk<'a> {
     pub fn len(&self) -> usize {
         self.values.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Rows `start..start + len`.
@@ -320,19 +308,6 @@ impl<'a> HostColumn<'a> {
 
     pub fn len(&self) -> usize {
         self.chunks.iter().map(Chunk::len).sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn has_nulls(&self) -> bool {
-        self.chunks.iter().any(|c| c.validity.is_some())
-    }
-
-    /// Bytes of the values (what a copy to the device moves, besides the bitmaps).
-    pub fn bytes(&self) -> usize {
-        self.len() * self.dtype.size()
     }
 }
 

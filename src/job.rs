@@ -231,10 +231,6 @@ impl<'a> Job<'a> {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     pub fn is_weighted(&self) -> bool {
         match &self.rows {
             Rows::Host(h) => h.weights.is_some(),

@@ -147,7 +147,7 @@ fn histogram_series(
     let opts: HistogramOptions = unpickle(pickled_options)?;
     let weights = weights.map(|w| w.0);
     call(py, "histogram", || {
-        crate::histogram(&values.0, weights.as_ref(), &opts)
+        crate::api::hist1d::histogram_series(&values.0, weights.as_ref(), &opts)
     })
     .map(PySeries)
 }

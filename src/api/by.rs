@@ -19,6 +19,21 @@ use crate::output::{self, AxisOut};
 /// [`crate::histogram`] of that group's values with the same binning (`density` normalizes per
 /// group).
 pub fn histogram_by(
+    values: &Column,
+    keys: &Column,
+    weights: Option<&Column>,
+    options: &HistogramOptions,
+) -> HistResult<Series> {
+    histogram_by_series(
+        values.as_materialized_series(),
+        keys.as_materialized_series(),
+        weights.map(Column::as_materialized_series),
+        options,
+    )
+}
+
+/// [`histogram_by`] of Series (what the Python plugin is handed).
+pub(crate) fn histogram_by_series(
     values: &Series,
     keys: &Series,
     weights: Option<&Series>,
@@ -73,7 +88,7 @@ fn check_key(dtype: &DataType) -> HistResult<()> {
 }
 
 /// [`histogram_by`], with the engine's report of what ran.
-pub fn histogram_by_with_report(
+pub(crate) fn histogram_by_with_report(
     values: &Series,
     keys: &Series,
     weights: Option<&Series>,

@@ -43,10 +43,10 @@ use crate::error::{HistError, HistResult};
 pub use edges::EdgeBins;
 pub(crate) use edges::Guide;
 pub use half::HalfBins;
-pub use integer::{Domain, ExactInt, IntBins, KeyedBins};
+pub use integer::{Domain, ExactInt, IntBins};
 use linspace::{increasing, table};
 pub use linspace::{linspace, linspace_as, Edges, Linspace};
-pub use uniform::{BinFloat, Estimate, Origin, Proof, UniformBins, Walk};
+pub use uniform::{BinFloat, Estimate, Origin, UniformBins, Walk};
 
 /// Upper bound on the number of bins (cells, n-D): the result alone is 24 bytes a bin.
 pub const MAX_BINS: usize = 1 << 28;

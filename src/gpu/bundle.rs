@@ -1,7 +1,7 @@
 //! Kernels compiled ahead of time: a bundle built when a wheel is built (NVRTC runs without a
 //! GPU) and shipped beside the native module, so that the first call compiles nothing.
 //!
-//! A bundle holds sections, each the common kernels ([`common_kernels`]) in one format for one
+//! A bundle holds sections, each the common kernels ([`common_kernels`](crate::gpu::bundle_kernels::common_kernels)) in one format for one
 //! architecture, built by one NVRTC: CUBINs for every architecture NVRTC 13.0 knows, PTX for the
 //! lowest (which the driver compiles for a GPU newer than any CUBIN), and PTX built by NVRTC
 //! 12.0, which CUDA 12 drivers can compile (they cannot load what NVRTC 13 makes). The runtime
@@ -27,8 +27,6 @@ use std::sync::{Mutex, OnceLock};
 use crate::error::{HistError, HistResult};
 use crate::gpu::compile::{self, checksum, KERNELS_HASH};
 use crate::gpu::kernel::KernelId;
-
-pub use crate::gpu::bundle_kernels::common_kernels;
 
 const MAGIC: &[u8; 8] = b"PGHBNDL3";
 /// zstd's level for sections: built once, read fast at any level.
@@ -76,7 +74,6 @@ impl Source {
 pub struct Image {
     pub format: Format,
     pub bytes: Vec<u8>,
-    pub section: SectionKey,
 }
 
 struct Section {
@@ -222,13 +219,14 @@ pub fn find(id: &KernelId, arch: u32, driver: u32, source: Source) -> Option<Ima
     let name = id.to_string();
     with_sections(|sections| {
         let keys: Vec<SectionKey> = sections.iter().map(|s| s.key).collect();
-        choose(&keys, arch, driver, source).into_iter().find_map(|i| {
-            Some(Image {
-                format: keys[i].format,
-                bytes: sections[i].images().get(&name)?.clone(),
-                section: keys[i],
+        choose(&keys, arch, driver, source)
+            .into_iter()
+            .find_map(|i| {
+                Some(Image {
+                    format: keys[i].format,
+                    bytes: sections[i].images().get(&name)?.clone(),
+                })
             })
-        })
     })
 }
 
@@ -238,7 +236,9 @@ pub fn describe(arch: u32, driver: u32, source: Source) -> String {
     let version = |v: u32| format!("{}.{}", v / 1000, v % 1000 / 10);
     let first = with_sections(|sections| {
         let keys: Vec<SectionKey> = sections.iter().map(|s| s.key).collect();
-        choose(&keys, arch, driver, source).first().map(|&i| keys[i])
+        choose(&keys, arch, driver, source)
+            .first()
+            .map(|&i| keys[i])
     });
     match first {
         Some(k) if k.format == Format::Cubin => format!(
@@ -326,10 +326,11 @@ fn compile_all(
                 {
                     let key = keys[s];
                     match compile::compile(&id, key.arch, key.format == Format::Ptx) {
-                        Ok(image) => results
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push((s, id.to_string(), image)),
+                        Ok(image) => results.lock().unwrap_or_else(|p| p.into_inner()).push((
+                            s,
+                            id.to_string(),
+                            image,
+                        )),
                         Err(e) => *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e),
                     }
                 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::gpu::bundle_kernels::common_kernels;
 
 fn key(format: Format, arch: u32, built_by: u32) -> SectionKey {
     SectionKey {
@@ -121,7 +122,9 @@ fn the_kernel_source_is_parsed_strictly() {
     assert_eq!(Source::parse(""), Ok(Source::Auto));
     assert_eq!(Source::parse("ptx"), Ok(Source::Ptx));
     assert_eq!(Source::parse("nvrtc"), Ok(Source::Nvrtc));
-    assert!(Source::parse("PTX").unwrap_err().contains("auto, ptx or nvrtc"));
+    assert!(Source::parse("PTX")
+        .unwrap_err()
+        .contains("auto, ptx or nvrtc"));
 }
 
 #[test]

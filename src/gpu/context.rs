@@ -329,7 +329,9 @@ impl Gpu {
     fn kernel_image(&self, id: &KernelId) -> HistResult<cudarc::nvrtc::Ptx> {
         use cudarc::nvrtc::Ptx;
         match bundle::find(id, self.arch, self.driver_version, self.kernel_source) {
-            Some(image) if image.format == bundle::Format::Cubin => Ok(Ptx::from_binary(image.bytes)),
+            Some(image) if image.format == bundle::Format::Cubin => {
+                Ok(Ptx::from_binary(image.bytes))
+            }
             Some(image) => String::from_utf8(image.bytes)
                 .map(Ptx::from_src)
                 .map_err(|_| HistError::Gpu(format!("the bundle's PTX of {id} is not text"))),

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 use polars::prelude::Series;
 
-use crate::error::{HistError, HistResult};
+use crate::error::HistResult;
 use crate::gpu::context::{driver, Gpu};
 use crate::gpu::{abi, transfer};
 use crate::input::{Chunk, HostColumn};
@@ -145,9 +145,4 @@ pub fn find(column: &HostColumn<'_>) -> Option<Arc<Pinned>> {
 /// Whether every column of `rows` (weights aside: they are always copied) is pinned.
 pub fn is_pinned(rows: &HostRows<'_>) -> bool {
     rows.weights.is_none() && rows.columns.iter().all(|c| find(c).is_some())
-}
-
-/// An error for pinning where there is no GPU.
-pub fn no_gpu(why: HistError) -> HistError {
-    HistError::Gpu(format!("cannot pin a column without a GPU: {why}"))
 }

@@ -12,6 +12,10 @@ fn set_kernel_bundle(path: std::path::PathBuf) {
     bundle::set_path(path);
 }
 
+/// A section of a built bundle: (format, arch, NVRTC's CUDA version, kernels, bytes unpacked,
+/// bytes packed).
+type Section = (&'static str, u32, u32, usize, usize, usize);
+
 /// Compiles the common kernels with the NVRTC loaded into a bundle at `path` (no GPU needed):
 /// CUBINs for `archs` (None: every architecture this NVRTC supports) and PTX for `ptx_archs`
 /// (None: its lowest). Per section: (format, arch, NVRTC's CUDA version, kernels, bytes
@@ -24,12 +28,18 @@ fn build_kernel_bundle(
     archs: Option<Vec<u32>>,
     ptx_archs: Option<Vec<u32>>,
     threads: usize,
-) -> PyResult<Vec<(&'static str, u32, u32, usize, usize, usize)>> {
+) -> PyResult<Vec<Section>> {
     call(py, "build_kernel_bundle", || {
         let supported = compile::supported_archs()?;
         let archs = archs.unwrap_or_else(|| supported.clone());
         let ptx_archs = ptx_archs.unwrap_or_else(|| supported[..1.min(supported.len())].to_vec());
-        let report = bundle::build(&path, &archs, &ptx_archs, &bundle::common_kernels(), threads)?;
+        let report = bundle::build(
+            &path,
+            &archs,
+            &ptx_archs,
+            &crate::gpu::bundle_kernels::common_kernels(),
+            threads,
+        )?;
         Ok(report
             .into_iter()
             .map(|(key, kernels, unpacked, packed)| {
@@ -50,9 +60,7 @@ fn merge_kernel_bundles(
     path: std::path::PathBuf,
     inputs: Vec<std::path::PathBuf>,
 ) -> PyResult<usize> {
-    call(py, "merge_kernel_bundles", || {
-        bundle::merge(&path, &inputs)
-    })
+    call(py, "merge_kernel_bundles", || bundle::merge(&path, &inputs))
 }
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
