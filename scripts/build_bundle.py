@@ -61,9 +61,7 @@ def main() -> None:
         print(f"{sections} sections in {args.out}: {size / 1e6:.1f} MB")
         return
     started = time.perf_counter()
-    report = module.build_kernel_bundle(
-        args.out, archs(args.cubin), archs(args.ptx), args.threads
-    )
+    report = module.build_kernel_bundle(args.out, archs(args.cubin), archs(args.ptx), args.threads)
     seconds = time.perf_counter() - started
     print("| section | NVRTC | kernels | unpacked MB | packed MB |")
     print("|---|---|---:|---:|---:|")

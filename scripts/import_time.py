@@ -26,8 +26,11 @@ print(json.dumps({"polars": t1 - t0, "package": t2 - t1, "heavy": heavy}))
 
 def main(runs: int = 9) -> None:
     samples = [
-        json.loads(subprocess.run([sys.executable, "-c", _CHILD], check=True,
-                                  capture_output=True, text=True).stdout)
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", _CHILD], check=True, capture_output=True, text=True
+            ).stdout
+        )
         for _ in range(runs)
     ]
     polars_s = statistics.median(s["polars"] for s in samples)

@@ -15,7 +15,7 @@ from polars_gpu_hist._nvrtc import preload_nvrtc as _preload_nvrtc
 
 _preload_nvrtc()
 
-from polars_gpu_hist import _args, _cuda, _internal  # noqa: E402
+from polars_gpu_hist import _internal  # noqa: E402
 from polars_gpu_hist._args import (  # noqa: E402
     BinsArg,
     Closed,
@@ -30,12 +30,6 @@ from polars_gpu_hist._functions import (  # noqa: E402
     _PLUGIN_PATH,
     GpuHistNamespace,
     GpuHistSeriesNamespace,
-    _expr,
-    _host_histogram,
-    _host_histogramdd,
-    _memory_errors,
-    _pickled,
-    _plugin,
     explain,
     gpu_available,
     histogram,
@@ -46,6 +40,7 @@ from polars_gpu_hist._functions import (  # noqa: E402
     pinned,
     unpin,
 )
+from polars_gpu_hist._functions import _pickled as _pickled  # noqa: E402 (benches)
 from polars_gpu_hist._internal import __version__  # noqa: E402
 from polars_gpu_hist._polars_hist import hist_expr  # noqa: E402
 

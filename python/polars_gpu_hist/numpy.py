@@ -28,15 +28,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polars_gpu_hist import (
-    _args,
-    _cuda,
-    _host_histogram,
-    _host_histogramdd,
-    _internal,
-    _numpy_args,
-    _pickled,
-)
+from polars_gpu_hist import _args, _cuda, _internal, _numpy_args
+from polars_gpu_hist._functions import _host_histogram, _host_histogramdd, _pickled
 
 __all__ = ["histogram", "histogram2d", "histogram_bin_edges", "histogramdd"]
 

@@ -133,3 +133,49 @@ fn the_common_kernels_are_distinct() {
     let unique: std::collections::HashSet<_> = all.iter().collect();
     assert_eq!(unique.len(), all.len());
 }
+
+/// The bundle `make bundle` builds, built here with the NVRTC CI installs (no GPU): every common
+/// kernel as a CUBIN for every architecture that NVRTC lists and as PTX for its lowest, so no
+/// kernel fails to build for one of them. CI sets PGH_REQUIRE_NVRTC=1; elsewhere the test is
+/// skipped without NVRTC. The longest Rust test: about 13 x 190 compiles.
+#[test]
+fn every_bundle_kernel_compiles_for_every_architecture() {
+    if !compile::nvrtc_present() {
+        assert!(
+            std::env::var_os("PGH_REQUIRE_NVRTC").is_none(),
+            "PGH_REQUIRE_NVRTC is set but libnvrtc was not found on the library path"
+        );
+        eprintln!("skipped: no NVRTC here");
+        return;
+    }
+    let archs = compile::supported_archs().unwrap();
+    assert!(archs.contains(&75) && archs.contains(&90), "{archs:?}");
+    let kernels = common_kernels();
+    let path = std::env::temp_dir().join(format!("pgh-all-archs-{}.bundle", std::process::id()));
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let started = std::time::Instant::now();
+    let report = build(&path, &archs, &archs[..1], &kernels, threads).unwrap();
+    eprintln!(
+        "{} kernels x {} sections in {:.0} s: {:.1} MB packed",
+        kernels.len(),
+        report.len(),
+        started.elapsed().as_secs_f64(),
+        std::fs::metadata(&path).unwrap().len() as f64 / 1e6
+    );
+    let sections = read(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(sections.len(), archs.len() + 1);
+    for section in &sections {
+        let images = section.images();
+        assert_eq!(images.len(), kernels.len(), "{:?}", section.key);
+        for (name, image) in images {
+            match section.key.format {
+                Format::Cubin => assert!(image.starts_with(b"\x7fELF"), "{name}: not a CUBIN"),
+                Format::Ptx => assert!(
+                    String::from_utf8_lossy(image).contains(".entry "),
+                    "{name}: PTX without an entry point"
+                ),
+            }
+        }
+    }
+}
