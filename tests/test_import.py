@@ -20,10 +20,15 @@ def fresh(code: str) -> dict:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-def test_the_import_loads_no_heavy_module() -> None:
+def test_the_import_and_the_polars_calls_load_no_heavy_module() -> None:
+    """numpy comes only with numpy data, the accumulator, the numpy module, Dask or plots."""
     loaded = fresh(
-        "import json, sys; import polars_gpu_hist as gh\n"
-        "gh.histogram_expr('x', 10); gh.gpu_available\n"
+        "import json, sys; import polars as pl; import polars_gpu_hist as gh\n"
+        "s = pl.Series('x', [1.0, 2.0, 3.0])\n"
+        "gh.histogram(s, 2); s.gpu_hist.histogram(bins=[0, 1, 2])\n"
+        "s.to_frame().select(pl.col('x').gpu_hist.histogram(bins=2, range=(0, 4)))\n"
+        "s.to_frame().select(pl.col('x').gpu_hist.hist(bin_count=3))\n"
+        "gh.histogramdd(s, s.alias('y'), bins=2); gh.explain(s); gh.gpu_available()\n"
         f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     )
     assert loaded == []
