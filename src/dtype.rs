@@ -332,7 +332,8 @@ pub fn name(dtype: &DataType) -> String {
     }
 }
 
-/// Runs `$body` with `$t` bound to the native Rust type of a [`DType`].
+/// Runs `$body` with `$t` bound to the native Rust type of a [`DType`] (crate internal).
+#[doc(hidden)]
 #[macro_export]
 macro_rules! with_dtype {
     ($dtype:expr, |$t:ident| $body:expr) => {{

@@ -84,7 +84,9 @@ pub enum Values<'a> {
     U64(&'a [u64]),
 }
 
-/// Runs `$body` with `$v` bound to the typed slice of a [`Values`] and `$t` to its type.
+/// Runs `$body` with `$v` bound to the typed slice of a `Values` and `$t` to its type (crate
+/// internal: exported only because `macro_rules!` macros are reached through the crate root).
+#[doc(hidden)]
 #[macro_export]
 macro_rules! with_values {
     ($values:expr, |$v:ident : $t:ident| $body:expr) => {{

@@ -67,7 +67,7 @@ pub enum Span {
     Data(DataExtremes),
 }
 
-/// [`Extremes`] in a serializable form (integers as decimal text: they may need 65 bits).
+/// The data's extremes (`Extremes`) in a serializable form (integers as decimal text: they may need 65 bits).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DataExtremes {

@@ -110,7 +110,7 @@ pub struct Histogram {
 
 impl Histogram {
     /// A histogram of 1 to [`MAX_DIMS`] axes (cells row-major over them, at most
-    /// [`crate::bins::MAX_BINS`] in all). `bins=n` needs a range ([`Axis::regular`] or
+    /// 2^28 in all). `bins=n` needs a range ([`Axis::regular`] or
     /// [`Axis::data_range`]): a range taken from each batch would bin every batch differently.
     pub fn new(axes: Vec<Axis>, options: AccumulatorOptions) -> HistResult<Self> {
         let cells = checked_cells(&axes)?;

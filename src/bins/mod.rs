@@ -140,7 +140,7 @@ pub enum BinSpec {
     Uniform32(UniformBins<f32>),
     Uniform64(UniformBins<f64>),
     Edges(EdgeBins),
-    /// Integer edges beyond ±2^53 for an integer or temporal column ([`integer`]).
+    /// Integer edges beyond ±2^53 for an integer or temporal column (`bins/integer.rs`).
     Integers(IntBins),
     /// Equal bins of a Float16 column under numpy's rules (closed left; CPU only).
     Half(HalfBins),
