@@ -83,6 +83,10 @@ PY
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 }
 if [[ $what == paths || $what == quick || $what == final || $what == check ]]; then
+  echo "== the bundle's CUBIN, PTX and CUDA 12 paths in fresh processes (tests/test_gpu_bundle.py)"
+  timeout 400 python3 -m pytest -q -p no:cacheprovider -m gpu -rf --tb=short tests/test_gpu_bundle.py \
+    2>&1 | tee "$OUT/pytest_gpu_bundle.log" | tail -8
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   path_pass ptx POLARS_GPU_HIST_KERNELS=ptx
   # Kernels missing from the bundle are refused under CUDA 12 with one sentence (NVRTC 13 is too
   # new for the driver): count those apart from real failures.
