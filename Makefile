@@ -32,11 +32,16 @@ develop: $(VENV)/.demo
 demo: develop
 	$(PY) -m polars_gpu_hist $(FILE) $(ARGS)
 
-# The whole test suite (GPU tests run only where a GPU is found: see scripts/gpu_check.sh), then
-# the quick suite against the oldest Polars declared.
+# The lint CI holds every commit to (clippy -D warnings, ruff format, mypy --strict over
+# python/ against _internal.pyi: pyproject.toml's [tool.mypy]), the whole test suite (GPU tests
+# run only where a GPU is found: see scripts/gpu_check.sh), then the quick suite against the
+# oldest Polars declared.
 test: $(VENV)/.installed develop $(VENV_OLDEST)/.installed
 	cargo fmt --all -- --check
+	cargo clippy --all-targets --features lazy -- -D warnings
 	$(VENV)/bin/ruff check python tests benches scripts
+	$(VENV)/bin/ruff format --check python tests benches scripts
+	$(VENV)/bin/mypy
 	LD_LIBRARY_PATH=$(NVRTC_LIB):$$LD_LIBRARY_PATH PGH_REQUIRE_NVRTC=1 cargo test --quiet --features lazy
 	$(PY) -m pytest -q
 	$(QUICK_OLDEST)
@@ -61,6 +66,7 @@ lint: $(VENV)/.installed
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --features lazy
 	$(VENV)/bin/ruff check python tests benches scripts
 	$(VENV)/bin/ruff format --check python tests benches scripts
+	$(VENV)/bin/mypy
 
 bench: develop
 	$(PY) benches/cpu_bench.py
@@ -83,39 +89,61 @@ $(BUNDLE_NVRTC)/.installed:
 $(BUNDLE_NVRTC12)/.installed:
 	$(PY) -m pip install -q --no-deps --target $(BUNDLE_NVRTC12) "nvidia-cuda-nvrtc-cu12==12.0.*"
 	touch $@
+KERNEL_SOURCES := $(wildcard kernels/*) src/gpu/kernel.rs src/gpu/bundle.rs src/gpu/bundle_kernels.rs
+NVRTC13_ENV := LD_LIBRARY_PATH=$(abspath $(BUNDLE_NVRTC))/nvidia/cu13/lib
+NVRTC12_ENV := LD_LIBRARY_PATH=$(abspath $(BUNDLE_NVRTC12))/nvidia/cuda_nvrtc/lib
 bundle: $(BUNDLE)
-$(BUNDLE): $(wildcard kernels/*) src/gpu/kernel.rs src/gpu/bundle.rs src/gpu/bundle_kernels.rs | develop $(BUNDLE_NVRTC)/.installed $(BUNDLE_NVRTC12)/.installed
+$(BUNDLE_PARTS)/cuda13.bundle: $(KERNEL_SOURCES) | develop $(BUNDLE_NVRTC)/.installed
 	mkdir -p $(BUNDLE_PARTS)
-	LD_LIBRARY_PATH=$(abspath $(BUNDLE_NVRTC))/nvidia/cu13/lib $(PY) scripts/build_bundle.py $(BUNDLE_PARTS)/cuda13.bundle --cubin all --ptx lowest
-	LD_LIBRARY_PATH=$(abspath $(BUNDLE_NVRTC12))/nvidia/cuda_nvrtc/lib $(PY) scripts/build_bundle.py $(BUNDLE_PARTS)/cuda12.bundle --cubin none --ptx 70
-	$(PY) scripts/build_bundle.py --merge $(BUNDLE) $(BUNDLE_PARTS)/cuda13.bundle $(BUNDLE_PARTS)/cuda12.bundle
+	$(NVRTC13_ENV) $(PY) scripts/build_bundle.py $@ --cubin all --ptx lowest
+$(BUNDLE_PARTS)/cuda12.bundle: $(KERNEL_SOURCES) | develop $(BUNDLE_NVRTC12)/.installed
+	mkdir -p $(BUNDLE_PARTS)
+	$(NVRTC12_ENV) $(PY) scripts/build_bundle.py $@ --cubin none --ptx 70
+$(BUNDLE): $(BUNDLE_PARTS)/cuda13.bundle $(BUNDLE_PARTS)/cuda12.bundle
+	$(PY) scripts/build_bundle.py --merge $@ $^
+
+# The GPU host's sections alone (sm_90 CUBINs, NVRTC 13.0's and 12.0's PTX: every path
+# gpu_check.sh tries on an H100 or H200), about 1.4 MB: with the full bundle (6 MB) the wheel would
+# not fit beside Polars' 55 MB in the 64 MiB that travel to the host.
+HOST_BUNDLE := $(BUNDLE_PARTS)/host.bundle
+$(BUNDLE_PARTS)/cuda13-sm90.bundle: $(KERNEL_SOURCES) | develop $(BUNDLE_NVRTC)/.installed
+	mkdir -p $(BUNDLE_PARTS)
+	$(NVRTC13_ENV) $(PY) scripts/build_bundle.py $@ --cubin 90 --ptx lowest
+$(HOST_BUNDLE): $(BUNDLE_PARTS)/cuda13-sm90.bundle $(BUNDLE_PARTS)/cuda12.bundle
+	$(PY) scripts/build_bundle.py --merge $@ $^
 
 # The abi3 wheel a release would publish (one for every Python from 3.9), with the full bundle.
 wheel: $(BUNDLE)
 	$(VENV)/bin/maturin build --release --strip -o dist
 	ls -la dist/*.whl
 
-# Everything the GPU host needs, in the ignored .gpu/: our stripped abi3 wheel, the Polars wheels,
-# boost-histogram (the CPU peer), peers.py (the host has hypothesis). Then: device run
-# `bash scripts/gpu_check.sh all` carrying .gpu.
-gpu-stage: $(VENV)/.installed $(BUNDLE)
+# A stripped wheel for the GPU host into $(1), carrying the host's bundle: maturin packs whatever
+# lies at $(BUNDLE), so the full one steps aside for the build (`make bundle` merges it back from
+# its parts in seconds).
+STAGE_WHEEL = rm -f $(BUNDLE) && cp $(HOST_BUNDLE) $(BUNDLE) && \
+	$(VENV)/bin/maturin build --release --strip -o $(1); status=$$?; rm -f $(BUNDLE); exit $$status
+
+# Everything the GPU host needs, in the ignored .gpu/: our stripped abi3 wheel with the host's
+# bundle, the Polars wheels, boost-histogram (the CPU peer), peers.py (the host has hypothesis).
+# Then: device run `bash scripts/gpu_check.sh all` carrying .gpu.
+gpu-stage: $(VENV)/.installed $(HOST_BUNDLE)
 	rm -rf .gpu && bash ../shared/gpu/stage.sh .gpu
 	rm -f .gpu/fast_histogram-*
-	$(VENV)/bin/maturin build --release --strip -o .gpu
+	$(call STAGE_WHEEL,.gpu)
 	# The previous kernels and their lab, for the kernel lab's same-run baseline.
 	mkdir -p .gpu/baseline && git archive 64d993f kernels scripts/kernel_lab.py | tar -x -C .gpu/baseline
 	du -sh .gpu
 
 # The Dask scaling run on a 2-GPU host, in the ignored .gpu-dask/ (no hypothesis or peers: the
 # carry limit is 64 MiB). Then: device run `bash scripts/dask_gpu_check.sh` carrying .gpu-dask.
-gpu-stage-dask: $(VENV)/.installed
+gpu-stage-dask: $(VENV)/.installed $(HOST_BUNDLE)
 	rm -rf .gpu-dask && bash ../shared/gpu/stage.sh .gpu-dask
 	rm -f .gpu-dask/boost_histogram-* .gpu-dask/fast_histogram-* .gpu-dask/peers.py
 	$(PY) -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
 	  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
 	  -d .gpu-dask "dask[array,distributed]"
 	rm -f .gpu-dask/numpy-*
-	$(VENV)/bin/maturin build --release --strip -o .gpu-dask
+	$(call STAGE_WHEEL,.gpu-dask)
 	du -sh .gpu-dask
 
 clean:

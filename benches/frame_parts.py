@@ -36,8 +36,9 @@ def main() -> None:
     x = cp.random.default_rng(0).random(rows, dtype=cp.float32)
     kwargs = _pickled(_args.histogram_kwargs(bins, (0, 1), False, "left", False, "auto", "auto"))
     iface = _cuda.cuda_array(x)
-    ptr, typestr = int(iface["data"][0]), iface["typestr"]
-    series = _internal.histogram_cuda("x", ptr, rows, typestr, kwargs, None)[0]
+    sample = _cuda.sample([_cuda.column(iface)])
+    options = _internal.HistogramOptions(kwargs)
+    series = _internal.histogram_cuda(["x"], sample, options)[0]
     print(f"{rows} float32 rows, {bins} bins (ms, medians)")
     print(f"  cupy.sum (read roofline)     {median_ms(lambda: x.sum()):.3f}")
     print(
@@ -45,7 +46,7 @@ def main() -> None:
     )
     frame = median_ms(lambda: gh.histogram(x, bins, range=(0, 1)))
     print(f"  gh.histogram (frame)         {frame:.3f}")
-    native = median_ms(lambda: _internal.histogram_cuda("x", ptr, rows, typestr, kwargs, None))
+    native = median_ms(lambda: _internal.histogram_cuda(["x"], sample, options))
     print(f"  _internal.histogram_cuda     {native:.3f}")
     host = [
         ("__cuda_array_interface__", lambda: x.__cuda_array_interface__),

@@ -22,7 +22,7 @@ import polars as pl
 
 import polars_gpu_hist as gh
 import polars_gpu_hist.numpy as ghnp
-from polars_gpu_hist import _args, _internal
+from polars_gpu_hist import _args, _cuda, _internal
 
 OUT = os.environ.get("OUT", "/tmp")
 
@@ -45,13 +45,15 @@ def roofline_ms(x: cp.ndarray, reps: int) -> float:
 
 
 def ours(x: cp.ndarray, bins: int, reps: int, **kw: object) -> dict[str, object]:
-    iface = x.__cuda_array_interface__
-    options = gh._pickled(
-        _args.histogram_kwargs(
-            bins, kw.get("range"), False, "left", False, "auto", kw.get("kernel", "auto")
+    sample = _cuda.sample([_cuda.column(x.__cuda_array_interface__)])
+    options = _internal.HistogramOptions(
+        gh._pickled(
+            _args.histogram_kwargs(
+                bins, kw.get("range"), False, "left", False, "auto", kw.get("kernel", "auto")
+            )
         )
     )
-    args = ("x", iface["data"][0], x.size, iface["typestr"], options, None)
+    args = (["x"], sample, options)
     series, plan, _ = _internal.histogram_cuda(*args)  # warm-up: compile/load, first touch
     kernel, wall = [], []
     for _ in range(reps):
@@ -105,19 +107,17 @@ def check(x: cp.ndarray, bins: int, counts: np.ndarray, rng_arg: tuple[float, fl
 
 def ours_dd(xy: cp.ndarray, bins: object, rng_arg: object, reps: int) -> dict[str, object]:
     """histogramdd of an (n, d) device array through the native call, kernel time by events."""
-    iface = xy.__cuda_array_interface__
-    length, dims = xy.shape
-    item = xy.dtype.itemsize
-    ptrs = [iface["data"][0] + j * item for j in range(dims)]
-    options = gh._pickled(
-        _args.dd_kwargs(dims, bins, rng_arg, False, "left", False, "auto", "auto")
+    sample = _cuda.columns((xy,))
+    dims = xy.shape[1]
+    options = _internal.HistogramDdOptions(
+        gh._pickled(_args.dd_kwargs(dims, bins, rng_arg, False, "left", False, "auto", "auto"))
     )
-    args = ([f"x{j}" for j in range(dims)], ptrs, [dims] * dims, length, iface["typestr"], options)
-    series, plan, _ = _internal.histogramdd_cuda(*args)
+    args = ([f"x{j}" for j in range(dims)], sample, options)
+    series, plan, _ = _internal.histogram_cuda(*args)
     kernel, wall = [], []
     for _ in range(reps):
         t0 = time.perf_counter()
-        series, plan, k_ms = _internal.histogramdd_cuda(*args)
+        series, plan, k_ms = _internal.histogram_cuda(*args)
         wall.append((time.perf_counter() - t0) * 1e3)
         kernel.append(k_ms)
     counts = series.struct.field("count").to_numpy()

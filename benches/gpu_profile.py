@@ -42,7 +42,7 @@ def _timed_native(name: str) -> None:
     setattr(_internal, name, wrapper)
 
 
-for _name in ("histogram_cuda_counts", "histogram_cuda_into", "histogram_cuda", "histogramdd_cuda"):
+for _name in ("histogram_cuda_counts", "histogram_cuda_into", "histogram_cuda"):
     _timed_native(_name)
 
 

@@ -35,7 +35,7 @@ fn main() -> PolarsResult<()> {
     let long = readings
         .select([col("reading")
             .gpu_hist()
-            .by(col("sensor"))
+            .by([col("sensor")])
             .histogram(options)])
         .unnest(by_name(["reading"], true, false), None)
         .collect()?;

@@ -1,5 +1,7 @@
-// The kernels' parameters, passed by value as one __grid_constant__ struct per launch. src/gpu/
-// abi.rs mirrors every struct with #[repr(C)] and asserts the same sizes: change both together.
+// The kernels' parameters, passed by value: one struct per launch (`count` a CountParams; the
+// segmented family's later passes a Segments, with their counts' count and address; extremes,
+// edges and prove theirs as __grid_constant__). src/gpu/abi.rs mirrors every struct with
+// #[repr(C)] and asserts the same sizes: change both together.
 #pragma once
 
 typedef unsigned long long u64;
@@ -29,7 +31,7 @@ struct WeightColumn {
 struct Rule {
     const void* edges;           // n + 1 edges: float (RULE_U32), u64 keys (RULE_INTS) or double
     const unsigned int* table;   // RULE_TABLE: the group id of key lo + i
-    long long lo;                // RULE_TABLE
+    long long lo;                // RULE_TABLE, RULE_INDEX (the bin of x is x - lo)
     unsigned int n;              // bins, without the flow bins
     unsigned int pad;
     double first;   // e[0] and e[n] of equal bins (exact for float edges), so that a kernel
@@ -114,6 +116,16 @@ struct ProofParams {
     double scale;
 };
 
+// `fold`: value counts (u64, one per value of a narrow integer type) added into the bins of
+// those values (`value_bins[v]`; `cells` where the value is not counted).
+struct FoldParams {
+    const u64* value_counts;
+    const unsigned int* value_bins;
+    unsigned int values;
+    unsigned int cells;
+    u64* out;
+};
+
 static_assert(sizeof(Column) == 40 && alignof(Column) == 8, "host layout");
 static_assert(sizeof(WeightColumn) == 24, "host layout");
 static_assert(sizeof(Rule) == 104 && alignof(Rule) == 8, "host layout");
@@ -123,3 +135,4 @@ static_assert(sizeof(CountParams) == 1280, "host layout");
 static_assert(sizeof(ExtremesParams) == 64, "host layout");
 static_assert(sizeof(EdgesParams) == 40, "host layout");
 static_assert(sizeof(ProofParams) == 72, "host layout");
+static_assert(sizeof(FoldParams) == 32, "host layout");

@@ -2,7 +2,7 @@
 // is not counted), built from the launch's `Rule`. Which one, and its variant, is fixed when the
 // module is compiled (src/gpu/kernel.rs `AxisKernel`), so a launch runs no per-row switch:
 //   Kind     RULE_U32 (float32 equal bins), RULE_U64 (float64 equal bins), RULE_EDGES,
-//            RULE_TABLE (by= group ids of integer keys), RULE_INDEX (the value is the bin),
+//            RULE_TABLE (by= group ids of integer keys), RULE_INDEX (the value less lo is the bin),
 //            RULE_INTS (integer edges compared exactly, as 64-bit keys)
 //   Right    Polars' (a, b] bins instead of numpy's [a, b)
 //   Literal  replay numpy's division (bins.rs `literal`) instead of the proved cheap rule
@@ -43,6 +43,7 @@ __device__ __forceinline__ F value_as(V v)
 template <class V, class F, bool Right, bool Literal, int Formula, bool Wide>
 struct UniformBin {
     typedef V Value;
+    static constexpr bool CHEAP = false;
     UniformBins<F> u;
     unsigned int n;
 
@@ -84,6 +85,7 @@ struct UniformBin {
 template <class V, bool Right, bool Staged>
 struct EdgeBin {
     typedef V Value;
+    static constexpr bool CHEAP = false;
     const double* e;
     unsigned int n;
 
@@ -121,6 +123,7 @@ struct EdgeBin {
 template <class V, bool Right, bool Staged, bool Flow>
 struct IntEdgeBin {
     typedef V Value;
+    static constexpr bool CHEAP = false;
     const unsigned long long* e;
     unsigned int bins;
     unsigned int n;
@@ -157,18 +160,26 @@ struct IntEdgeBin {
     }
 };
 
-// The value is the bin (u32 ids), `n` when it is not below n.
+// The value less lo is the bin, `n` when that is not below n: u32 group ids (lo 0), or a narrow
+// integer column counted by value (lo its type's least value).
 template <class V>
 struct IndexBin {
     typedef V Value;
+    static constexpr bool CHEAP = true;
     unsigned int n;
+    int lo;
 
-    __device__ explicit IndexBin(const Rule& r) : n(r.n) {}
+    __device__ explicit IndexBin(const Rule& r) : n(r.n), lo(static_cast<int>(r.lo)) {}
     __device__ unsigned char* stage(unsigned char* smem) { return smem; }
     __device__ double first_edge() const { return 0.0; }
     __device__ unsigned int operator()(V v) const
     {
-        const unsigned int c = static_cast<unsigned int>(v);
+        unsigned int c;
+        if constexpr (sizeof(V) <= 2) {
+            c = static_cast<unsigned int>(static_cast<int>(v) - lo);
+        } else {
+            c = static_cast<unsigned int>(v);
+        }
         return c < n ? c : n;
     }
 };
@@ -177,6 +188,7 @@ struct IndexBin {
 template <class V>
 struct TableBin {
     typedef V Value;
+    static constexpr bool CHEAP = false;
     const unsigned int* table;
     long long lo;
     unsigned int n;
@@ -194,6 +206,7 @@ struct TableBin {
 template <class Inner>
 struct FlowBin {
     typedef typename Inner::Value Value;
+    static constexpr bool CHEAP = false;
     Inner inner;
     unsigned int n;
     double lo;

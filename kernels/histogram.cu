@@ -9,6 +9,7 @@
 //   KERNEL_EXTREMES   extremes: per-block min and max of a device column (-DVALUE_T: its C type)
 //   KERNEL_EDGES      edges: equal bins' edges from their linspace formula (VALUE_T: their type)
 //   KERNEL_PROOF      prove: the cheap rule's proof for equal bins of that formula (proof.cuh)
+//   KERNEL_FOLD       fold: counts by value added into the bins of those values
 // Every launch takes its parameters as one struct (abi.cuh). Rows are aligned to their element
 // size (the 16-byte body is found from the address).
 #include "abi.cuh"
@@ -185,4 +186,18 @@ extern "C" __global__ void edges(const __grid_constant__ EdgesParams p)
 
 #if defined(KERNEL_PROOF)
 #include "proof.cuh"
+#endif
+
+#if defined(KERNEL_FOLD)
+// A narrow integer column counted value by value (`ByValue` in src/job.rs) into its bins: one
+// thread a value, one atomic a value seen.
+extern "C" __global__ void fold(const __grid_constant__ FoldParams p)
+{
+    for (unsigned int v = blockIdx.x * blockDim.x + threadIdx.x; v < p.values;
+         v += gridDim.x * blockDim.x) {
+        const u64 count = p.value_counts[v];
+        const unsigned int bin = p.value_bins[v];
+        if (count != 0 && bin < p.cells) atomicAdd(p.out + bin, count);
+    }
+}
 #endif

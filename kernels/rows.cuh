@@ -63,6 +63,17 @@ struct Chunk {
     }
 };
 
+// Element k of a 16-byte chunk of 1- or 2-byte values, for a constant k (an unrolled loop).
+template <class T>
+__device__ __forceinline__ T narrow_element(const uint4& q, unsigned int k)
+{
+    static_assert(sizeof(T) <= 2, "narrow values only");
+    constexpr unsigned int per_word = 4 / sizeof(T);
+    const unsigned int w = k / per_word;
+    const unsigned int word = w == 0 ? q.x : (w == 1 ? q.y : (w == 2 ? q.z : q.w));
+    return from_bits<T>(word >> (k % per_word * 8 * sizeof(T)));
+}
+
 // One column binned by `Bin`: `head` unaligned rows, then `units` 16-byte vectors, then the tail.
 template <class Bin>
 struct BinnedColumn {
@@ -130,6 +141,15 @@ struct BinnedColumn {
 #pragma unroll
             for (unsigned int k = 0; k < K; ++k) {
                 const Value x = chunk.next();
+                const bool present = in && valid<NULLABLE>(row0 + k);
+                op(present, row0 + k, present ? bin(x) : n);
+            }
+        } else if constexpr (Bin::CHEAP) {
+            // Binning is an add and a compare (counting by value): unrolled, each value shifted
+            // straight out of its word, so a row costs little more than its shared atomic.
+#pragma unroll
+            for (unsigned int k = 0; k < K; ++k) {
+                const Value x = narrow_element<Value>(q, k);
                 const bool present = in && valid<NULLABLE>(row0 + k);
                 op(present, row0 + k, present ? bin(x) : n);
             }

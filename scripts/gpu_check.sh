@@ -10,6 +10,8 @@
 # bench: the peers (../shared/bench/peers.py) and our benchmark in the same run, the kernel lab
 #        beside the previous kernels' lab, a table last.
 # final: quick without the CPU bench, with compute-sanitizer memcheck and racecheck.
+# narrow: counting by value (issue 37): its gpu tests, the narrow-integer table beside the peers
+#        and the `auto` grid (benches/narrow_ints.py), compute-sanitizer on every kernel family.
 # paths: the kernels' other paths (issue 33): the first call and a sample of the gpu tests
 #        through the bundle's PTX (POLARS_GPU_HIST_KERNELS=ptx), then as under a CUDA 12 driver
 #        (POLARS_GPU_HIST_DRIVER_VERSION=12000: NVRTC 12.0's PTX); part of check, quick, final.
@@ -21,6 +23,7 @@ set -uo pipefail
 what=${1:-all}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 POLARS_GPU_HIST_CACHE=/tmp/pgh-cache
+rm -rf /tmp/site  # a warm machine keeps the last run's install
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/*.whl || exit 1
 export PYTHONPATH=/tmp/site
 # The prebuilt kernels staged beside the wheel win over any it carries (a bundle built after it).
@@ -79,7 +82,7 @@ PY
   env "$@" POLARS_GPU_HIST_CACHE=/tmp/pgh-path CUDA_CACHE_PATH=/tmp/nv-jit-cache timeout 200 \
     python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=30 -rf --tb=line \
     tests/test_gpu_engine.py tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_flow_gpu.py \
-    2>&1 | tee "$OUT/pytest_gpu_$name.log" | tail -12
+    tests/test_by_value.py 2>&1 | tee "$OUT/pytest_gpu_$name.log" | tail -12
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 }
 if [[ $what == paths || $what == quick || $what == final || $what == check ]]; then
@@ -99,6 +102,7 @@ if [[ $what == quick || $what == final ]]; then
   timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
     tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_numpy_module.py \
     tests/test_polars_hist.py tests/test_flow_gpu.py tests/test_by_keys.py tests/test_accumulator_gpu.py \
+    tests/test_by_value.py tests/test_by_several_keys.py tests/test_seam.py tests/test_numpy_suite.py \
     2>&1 | tee "$OUT/pytest_gpu_new.log" | tail -15
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== gpu tests: the engine's, the accumulator's, and a sample of the rest"
@@ -122,7 +126,16 @@ if [[ $what == quick || $what == final ]]; then
     tail -n 25 "$OUT/cpu_bench.log"
   fi
 fi
-if [[ $what == final ]]; then
+if [[ $what == narrow ]]; then
+  echo "== gpu tests of counting by value"
+  timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 -rf --tb=short tests/test_by_value.py \
+    tests/test_by_several_keys.py tests/test_gpu_engine.py -k "by_value or several or explain or auto" \
+    2>&1 | tee "$OUT/pytest_by_value.log" | tail -8
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  echo "== narrow integers beside the peers, CUB's axes, auto against each backend (benches/narrow_ints.py)"
+  timeout 300 python3 benches/narrow_ints.py --reps 7 2>&1 | tee "$OUT/narrow_ints.log"
+fi
+if [[ $what == final || $what == narrow ]]; then
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool"
     timeout 120 compute-sanitizer --tool $tool --error-exitcode 3 python3 scripts/sanitize_kernels.py \

@@ -115,6 +115,17 @@ for kernel in ["shared", "global"]:
             ok = hist[0] == hist[1] and by[0] == by[1]
             bad += not ok
             print("nd", kernel, weights, closed, "ok" if ok else "MISMATCH", flush=True)
+# Narrow integers counted by value (shared: 256 counters; packed: 65,536), then folded; nulls.
+for dtype, rows in [(pl.Int8, 8192), (pl.UInt16, 1 << 20)]:
+    narrow = pl.Series("x", rng.integers(-128, 127, rows)).cast(dtype, strict=False)
+    narrow = narrow.scatter([1, 2, 3], None)
+    for bins in [10, [0, 3, 50, 100]]:
+        hist = [
+            narrow.gpu_hist.histogram(bins, device=d).struct.field("count").to_list()
+            for d in ["gpu", "cpu"]
+        ]
+        bad += hist[0] != hist[1]
+        print("by value", dtype, bins, "ok" if hist[0] == hist[1] else "MISMATCH", flush=True)
 try:
     import cupy as cp
 

@@ -53,7 +53,8 @@ pub const INTERRUPTED: &str = "interrupted (Ctrl-C): the call stopped early, not
 /// Whose words an error names arguments in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Spelling {
-    /// The Rust API: `Bins::Rule(BinRule::Fd)`, `range: Some((min, max))`, `Storage::Weight`.
+    /// The Rust API: `Bins::Rule(BinRule::Estimator(Estimator::Fd))`, `range: Some((min, max))`,
+    /// `Storage::Weight`.
     Rust,
     /// The Python package: `bins="fd"`, `range=(min, max)`, `weights=True`.
     Python,
@@ -63,11 +64,10 @@ impl Spelling {
     /// A `bins` rule by the name users give it (`"fd"`, `"integer"`).
     pub fn rule(self, name: &str) -> String {
         match self {
-            Spelling::Rust => {
-                let mut variant = name.to_string();
-                variant[..1].make_ascii_uppercase();
-                format!("`Bins::Rule(BinRule::{variant})`")
-            }
+            Spelling::Rust => match name.parse::<crate::estimators::Estimator>() {
+                Ok(e) => format!("`Bins::Rule(BinRule::Estimator(Estimator::{e:?}))`"),
+                Err(_) => "`Bins::Rule(BinRule::Integer)`".to_string(),
+            },
             Spelling::Python => format!("`bins=\"{name}\"`"),
         }
     }

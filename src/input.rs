@@ -23,6 +23,22 @@ pub trait Value: NativeType + PartialOrd + Copy + Send + Sync + 'static {
     fn values<'a>(values: Values<'a>) -> Option<&'a [Self]>;
 }
 
+/// The one min/max fold of every extremes pass (the CPU's stretches, the GPU's per-block
+/// partials, an estimator's sample): the smaller minimum and the larger maximum of two
+/// `(min, max)` pairs, the earlier kept among equal values (NaN never reaches it).
+#[inline(always)]
+pub fn wider<T: PartialOrd + Copy>((lo, hi): (T, T), (x, y): (T, T)) -> (T, T) {
+    (if x < lo { x } else { lo }, if y > hi { y } else { hi })
+}
+
+/// The extremes of `(min, max)` pairs folded by [`wider`], as the bins take them.
+pub fn extremes_of<T: Value>(pairs: impl IntoIterator<Item = (T, T)>) -> Extremes {
+    pairs
+        .into_iter()
+        .reduce(wider)
+        .map_or(Extremes::Empty, |(lo, hi)| T::extremes(lo, hi))
+}
+
 macro_rules! int_value {
     ($($t:ty => $d:ident),*) => {$(
         impl Value for $t {
@@ -405,5 +421,33 @@ mod tests {
             panic!()
         };
         assert_eq!(v, [4, 5]);
+    }
+
+    #[test]
+    fn one_fold_gives_every_pass_the_same_extremes() {
+        // The earlier of equal values is kept: -0.0 before 0.0 stays the minimum, as the SIMD
+        // scan, the GPU's partials and an estimator's sample all fold it.
+        let values = [0.5f64, -0.0, 0.0, 2.0, 2.0, -1.5];
+        let pairs = values.iter().map(|&x| (x, x));
+        assert_eq!(extremes_of(pairs.clone()), Extremes::Float64(-1.5, 2.0));
+        let zeros = [-0.0f64, 0.0].map(|x| (x, x));
+        let Extremes::Float64(lo, hi) = extremes_of(zeros) else {
+            panic!()
+        };
+        assert!(lo.is_sign_negative() && hi.is_sign_negative());
+        // Folding partials (min, max) of parts equals folding every value.
+        let parts = values.chunks(2).map(extremes_of_pair);
+        assert_eq!(extremes_of(parts), extremes_of(pairs));
+        assert_eq!(extremes_of::<i64>([]), Extremes::Empty);
+        assert_eq!(extremes_of([(-3i64, 7i64)]), Extremes::Integer(-3, 7));
+        // The CPU pass over a column agrees, its nulls and NaN skipped.
+        let s = Series::new("x".into(), [Some(0.5f64), None, Some(f64::NAN), Some(-1.5)]);
+        let column = HostColumn::new(&s).unwrap();
+        let found = crate::cpu::extremes::extremes(&[&column], &pieces(&[&column]), 0).unwrap();
+        assert_eq!(found, Extremes::Float64(-1.5, 0.5));
+    }
+
+    fn extremes_of_pair(values: &[f64]) -> (f64, f64) {
+        values.iter().map(|&x| (x, x)).reduce(wider).unwrap()
     }
 }

@@ -66,7 +66,7 @@ pub mod input;
 mod input;
 
 pub use accumulator::{AccumulatorOptions, Axis, Histogram, Storage};
-pub use api::by::{histogram_by, histogram_by_dtype};
+pub use api::by::{histogram_by, histogram_by_dtype, histogram_by_keys, histogram_by_keys_dtype};
 pub use api::device::{histogram_device, histogramdd_device, DeviceArray, DeviceDim};
 pub use api::explain::{explain, Location};
 pub use api::hist1d::{histogram, histogram_dtype, histogram_frame};
@@ -77,6 +77,7 @@ pub use bins::{BinSpec, Closed, ExactInt};
 pub use counts::Counts;
 pub use dtype::DType;
 pub use error::{HistError, HistResult, Spelling};
+pub use estimators::Estimator;
 pub use gpu::available as gpu_available;
 #[doc(hidden)]
 pub use gpu::Family;

@@ -198,41 +198,60 @@ impl Scalar {
     }
 }
 
-/// A rule that picks the bins from the data: numpy's estimators, or one bin per integer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// A rule that picks the bins from the data: one of numpy's estimators, or one bin per integer.
+/// It travels as the name users give (`"fd"`, `"integer"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinRule {
-    Auto,
-    Fd,
-    Doane,
-    Scott,
-    Stone,
-    Rice,
-    Sturges,
-    Sqrt,
+    Estimator(Estimator),
     /// One bin per integer over the range: `numpy.histogram(x, bins=np.arange(lo, hi + 2))`.
     Integer,
 }
 
 impl BinRule {
     /// The name users give.
-    pub fn name(self) -> String {
-        format!("{self:?}").to_lowercase()
+    pub fn name(self) -> &'static str {
+        match self {
+            BinRule::Estimator(e) => e.name(),
+            BinRule::Integer => "integer",
+        }
     }
 
     /// numpy's estimator of this name, `None` for `Integer`.
     pub fn estimator(self) -> Option<Estimator> {
-        Some(match self {
-            BinRule::Auto => Estimator::Auto,
-            BinRule::Fd => Estimator::Fd,
-            BinRule::Doane => Estimator::Doane,
-            BinRule::Scott => Estimator::Scott,
-            BinRule::Stone => Estimator::Stone,
-            BinRule::Rice => Estimator::Rice,
-            BinRule::Sturges => Estimator::Sturges,
-            BinRule::Sqrt => Estimator::Sqrt,
-            BinRule::Integer => return None,
-        })
+        match self {
+            BinRule::Estimator(e) => Some(e),
+            BinRule::Integer => None,
+        }
+    }
+}
+
+impl std::str::FromStr for BinRule {
+    type Err = HistError;
+
+    fn from_str(s: &str) -> HistResult<Self> {
+        match s {
+            "integer" => Ok(BinRule::Integer),
+            _ => s.parse().map(BinRule::Estimator).map_err(|_| {
+                HistError::InvalidArgument(format!(
+                    "{s:?} names no bin rule: numpy's estimators are {}, and \"integer\" one bin \
+                     per integer",
+                    Estimator::names()
+                ))
+            }),
+        }
+    }
+}
+
+impl Serialize for BinRule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for BinRule {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -452,6 +471,12 @@ impl From<usize> for Bins {
 impl From<BinRule> for Bins {
     fn from(rule: BinRule) -> Bins {
         Bins::Rule(rule)
+    }
+}
+
+impl From<Estimator> for Bins {
+    fn from(estimator: Estimator) -> Bins {
+        Bins::Rule(BinRule::Estimator(estimator))
     }
 }
 

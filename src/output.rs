@@ -48,8 +48,8 @@ pub enum AxisOut<'a> {
         spec: &'a BinSpec,
         flow: bool,
     },
-    /// A key field: one value per group, in group order.
-    Group { key: Series },
+    /// Key fields (one per key): one value per group each, in group order.
+    Group { keys: Vec<Series> },
 }
 
 impl AxisOut<'_> {
@@ -78,7 +78,7 @@ impl AxisOut<'_> {
     fn len(&self) -> usize {
         match self {
             AxisOut::Binned { spec, flow, .. } => spec.len() + 2 * *flow as usize,
-            AxisOut::Group { key } => key.len(),
+            AxisOut::Group { keys } => keys.first().map_or(0, |k| k.len()),
         }
     }
 
@@ -214,7 +214,11 @@ pub fn to_struct(
                     fields.push(edge_series(end, ends, dtype)?);
                 }
             }
-            AxisOut::Group { key } => fields.push(repeated_keys(key, strides[d], cells)?),
+            AxisOut::Group { keys } => {
+                for key in keys {
+                    fields.push(repeated_keys(key, strides[d], cells)?);
+                }
+            }
         }
     }
     if density

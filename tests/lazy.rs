@@ -81,13 +81,47 @@ fn by_in_one_pass_equals_the_eager_by() {
     let out = df
         .clone()
         .lazy()
-        .select([col("x").gpu_hist().by(col("g")).histogram(options(5))])
+        .select([col("x").gpu_hist().by([col("g")]).histogram(options(5))])
         .collect()
         .unwrap();
     let eager =
         polars_gpu_hist::histogram_by(&column(&df, "x"), &column(&df, "g"), None, &options(5))
             .unwrap();
     assert_eq!(series(&out, "x"), eager);
+    assert_eq!(eager.len(), 5 * 5);
+}
+
+#[test]
+fn by_several_keys_equals_the_eager_one_and_a_struct_key() {
+    let df = frame()
+        .lazy()
+        .with_column((col("g") % lit(2)).alias("h"))
+        .collect()
+        .unwrap();
+    let keys = [column(&df, "g"), column(&df, "h")];
+    let eager =
+        polars_gpu_hist::histogram_by_keys(&column(&df, "x"), &keys, None, &options(5)).unwrap();
+    let fields: Vec<String> = eager
+        .struct_()
+        .unwrap()
+        .fields_as_series()
+        .iter()
+        .map(|s| s.name().to_string())
+        .collect();
+    assert_eq!(fields, ["g", "h", "bin_start", "bin_end", "count"]);
+    for keys in [
+        vec![col("g"), col("h")],
+        vec![as_struct(vec![col("g"), col("h")])],
+    ] {
+        let out = df
+            .clone()
+            .lazy()
+            .select([col("x").gpu_hist().by(keys).histogram(options(5))])
+            .collect()
+            .unwrap();
+        assert_eq!(series(&out, "x"), eager);
+    }
+    // g determines h: as many groups as g has.
     assert_eq!(eager.len(), 5 * 5);
 }
 
@@ -120,7 +154,7 @@ fn histogramdd_equals_the_eager_one_and_checks_when_planned() {
         .lazy()
         .select([col("x")
             .gpu_hist()
-            .by(col("g"))
+            .by([col("g")])
             .histogramdd([col("y")], opts)])
         .collect_schema();
     let err = by.unwrap_err().to_string();

@@ -3,7 +3,7 @@
 use polars::prelude::*;
 use polars_gpu_hist::{
     histogram, histogram_frame, histogramdd, AccumulatorOptions, Axis, BinRule, Bins, Closed,
-    HistError, HistogramDdOptions, HistogramOptions, Spelling,
+    Estimator, HistError, HistogramDdOptions, HistogramOptions, Spelling,
 };
 
 fn counts_u64(df: &DataFrame) -> Vec<u64> {
@@ -84,10 +84,10 @@ fn errors_are_one_type_worded_for_rust() {
     let polars = || -> PolarsResult<DataFrame> { Ok(histogram_frame(&x, None, &integer)?) };
     assert!(matches!(polars(), Err(PolarsError::InvalidOperation(_))));
 
-    let weighted = HistogramOptions::default().bins(BinRule::Fd);
+    let weighted = HistogramOptions::default().bins(Estimator::Fd);
     let err = histogram(&x, Some(&x), &weighted).unwrap_err().to_string();
     assert!(
-        err.starts_with("`Bins::Rule(BinRule::Fd)` cannot be combined"),
+        err.starts_with("`Bins::Rule(BinRule::Estimator(Estimator::Fd))` cannot be combined"),
         "{err}"
     );
 

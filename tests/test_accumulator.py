@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 import pickle
+import re
 
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_numpy_parity import _collapses, _span_overflows, edges_of
 
 import polars_gpu_hist as gh
-from polars_gpu_hist._scan import _data_extremes
+from polars_gpu_hist._scan_passes import data_extremes
 from strategies import Case, cases, numpy_histogram
 
 # Each example fills several batches: fewer examples than the one-call parity tests.
@@ -39,7 +40,7 @@ def new_histogram(case: Case) -> gh.Histogram:
         # numpy's range from all the data, found first (what histogram_scan(range="auto") does).
         frame = pl.DataFrame({"x": case.series, "w": case.weights})
         w = None if case.weights is None else "w"
-        extremes = _data_extremes(frame.lazy(), "x", case.series.dtype, w)
+        extremes = data_extremes(frame.lazy(), "x", case.series.dtype, w)
         return gh.Histogram._from_data_range(
             case.bins, extremes, closed="left", weights=weighted, device="cpu"
         )
@@ -354,3 +355,31 @@ def test_notebook_view_draws_a_heatmap_in_2d_and_sums_up_more_axes() -> None:
     three = gh.Histogram([2, 2, 2], range=[(0, 1)] * 3).fill([0.1], [0.1], [0.9])
     html = three._repr_html_()
     assert "<svg" not in html and "8 (1 not empty)" in html
+
+
+@given(
+    st.one_of(
+        st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=5),
+        st.lists(st.floats(-1e12, 1e12), min_size=1, max_size=5),
+    )
+)
+@example([0.1, 1e300])  # 1e300, not 301 digits
+@example([-43, 1301])
+def test_repr_writes_a_range_from_the_data_as_a_user_writes_it(values: list) -> None:
+    # Not Rust's debug text (`Integer("-43", "1301")`): `range=(-43, 1301) (from the data)`.
+    h = gh.histogram_scan(pl.LazyFrame({"x": values}), "x", 4, range="auto")
+    text = repr(h)
+    found = re.search(r"range=\((\S+), (\S+)\) \(from the data\)", text)
+    assert found is not None, text
+    number = int if isinstance(values[0], int) else float
+    assert [number(found.group(1)), number(found.group(2))] == [min(values), max(values)]
+    assert "Integer(" not in text and "Float64(" not in text
+    empty = pl.LazyFrame({"x": []}, schema={"x": pl.Float64})
+    assert "range from the data (no values)" in repr(gh.histogram_scan(empty, "x", 4, range="auto"))
+
+
+def test_repr_writes_large_and_tiny_numbers_short() -> None:
+    assert "range=(1e-300, 1e300)" in repr(gh.Histogram(4, range=(1e-300, 1e300)))
+    assert "range=(0, 1)" in repr(gh.Histogram(4, range=(0, 1)))
+    edges = [0.0, 1e-9, *np.linspace(1, 1e20, 9)]
+    assert "bins=[0, 1e-9, ..., 1e20] (11 edges)" in repr(gh.Histogram(edges))

@@ -42,3 +42,30 @@ def test_device_arrays_merge_with_host_batches(gpu: None) -> None:
     np.testing.assert_array_equal((on_gpu + on_cpu).counts, expected)
     with pytest.raises(ValueError, match="float64 GPU array"):
         on_gpu.fill(cp.asarray(x), cp.asarray(w, dtype=cp.float32))
+
+
+def test_statistics_and_conversions_of_a_gpu_fill_equal_the_cpu_ones(gpu: None) -> None:
+    # Issue 32 item 5: quantile/mean/std and to_boost read the same counts and flow whether the
+    # fill ran on the GPU (device arrays through CuPy or PyTorch, classified where they lie).
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.normal(0.5, 0.3, 1 << 20), [np.nan, -3.0, 4.0]])
+    on_cpu = gh.Histogram(512, range=(0, 1), device="cpu").fill(x)
+    on_gpu = gh.Histogram(512, range=(0, 1), device="gpu").fill(x)
+    arrays = [on_gpu]
+    for module in ("cupy", "torch"):
+        try:
+            lib = __import__(module)
+        except ImportError:
+            continue
+        device_x = lib.asarray(x) if module == "cupy" else lib.as_tensor(x, device="cuda")
+        arrays.append(gh.Histogram(512, range=(0, 1)).fill(device_x))
+    for h in arrays:
+        assert h == on_cpu and h.flow == on_cpu.flow
+        assert h.quantile([0.1, 0.5, 0.9]).tolist() == on_cpu.quantile([0.1, 0.5, 0.9]).tolist()
+        assert (h.mean(), h.std(), h.sum(flow=True)) == (
+            on_cpu.mean(),
+            on_cpu.std(),
+            on_cpu.sum(flow=True),
+        )
+    bh = pytest.importorskip("boost_histogram")
+    np.testing.assert_array_equal(bh.Histogram(on_gpu).values(flow=True), on_cpu.values(flow=True))

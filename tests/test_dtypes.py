@@ -338,3 +338,11 @@ def test_float16_histogramdd_bins_a_float16_sample_as_numpy() -> None:
             starts = got["x_start"].unique(maintain_order=True).to_numpy()
             np.testing.assert_array_equal(starts, edges[0][:-1], err_msg=str(other))
         assert sample_x.dtype == sample_y.dtype
+
+
+@pytest.mark.parametrize(
+    "data", [pl.col("x"), "x", pl.DataFrame({"x": [1.0]}), pl.LazyFrame({"x": [1.0]})]
+)
+def test_explain_of_an_expression_or_a_frame_says_what_to_pass(data: object) -> None:
+    with pytest.raises(TypeError, match=r"pass the column \(df\['x'\]\) or its dtype"):
+        gh.explain(data, 100)

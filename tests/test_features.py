@@ -60,9 +60,21 @@ def test_estimators_per_dtype_and_with_a_range(estimator: str, dtype: type) -> N
         assert out["bin_start"].to_list() == edges[:-1].astype(np.float64).tolist()
 
 
-def test_estimators_refuse_weights_as_numpy_does() -> None:
-    with pytest.raises(pl.exceptions.PolarsError, match="weight"):
-        gh.histogram(np.arange(10.0), "auto", weights=np.ones(10), device="cpu")
+@pytest.mark.parametrize("rule", ["auto", "fd", "sturges", "sqrt"])
+def test_estimators_refuse_weights_as_numpy_does_where_the_call_is_written(rule: str) -> None:
+    # numpy raises TypeError; so does every form here, at the call, before any query runs.
+    with pytest.raises(TypeError, match="weighted data"):
+        np.histogram(np.arange(10.0), rule, weights=np.ones(10))
+    calls = [
+        lambda: gh.histogram(np.arange(10.0), rule, weights=np.ones(10), device="cpu"),
+        lambda: pl.col("x").gpu_hist.histogram(bins=rule, weights="w"),
+        lambda: gh.histogram_expr("x", rule, weights="w", by="g"),
+        lambda: pl.Series([1.0]).gpu_hist.histogram(rule, weights=[1.0]),
+        lambda: gh.histogramdd(np.ones(3), np.ones(3), bins=[3, rule], weights=np.ones(3)),
+    ]
+    for call in calls:
+        with pytest.raises(TypeError, match=f'`bins="{rule}"` cannot be combined with `weights`'):
+            call()
 
 
 def test_estimators_in_the_expression_per_dimension_and_per_group() -> None:

@@ -29,6 +29,9 @@ def test_the_import_and_the_polars_calls_load_no_heavy_module() -> None:
         "s.to_frame().select(pl.col('x').gpu_hist.histogram(bins=2, range=(0, 4)))\n"
         "s.to_frame().select(pl.col('x').gpu_hist.hist(bin_count=3))\n"
         "gh.histogramdd(s, s.alias('y'), bins=2); gh.explain(s); gh.gpu_available()\n"
+        "import polars_gpu_hist.stats as hs\n"
+        "h = s.to_frame().select(pl.col('x').gpu_hist.histogram(bins=2, range=(0, 4)))\n"
+        "h.select(hs.mean('x').alias('m'), hs.std('x').alias('s'), hs.sum('x').alias('n'))\n"
         f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     )
     assert loaded == []

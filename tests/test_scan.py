@@ -171,16 +171,16 @@ def test_memory_stays_bounded_on_a_large_file(tmp_path: Path) -> None:
 
 
 def between_passes(monkeypatch, change) -> None:
-    from polars_gpu_hist import _scan
+    from polars_gpu_hist import _scan_passes
 
-    first_pass = _scan._first_pass
+    first_pass = _scan_passes.first_pass
 
     def first_pass_then_change(*args, **kwargs):
         extremes = first_pass(*args, **kwargs)
         change()
         return extremes
 
-    monkeypatch.setattr(_scan, "_first_pass", first_pass_then_change)
+    monkeypatch.setattr(_scan_passes, "first_pass", first_pass_then_change)
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
@@ -287,7 +287,7 @@ def test_auto_range_check_of_temporal_columns(tmp_path: Path, monkeypatch) -> No
 
 
 def test_arguments_are_checked_before_any_pass(tmp_path: Path, monkeypatch) -> None:
-    from polars_gpu_hist import _scan
+    from polars_gpu_hist import _scan_passes
 
     path = tmp_path / "d.parquet"
     pl.DataFrame({"x": [1.0, 2.0], "s": ["a", "b"]}).write_parquet(path)
@@ -295,7 +295,7 @@ def test_arguments_are_checked_before_any_pass(tmp_path: Path, monkeypatch) -> N
     def no_pass(*args, **kwargs):
         raise AssertionError("the data was read before the arguments were checked")
 
-    monkeypatch.setattr(_scan, "_first_pass", no_pass)
+    monkeypatch.setattr(_scan_passes, "first_pass", no_pass)
     monkeypatch.setattr(pl.LazyFrame, "collect_batches", no_pass)
     with pytest.raises(ValueError, match="positive integer"):
         gh.histogram_scan(path, "x", 0, range="auto")

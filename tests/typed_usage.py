@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 
 import polars_gpu_hist as gh
+import polars_gpu_hist.stats as hs
 from polars_gpu_hist import plot
 
 
@@ -23,6 +24,7 @@ def run() -> pl.DataFrame:
         "x", 4, weights="w", density=True, device="cpu", kernel="auto"
     )
     by_group: pl.Expr = gh.histogram_expr("x", 4, range=(0.0, 1.0), by="g", device="cpu")
+    by_keys: pl.Expr = gh.histogram_expr("x", 4, by=["g", pl.col("g").alias("h")], device="cpu")
     per_group: pl.DataFrame = df.group_by("g", maintain_order=True).agg(
         gh.histogram_expr("x", bins=4, range=(0, 1), device="cpu")
     )
@@ -32,7 +34,7 @@ def run() -> pl.DataFrame:
     dd = gh.histogramdd("x", "w", bins=[4, "sturges"], range=[(0, 1), None], device="cpu")
     dd_edges = gh.histogramdd("x", "w", bins=[[0.0, 0.5, 1.0], 3], device="cpu")
     dd_rule = gh.histogram2d(df["x"], df["w"], bins="sqrt", device="cpu")
-    results = [df.select(e) for e in (one, edges, weighted, by_group)]
+    results = [df.select(e) for e in (one, edges, weighted, by_group, by_keys)]
     extra = [df.select(e) for e in (polars_hist, polars_counted, array_edges, dd, dd_edges)]
     assert [r.height for r in extra] == [2, 4, 4, 4, 6] and dd_rule.height == 11
 
@@ -44,6 +46,16 @@ def run() -> pl.DataFrame:
     plan: str = gh.explain(pl.Float64, 64, range=(0, 1), device="cpu")
     usable: bool = gh.gpu_available()
 
+    named = gh.Histogram(4, range=(0.0, 1.0), name="x", label="x [m]").fill(df["x"])
+    centre: float = named.mean()
+    spread: float = named.std(ddof=1)
+    middle: float = named.quantile(0.5)
+    filled: int | float = named.sum(flow=True)
+    summary = df.select(one).select(
+        hs.quantile("x", 0.5), hs.mean("x").alias("m"), hs.std("x", ddof=1).alias("s")
+    )
+    assert summary.width == 3 and 0.4 < centre < 0.6 and 0.4 < middle < 0.6 and spread > 0
+    assert filled == 101
     text: str = plot.bars(results[0], width=20, closed="left")
     assert counts.sum() == 102 and scanned.counts.sum() == 101 and plan and text
     assert isinstance(usable, bool) and per_group.height == 2 and frame.height == 5

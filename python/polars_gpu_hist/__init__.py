@@ -18,6 +18,7 @@ _preload_nvrtc()
 from polars_gpu_hist import _internal  # noqa: E402
 from polars_gpu_hist._args import (  # noqa: E402
     BinsArg,
+    ByArg,
     Closed,
     DdBinsArg,
     DdRangeArg,
@@ -26,19 +27,16 @@ from polars_gpu_hist._args import (  # noqa: E402
     Kernel,
     RangeArg,
 )
+from polars_gpu_hist._device import explain, pin, pinned, unpin  # noqa: E402
 from polars_gpu_hist._functions import (  # noqa: E402
     _PLUGIN_PATH,
     GpuHistNamespace,
     GpuHistSeriesNamespace,
-    explain,
     gpu_available,
     histogram,
     histogram2d,
     histogram_expr,
     histogramdd,
-    pin,
-    pinned,
-    unpin,
 )
 from polars_gpu_hist._functions import _pickled as _pickled  # noqa: E402 (benches)
 from polars_gpu_hist._internal import __version__  # noqa: E402
@@ -54,6 +52,7 @@ _internal.set_kernel_bundle(_PLUGIN_PATH / "kernels.bundle")
 
 __all__ = [
     "BinsArg",
+    "ByArg",
     "Closed",
     "DdBinsArg",
     "DdRangeArg",

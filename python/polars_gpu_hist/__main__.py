@@ -25,20 +25,22 @@ read); success exits with 0.
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import os
 import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
 from polars_gpu_hist import Histogram, histogram_scan, plot
 from polars_gpu_hist._args import BIN_RULES
 from polars_gpu_hist._csv import CSV_NULL_VALUES, TextColumnError, csv_hint, text_column_error
-from polars_gpu_hist._scan import SUPPORTED_DTYPES, is_csv, scan_source, supported_dtype
+from polars_gpu_hist._scan import is_csv, scan_source
+from polars_gpu_hist._scan_passes import SUPPORTED_DTYPES, supported_dtype
 
 PLOT_SUFFIXES = (".html", ".json", ".png", ".svg")
 # Altair writes these through vl-convert; .html and .json need Altair only.
@@ -59,7 +61,28 @@ class _Parser(argparse.ArgumentParser):
         self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{message} (see --help)")
+        raise UsageError(f"{message}{self._suggestion(message)} (see --help)")
+
+    def _suggestion(self, message: str) -> str:
+        """ "did you mean ...?" for a misspelt flag or choice (argparse has it from Python 3.14
+        only)."""
+        if message.startswith("unrecognized arguments: "):
+            known = [o for o in self._option_string_actions if o.startswith("--")]
+            tokens = [t for t in message.split(": ", 1)[1].split() if t.startswith("--")]
+            guesses = [(t, close(t, known)) for t in tokens]
+            return "".join(f"; {t}: did you mean {g}?" for t, g in guesses if g)
+        choice = re.search(r"invalid choice: '?([^' ]+)'? \(choose from (.*)\)", message)
+        if choice:
+            options = [c.strip(" '") for c in choice.group(2).split(",")]
+            guess = close(choice.group(1), options)
+            return f"; did you mean {guess}?" if guess else ""
+        return ""
+
+
+def close(word: str, options: Any) -> str | None:
+    """The option nearest to a misspelt ``word``, if one is near."""
+    found = difflib.get_close_matches(word.split("=")[0], list(options), n=1, cutoff=0.6)
+    return found[0] if found else None
 
 
 def bins_arg(text: str) -> int | str | list[float]:
@@ -71,9 +94,11 @@ def bins_arg(text: str) -> int | str | list[float]:
         try:
             count = int(text)
         except ValueError:
+            guess = close(text, BIN_RULES)
             raise argparse.ArgumentTypeError(
                 f"{text!r} is neither a number of bins, comma-separated edges nor a rule "
                 f"(e.g. 20, -50,0,50 or one of {', '.join(BIN_RULES)})"
+                + (f"; did you mean {guess}?" if guess else "")
             ) from None
         if count < 1:
             raise argparse.ArgumentTypeError(f"the number of bins must be at least 1, got {count}")
@@ -110,9 +135,12 @@ def _int_at_least(low: int) -> Any:
 
 
 DEMO_SCHEMA = pl.Schema({"x": pl.Float64})
+DEMO_ROWS = 10_000_000
+# More bins than this print the first and last half of it, an elision line and the fullest bin.
+MAX_LINES = 40
 
 
-def demo_frame(rows: int = 10_000_000, seed: int = 0) -> pl.LazyFrame:
+def demo_frame(rows: int = DEMO_ROWS, seed: int = 0) -> pl.LazyFrame:
     """Two overlapping normal populations (float64) with a NaN every 1000 rows."""
     import numpy as np
 
@@ -196,7 +224,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="left: [a, b) bins, the last [a, b] (numpy); right: (a, b], the first [a, b]",
     )
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
-    p.add_argument("--rows", type=_int_at_least(1), default=10_000_000, help="rows of demo data")
+    p.add_argument(
+        "--rows",
+        type=_int_at_least(1),
+        help=f"rows of the demo data (default {DEMO_ROWS:,}); not for a file (--where keeps "
+        "some of its rows)",
+    )
     p.add_argument(
         "--where",
         metavar="EXPR",
@@ -231,9 +264,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--width", type=_int_at_least(0), default=50, help="width of the terminal bars")
     p.add_argument(
+        "--all-bins",
+        action="store_true",
+        help=f"print every bin (by default, more than {MAX_LINES} bins print the first and last "
+        f"{MAX_LINES // 2} and the fullest)",
+    )
+    p.add_argument(
         "--progress",
         action="store_true",
-        help="show a progress bar on stderr (the default when stderr is a terminal)",
+        help="show a progress bar on stderr, ending with a line of the rows read (by default "
+        "one is shown when stderr is a terminal and reading takes over half a second)",
     )
     return p.parse_args(argv)
 
@@ -264,6 +304,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     plot_path = None if args.plot is None else check_plot_path(args.plot)
+    if args.file is not None and args.rows is not None:
+        raise UsageError(
+            f"--rows sets the size of the demo data, not of {args.file}: drop it, or keep some "
+            "rows with --where"
+        )
     options = reader_options(args)
     if args.file is None:
         source, schema = "demo data", DEMO_SCHEMA
@@ -287,10 +332,11 @@ def run(args: argparse.Namespace) -> int:
     bins = args.bins
     t0 = time.perf_counter()
     try:
-        progress = args.file is not None and (args.progress or sys.stderr.isatty())
+        # Asked for, a bar from the start; else one on a terminal for a long read.
+        progress: Literal[True, "auto"] = True if args.progress else "auto"
         auto = args.range is None and isinstance(bins, int)
         scanned = histogram_scan(
-            demo_frame(args.rows) if args.file is None else args.file,
+            demo_frame(args.rows or DEMO_ROWS) if args.file is None else args.file,
             column,
             bins,
             range="auto" if auto else args.range,
@@ -313,8 +359,13 @@ def run(args: argparse.Namespace) -> int:
     except MemoryError:
         raise UsageError("out of memory") from None
     elapsed = time.perf_counter() - t0
-    print(f"{source}: column {column!r}, {hist.height} bins, {elapsed * 1e3:.1f} ms")
-    print(terminal_bars(hist, closed=args.closed, width=args.width))
+    print(f"{source}: column {column!r}, {hist.height:,} bins, {elapsed * 1e3:.1f} ms")
+    limit = None if args.all_bins else MAX_LINES
+    print(
+        terminal_bars(
+            hist, closed=args.closed, width=args.width, max_lines=limit, density=args.density
+        )
+    )
     print(summary(scanned))
     if plot_path is not None:
         try:
@@ -415,17 +466,28 @@ def _first_varying(lf: pl.LazyFrame, candidates: list[str], source: str) -> str:
     return next((n for n, v in zip(candidates, row) if v), candidates[0])
 
 
-def terminal_bars(hist: pl.DataFrame, *, closed: str = "left", width: int = 50) -> str:
+def terminal_bars(
+    hist: pl.DataFrame,
+    *,
+    closed: str = "left",
+    width: int = 50,
+    max_lines: int | None = None,
+    density: bool = False,
+) -> str:
     """One line per bin: its interval as values fall in it (``closed="left"``: ``[a, b)``, the
     last ``[a, b]``; ``"right"``: ``(a, b]``, the first ``[a, b]``), its count or sum of
-    weights in full, and a bar."""
+    weights in full (a ``density`` to 6 significant digits: its digits past those are the
+    division's, not the data's), and a bar. More than ``max_lines`` bins print the first and
+    last half of them, a line for those left out, and the fullest bin."""
     n = hist.height
     if n == 0:
         return "(no bins)"
     edges = _edge_labels(hist["bin_start"].to_list() + hist["bin_end"].to_list())
     starts, ends = edges[:n], edges[n:]
     counts = hist["count"].to_list()
-    count_text = [repr(c) if isinstance(c, float) else str(c) for c in counts]
+    count_text = [
+        (f"{c:.6g}" if density else repr(c)) if isinstance(c, float) else f"{c:,}" for c in counts
+    ]
     finite = [float(c) for c in counts if math.isfinite(float(c))]
     top = max(finite, default=0.0)
     ws, we, wc = (max(len(t) for t in col) for col in (starts, ends, count_text))
@@ -436,7 +498,24 @@ def terminal_bars(hist: pl.DataFrame, *, closed: str = "left", width: int = 50) 
         opening = "[" if closed == "left" or i == 0 else "("
         closing = ")" if closed == "left" and i < n - 1 else "]"
         lines.append(f"{opening}{s:>{ws}}, {e:>{we}}{closing}  {text:>{wc}}  {bar}".rstrip())
-    return "\n".join(lines)
+    if max_lines is None or n <= max_lines:
+        return "\n".join(lines)
+    half = max_lines // 2
+    fullest = max(range(n), key=lambda i: _sort_key(counts[i]))
+    return "\n".join(
+        [
+            *lines[:half],
+            f"... {n - 2 * half:,} more bins (--all-bins prints every bin, --plot draws them)",
+            *lines[-half:],
+            f"fullest bin: {lines[fullest].split('  #')[0].rstrip()}",
+        ]
+    )
+
+
+def _sort_key(count: Any) -> float:
+    """A bin's count for finding the fullest (NaN, an empty group's density, last)."""
+    c = float(count)
+    return c if not math.isnan(c) else -math.inf
 
 
 def summary(hist: Histogram) -> str:

@@ -8,15 +8,14 @@ Polars, the scikit-hep plotting protocol, HTML and Altair.
 
 from __future__ import annotations
 
-import pickle
 import warnings
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 import polars as pl
 
-from polars_gpu_hist import _args, _cuda, _internal
+from polars_gpu_hist import _args, _binning, _cuda, _fill, _internal, _interop, _options, _stats
 from polars_gpu_hist._args import BinsArg, Closed, Device, RangeArg
 from polars_gpu_hist._uhi import Axis, CountsArray, Kind, svg_bars, svg_heatmap
 
@@ -77,6 +76,13 @@ class Histogram:
     device
         Where fills run: ``"auto"``, ``"cpu"`` or ``"gpu"``, as for the expression. Arrays in
         GPU memory are always counted on the GPU.
+    name, label
+        The axis' name and its title in plots (``label`` defaults to ``name``); a sequence of
+        them for several axes. Without a name, an axis takes the name of the first named
+        column filled into it (a Polars or pandas Series, a DataFrame's column); unnamed axes
+        are ``x``, ``y``, ``z``. Names are carried by merges, pickles, :meth:`to_frame` (the
+        field prefixes of several axes), :meth:`plot`, :attr:`axes` and :meth:`to_hist`; they
+        are no part of the binning (``==`` and :meth:`merge` ignore them).
 
     Examples
     --------
@@ -90,7 +96,7 @@ class Histogram:
            [1, 0, 0]], dtype=uint64)
     """
 
-    __slots__ = ("_native",)
+    __slots__ = ("_labels", "_names", "_native")
     __hash__ = None  # type: ignore[assignment]  # mutable: fills change it
 
     def __init__(
@@ -101,33 +107,45 @@ class Histogram:
         closed: Closed = "left",
         weights: bool = False,
         device: Device = "auto",
+        name: str | Sequence[str | None] | None = None,
+        label: str | Sequence[str | None] | None = None,
     ) -> None:
         if isinstance(range, str):
             raise ValueError(
                 f"range={range!r}: a range from the data needs a pass over all of it; use "
                 "histogram_scan(..., range='auto') or give range=(min, max)"
             )
-        self._native = _native(_axes(bins, range), closed, weights, device)
+        self._native = _binning.native(_binning.axes(bins, range), closed, weights, device)
+        d = len(self._native.shape)
+        self._names = _binning.per_axis(name, d, "name")
+        self._labels = _binning.per_axis(label, d, "label")
 
     @classmethod
     def _from_data_range(
         cls,
         bins: int,
-        extremes: tuple[str, str, str],
+        extremes: _internal.DataExtremes,
         *,
         closed: Closed,
         weights: bool,
         device: Device,
     ) -> Histogram:
-        """Equal bins over the extremes of all the data: ``(kind, min, max)`` as exact text."""
-        axis = {"bins": _numbers(_args.bins(bins), "`bins`"), "data_range": extremes}
-        return cls._wrap(_native([axis], closed, weights, device))
+        """Equal bins over the extremes of all the data (exact values of the column's kind)."""
+        axis: _options.AccumulatorAxis = {"bins": _binning.numbers(_args.bins(bins), "`bins`")}
+        return cls._wrap(_binning.native([axis], closed, weights, device, extremes))
 
     @classmethod
     def _wrap(cls, native: _internal.Histogram) -> Histogram:
         h = cls.__new__(cls)
         h._native = native
+        h._names, h._labels = [None] * len(native.shape), [None] * len(native.shape)
         return h
+
+    def _with_metadata_of(self, other: Histogram) -> Histogram:
+        """This histogram with the names and labels of ``other`` where it has none."""
+        self._names = [a or b for a, b in zip(self._names, other._names)]
+        self._labels = [a or b for a, b in zip(self._labels, other._labels)]
+        return self
 
     def fill(self, *data: Any, weights: Any = None) -> Histogram:
         """Counts ``data`` into the histogram (and sums ``weights``); returns the histogram.
@@ -141,26 +159,22 @@ class Histogram:
         """
         d = len(self.shape)
         if d == 1 and len(data) == 2 and weights is None:
-            data, weights = data[:1], data[1]
-        columns = _columns(data, d)
+            weights = data[1]
+            data = data[:1]
+        columns = _fill.columns(data, d)
         cuda = [_cuda.cuda_array(c) for c in columns]
         if any(iface is not None for iface in cuda):
             if any(iface is None for iface in cuda):
                 raise TypeError("fill takes columns all in GPU memory or all in host memory")
-            length = cuda[0]["shape"][0]
-            pair, squares = None, None
-            if weights is not None:
-                squares = weights * weights  # on the device; alive until the fill returns
-                pair = (
-                    _cuda.weights_pointer(weights, length),
-                    _cuda.weights_pointer(squares, length),
-                )
-            for iface in cuda:
+            found = [iface for iface in cuda if iface is not None]
+            squares = None if weights is None else weights * weights  # alive until filled
+            sample = _cuda.sample([_cuda.column(iface) for iface in found], weights)
+            squares_ptr = None if squares is None else _cuda.weights_pointer(squares, sample.rows)
+            for iface in found:
                 _cuda.sync_stream(iface)
-            arrays = [(iface["data"][0], iface["shape"][0], iface["typestr"]) for iface in cuda]
-            self._native.fill_cuda(arrays, pair)
+            self._native.fill_cuda(sample, squares_ptr)
             del squares
-            flow = _device_flow(columns, weights, self._bounds())
+            flow = _fill.device_flow(columns, weights, self._bounds())
             if flow is None:
                 warnings.warn(
                     "Histogram.fill: the rows of these GPU arrays that fall outside the bins or "
@@ -169,21 +183,33 @@ class Histogram:
                 )
             else:
                 self._native.add_flow(flow)
+            self._take_names(columns)
             return self
-        series = [_as_series(c, f"x{i}") for i, c in enumerate(columns)]
+        series = [_fill.as_series(c, f"x{i}") for i, c in enumerate(columns)]
         for c in series:
             _args.refuse_object(c)
-        w = None if weights is None else _as_series(weights, "weights")
+        w = None if weights is None else _fill.as_series(weights, "weights")
         if w is not None:
             _args.refuse_object(w, "weights")
         self._native.fill(series, w)
+        self._take_names(columns)
         return self
 
+    def _take_names(self, columns: list[Any]) -> None:
+        """Unnamed axes take the names of named columns (Polars, pandas)."""
+        for i, column in enumerate(columns):
+            if self._names[i] is None:
+                name = getattr(column, "name", None)
+                if isinstance(name, str) and name:
+                    self._names[i] = name
+
     def merge(self, other: Histogram) -> Histogram:
-        """A new histogram with the counts of both; ``ValueError`` if their binnings differ."""
+        """A new histogram with the counts of both; ``ValueError`` if their binnings differ.
+        Axis names and labels are this histogram's, else ``other``'s."""
         if not isinstance(other, Histogram):
             raise TypeError(f"can only merge a Histogram, got {type(other).__name__}")
-        return Histogram._wrap(self._native.merge(other._native))
+        merged = Histogram._wrap(self._native.merge(other._native))
+        return merged._with_metadata_of(self)._with_metadata_of(other)
 
     def __add__(self, other: Histogram) -> Histogram:
         if not isinstance(other, Histogram):
@@ -193,7 +219,8 @@ class Histogram:
     def __radd__(self, other: Any) -> Histogram:
         # `sum(histograms)` starts from 0.
         if isinstance(other, int) and other == 0:
-            return Histogram._wrap(self._native.merge(self._native.empty_like()))
+            empty = self._native.empty_like()
+            return Histogram._wrap(self._native.merge(empty))._with_metadata_of(self)
         return NotImplemented
 
     def __eq__(self, other: object) -> bool:
@@ -303,7 +330,10 @@ class Histogram:
     def axes(self) -> tuple[Axis, ...]:
         """One :class:`Axis` per dimension: ``len``, ``axis[i] -> (lo, hi)``, ``edges``."""
         flow = len(self.shape) == 1  # flow bins are kept per bin for one axis only
-        return tuple(Axis(e, name, flow) for e, name in zip(self._edges(), self._axis_names()))
+        return tuple(
+            Axis(e, name, flow, label)
+            for e, name, label in zip(self._edges(), self._axis_names(), self._axis_labels())
+        )
 
     def values(self, flow: bool = False) -> np.ndarray:
         """The counts (or sums of weights) as float64, of :attr:`shape`; with ``flow=True``
@@ -340,28 +370,152 @@ class Histogram:
         return np.concatenate([[under], values, [over]])
 
     def _axis_names(self) -> list[str]:
+        """The axes' names, or ``x``, ``y``, ``z`` (``x0``, ``x1``, ... past three) where some
+        axis has none or two share one."""
+        names = self._names
+        if all(names) and len(set(names)) == len(names):
+            return list(names)  # type: ignore[arg-type]
         d = len(self.shape)
         return list(_AXIS_NAMES[:d]) if d <= len(_AXIS_NAMES) else [f"x{i}" for i in range(d)]
 
+    def _axis_labels(self) -> list[str]:
+        return [label or name for label, name in zip(self._labels, self._axis_names())]
+
     def to_frame(self, *, density: bool = False) -> pl.DataFrame:
         """The rows of the ``gpu_hist.histogram`` expression: ``bin_start``, ``bin_end``,
-        ``count`` for one axis; those of :func:`histogramdd` (``x_start``, ``x_end``,
-        ``y_start``, ..., ``count``) for several. numpy's ``density`` of the totals with
-        ``density=True``."""
-        names = self._axis_names()
-        return self._native.to_series("histogram", names, density).struct.unnest()
+        ``count`` for one axis; those of :func:`histogramdd` (``<name>_start``, ``<name>_end``
+        per axis, ``x``, ``y``, ... for unnamed axes, then ``count``) for several. numpy's
+        ``density`` of the totals with ``density=True``."""
+        return self._struct(density).struct.unnest()
+
+    def _struct(self, density: bool) -> pl.Series:
+        """The result as the expression's Struct column, named by the (first) axis' label."""
+        return self._native.to_series(self._axis_labels()[0], self._axis_names(), density)
 
     def plot(self, *, title: str = "", density: bool = False) -> Any:
-        """An Altair chart (needs ``altair``): bars for one axis, a heatmap for two."""
+        """An Altair chart (needs ``altair``): bars for one axis, a heatmap for two; the axes
+        are titled with their labels (or names)."""
         from polars_gpu_hist import plot
 
+        if len(self.shape) == 1:
+            return plot.chart(self._struct(density), title=title)
         return plot.chart(self.to_frame(density=density), title=title)
 
-    def __getstate__(self) -> dict[str, bytes]:
-        return {"state": self._native.to_bytes()}
+    # Statistics of the bins (_stats.py says how): one axis, or one axis' marginal.
 
-    def __setstate__(self, state: dict[str, bytes]) -> None:
+    @overload
+    def quantile(self, q: float, *, axis: int | None = None) -> float: ...
+
+    @overload
+    def quantile(
+        self, q: Sequence[float] | np.ndarray, *, axis: int | None = None
+    ) -> np.ndarray: ...
+
+    def quantile(self, q: Any, *, axis: int | None = None) -> Any:
+        """The ``q``-quantile (``q`` in [0, 1], or a sequence of them) of the counted values,
+        with the values in each bin taken as spread evenly over it: the piecewise-linear CDF
+        through the edges is inverted, the bin where the cumulative counts pass ``q`` found and
+        the point that far into it taken linearly. It equals numpy's ``"linear"``
+        ``np.quantile`` of the sample that spreads each bin's ``c`` counts evenly from its left
+        edge (``a + j * (b - a) / c`` for ``j < c``) plus the last edge, wherever no empty bin
+        lies between two counted ones; across empty bins ours jumps from one bin's end to the
+        next one's start (at a flat stretch of the CDF, the start of the next non-empty bin).
+
+        Only the bins count: under/overflow, NaN and null rows (:attr:`flow`) are left out.
+        Weighted histograms use the sums of weights (negative ones are refused). An empty
+        histogram gives NaN with a ``RuntimeWarning``. For several axes, ``axis=i`` gives the
+        quantile of axis ``i``'s marginal (the counts summed over the other axes); without it
+        an n-D histogram raises ``ValueError``.
+
+        A float for a scalar ``q``, a float64 array of ``q``'s shape otherwise.
+
+        >>> import numpy as np
+        >>> from polars_gpu_hist import Histogram
+        >>> Histogram(4, range=(0, 4)).fill(np.array([0.5, 1.5, 1.6, 3.5])).quantile(0.5)
+        1.5
+        """
+        edges, contents = self._marginal(axis, "quantile")
+        return _stats.quantile(edges, contents, q)
+
+    def mean(self, *, axis: int | None = None) -> float:
+        """The mean of the bin centres weighted by the counts (sums of weights): the data's own
+        mean is not kept, so a value counts as its bin's centre. Flow, empty histograms and
+        ``axis`` as for :meth:`quantile`.
+
+        >>> Histogram(4, range=(0, 4)).fill(np.array([0.5, 1.5, 1.6, 3.5])).mean()
+        1.75
+        """
+        edges, contents = self._marginal(axis, "mean")
+        return _stats.mean(edges, contents)
+
+    def std(self, *, ddof: int = 0, axis: int | None = None) -> float:
+        """The standard deviation of the bin centres weighted by the counts (sums of weights),
+        dividing by ``total - ddof`` as numpy's ``std`` (``ddof=0``, the default, is the
+        population's; ``ddof=1`` treats the counts as frequencies of a sample). Flow, empty
+        histograms and ``axis`` as for :meth:`quantile`; NaN where ``total <= ddof``."""
+        edges, contents = self._marginal(axis, "std")
+        return _stats.std(edges, contents, ddof)
+
+    def sum(self, flow: bool = False) -> float | int:
+        """The total in the bins: an int (rows) for counts, a float (the sum of weights) for
+        ``weights=True``. ``flow=True`` adds the under- and overflow as :meth:`values` does
+        (one axis); NaN and null rows are never in it (see :attr:`flow`)."""
+        values = self.values(flow) if self.weighted else None
+        if values is not None:
+            return float(values.sum())
+        total = int(np.asarray(self.counts).sum(dtype=np.uint64))
+        if flow and len(self.shape) == 1:
+            total += self.flow.underflow + self.flow.overflow
+        return total
+
+    def _marginal(self, axis: int | None, what: str) -> tuple[np.ndarray, np.ndarray]:
+        """The edges and contents of one axis (summed over the others)."""
+        d = len(self.shape)
+        if axis is None:
+            if d != 1:
+                raise ValueError(
+                    f"{what} of a histogram of {d} axes: give axis=0..{d - 1} for the {what} "
+                    "of one axis (the counts summed over the others)"
+                )
+            axis = 0
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -d <= axis < d:
+            raise ValueError(f"`axis` must be an int in [0, {d}) for this histogram, got {axis!r}")
+        axis %= d
+        others = tuple(i for i in range(d) if i != axis)
+        contents = self.values().sum(axis=others) if others else self.values()
+        return self._edges()[axis], contents
+
+    # scikit-hep's histograms (optional packages, imported when asked for).
+
+    def to_boost(self) -> Any:
+        """This histogram as a ``boost_histogram.Histogram`` (needs boost-histogram): the same
+        edges (a ``Regular`` axis where boost's edges are ours exactly, else ``Variable``), axis
+        names and labels (axis ``__dict__``), counts (``Int64`` storage) or sums of weights and
+        their squares (``Weight`` storage), and for one axis the under- and overflow in its flow
+        bins. ``bh.Histogram(h)`` gives the same. Differences: boost-histogram bins are
+        ``[a, b)`` with the last edge in the overflow, so a later fill of the result bins a
+        value on the last edge (and ``closed="right"``'s edges) by boost's rule; NaN rows,
+        :attr:`nan` here, are no part of the result (boost puts NaN in the overflow); n-D axes
+        get no flow bins (the rows not counted are known in total only)."""
+        return _interop.to_boost(self)
+
+    def to_hist(self) -> Any:
+        """This histogram as a ``hist.Hist`` (needs hist): :meth:`to_boost`, as hist's class,
+        which names its axes; ``hist.Hist(h)`` gives the same."""
+        return _interop.to_hist(self)
+
+    def _to_boost_histogram_(self) -> Any:
+        # boost-histogram's conversion hook: bh.Histogram(h) and hist.Hist(h) call it.
+        return _interop.to_boost(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"state": self._native.to_bytes(), "names": self._names, "labels": self._labels}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self._native = _internal.Histogram.from_bytes(state["state"])
+        unnamed = [None] * len(self._native.shape)  # pickled before axes had names
+        self._names = list(state.get("names", unnamed))
+        self._labels = list(state.get("labels", unnamed))
 
     def __dask_tokenize__(self) -> tuple[str, bytes]:
         # Equal histograms get equal Dask keys (a template in many tasks is hashed once).
@@ -409,202 +563,3 @@ class Histogram:
             "<div style='display:flex;gap:1.5em;align-items:center'>"
             f"{picture}<table><caption><b>Histogram</b></caption>{table}</table></div>"
         )
-
-
-def _native(
-    axes: list[dict[str, Any]], closed: Closed, weights: bool, device: Device
-) -> _internal.Histogram:
-    return _internal.Histogram(
-        pickle.dumps(
-            {
-                "axes": axes,
-                "closed": _args.choice(closed, "closed", ("left", "right")),
-                "weighted": _args.flag(weights, "weights"),
-                "device": _args.choice(device, "device", ("auto", "cpu", "gpu")),
-            },
-            protocol=5,
-        )
-    )
-
-
-def _is_pairs(range: Any) -> bool:
-    """Whether ``range`` gives one ``(min, max)`` or ``None`` per axis."""
-    if range is None or isinstance(range, (str, bytes)) or not isinstance(range, Sequence):
-        return False
-    return len(range) > 0 and all(r is None or _is_sequence(r) for r in range)
-
-
-def _is_sequence(x: Any) -> bool:
-    return isinstance(x, (Sequence, np.ndarray, pl.Series)) and not isinstance(x, (str, bytes))
-
-
-def _axes(bins: Any, range: Any) -> list[dict[str, Any]]:
-    """The native axes: one for ``numpy.histogram``'s arguments, several for
-    ``numpy.histogramdd``'s (a range per axis, or a bins entry that is itself a sequence)."""
-    several = _is_pairs(range) or (
-        _is_sequence(bins) and len(bins) > 0 and any(_is_sequence(b) for b in bins)
-    )
-    if not several:
-        return [{"bins": _numbers(_args.bins(bins), "`bins`"), "range": _number_range(range)}]
-    d = len(range) if _is_pairs(range) else len(bins)
-    per_axis = [bins] * d if isinstance(bins, int) else list(bins)
-    ranges = list(range) if range is not None else [None] * d
-    if len(per_axis) != d or len(ranges) != d:
-        raise ValueError(
-            f"`bins` has {len(per_axis)} entries and `range` {len(ranges)}: give one per axis "
-            "(or one int `bins` for all)"
-        )
-    return [
-        {"bins": _numbers(_args.bins(b), "`bins`"), "range": _number_range(r)}
-        for b, r in zip(per_axis, ranges)
-    ]
-
-
-def _columns(data: tuple[Any, ...], d: int) -> list[Any]:
-    """One column per axis, from ``fill``'s positional arguments."""
-    if len(data) == d:
-        return list(data)
-    if len(data) != 1:
-        raise TypeError(
-            f"this histogram has {d} axes: fill takes {d} columns (or one object holding them), "
-            f"got {len(data)} arguments; pass weights as weights=..."
-        )
-    (whole,) = data
-    if isinstance(whole, pl.DataFrame):
-        if whole.width != d:
-            raise TypeError(
-                f"fill takes one column per axis ({d}); got a DataFrame of {whole.width} "
-                "columns: select them"
-            )
-        return whole.get_columns()
-    if isinstance(whole, (tuple, list)) and len(whole) == d and all(map(_is_sequence, whole)):
-        return list(whole)
-    ndim = getattr(whole, "ndim", None)
-    if ndim == 2 and whole.shape[1] == d and d > 1:
-        return [whole[:, i] for i in range(d)]
-    raise TypeError(
-        f"this histogram has {d} axes: fill takes {d} columns, a DataFrame or tuple of them, "
-        f"or an (n, {d}) array"
-    )
-
-
-def _as_series(data: Any, name: str) -> pl.Series:
-    """A Polars Series of ``data`` without a copy where Polars can avoid one."""
-    if isinstance(data, pl.Series):
-        return data
-    if isinstance(data, pl.DataFrame):
-        if data.width != 1:
-            raise TypeError(
-                f"fill takes one column; got a DataFrame of {data.width} columns: pass df[column]"
-            )
-        return data.to_series()
-    if isinstance(data, (pl.LazyFrame, pl.Expr)):
-        raise TypeError(
-            f"fill takes data, not a {type(data).__name__}: use histogram_scan for a LazyFrame"
-        )
-    if type(data).__module__.split(".")[0] == "pandas":
-        return pl.from_pandas(data, nan_to_null=False)
-    ndim = getattr(data, "ndim", 1)
-    if ndim != 1:
-        raise ValueError(f"fill takes a 1-D array per axis, got {ndim} dimensions")
-    return pl.Series(name, data)
-
-
-def _device_flow(
-    columns: list[Any], weights: Any, bounds: list[tuple[float, float]]
-) -> tuple[int, int, int, int, int, float, float, float, float] | None:
-    """The flow of a fill from GPU memory, classified where the arrays lie with their own
-    library (CuPy or PyTorch; other arrays through either), as the native fill does on the host:
-    compared in float64, the first axis on which a row is outside decides. ``None`` where
-    neither library is there."""
-    arrays = [_device_array(c) for c in columns]
-    w = None if weights is None else _device_array(weights)
-    if any(a is None for a in arrays) or (weights is not None and w is None):
-        return None
-    wide = [_float64(a) for a in arrays]
-    nan = wide[0] != wide[0]
-    for x in wide[1:]:
-        nan = nan | (x != x)
-    decided = nan
-    under = over = None
-    for x, (lo, hi) in zip(wide, bounds):
-        below, above = (x < lo) & ~decided, (x > hi) & ~decided
-        under = below if under is None else under | below
-        over = above if over is None else over | above
-        decided = decided | below | above
-    assert under is not None and over is not None
-    rows = int(arrays[0].shape[0])
-
-    def total(mask: Any, scale: Any = None) -> Any:
-        return (mask.sum() if scale is None else (scale * mask).sum()).item()
-
-    sums = [0.0, 0.0, 0.0, 0.0]
-    if w is not None:
-        w64 = _float64(w)
-        sums = [
-            float(total(under, w64)),
-            float(total(over, w64)),
-            float(total(under, w64 * w64)),
-            float(total(over, w64 * w64)),
-        ]
-    counts = int(total(nan)), int(total(under)), int(total(over))
-    return (rows, 0, *counts, *sums)  # type: ignore[return-value]
-
-
-def _device_array(data: Any) -> Any:
-    """``data`` as a CuPy array or a PyTorch tensor (no copy), or ``None``."""
-    module = type(data).__module__.split(".")[0]
-    if module in ("cupy", "torch"):
-        return data
-    try:
-        import cupy
-
-        return cupy.asarray(data)
-    except ImportError:
-        pass
-    try:
-        import torch
-
-        return torch.as_tensor(data, device="cuda")
-    except ImportError:
-        return None
-
-
-def _float64(array: Any) -> Any:
-    if type(array).__module__.split(".")[0] == "torch":
-        import torch
-
-        return array.to(torch.float64)
-    return array.astype("float64")
-
-
-def _plain(value: Any, what: str) -> float:
-    """A number for the histogram's fixed binning (its dtype is not known before the first
-    fill, so dates and rules cannot be resolved yet)."""
-    if isinstance(value, dict):
-        for width in ("float32", "float64", "int"):
-            if width in value:
-                return float(value[width])
-        raise TypeError(
-            f"{what} of a Histogram must be a number (its column's dtype is not known before the "
-            "first fill): give dates and times as numbers of the column's units"
-        )
-    return float(value)
-
-
-def _numbers(bins: Any, what: str) -> int | list[float]:
-    if isinstance(bins, str):
-        raise ValueError(
-            f"bins={bins!r} needs the data: a Histogram's binning is fixed before its first "
-            "fill; give a number of bins with a range, or edges"
-        )
-    if isinstance(bins, int):
-        return bins
-    return [_plain(e, f"`bins` edge {i}") for i, e in enumerate(bins)]
-
-
-def _number_range(range: Any) -> tuple[float, float] | None:
-    pair = _args.range_(range)
-    if pair is None:
-        return None
-    return _plain(pair[0], "`range`"), _plain(pair[1], "`range`")

@@ -12,17 +12,29 @@ import math
 import operator
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, SupportsFloat, SupportsIndex, Union
+from typing import Any, Literal, SupportsFloat, SupportsIndex, TypeVar, Union, cast
 
 import polars as pl
 
-# The most bins (cells, n-D) a histogram may have (`bins::MAX_BINS` in the Rust crate).
-MAX_BINS = 1 << 28
+from polars_gpu_hist import _internal
+from polars_gpu_hist._options import (
+    BinRule,
+    Bins,
+    CommonKwargs,
+    FamilyName,
+    HistogramDdKwargs,
+    HistogramKwargs,
+    Range,
+    Scalar,
+    TemporalScalar,
+)
+
+# The most bins (cells, n-D) a histogram may have: the native side's one definition.
+MAX_BINS: int = _internal.MAX_BINS
 
 ESTIMATORS = ("auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt")
 BIN_RULES = (*ESTIMATORS, "integer")
 
-BinRule = Literal["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt", "integer"]
 # An edge: a number (numpy scalars too) or, for temporal columns, a date, datetime or duration.
 # Not `Any`: a string is an iterable too, and `bins="ten"` must not type-check.
 Edge = Union[SupportsFloat, dt.date, dt.timedelta]
@@ -38,6 +50,9 @@ HistBins = Union[pl.Expr, Iterable[SupportsFloat], None]
 Closed = Literal["left", "right"]
 Device = Literal["auto", "cpu", "gpu"]
 Kernel = Literal["auto", "shared", "packed", "segmented", "global"]
+# `by=`: one key (a column name, an expression or a Series), or a list of them.
+ByKey = Union[pl.Expr, str, pl.Series]
+ByArg = Union[ByKey, Sequence[ByKey], None]
 
 # Integers of this magnitude or more travel as floats (the plugin's integers hold 127 bits).
 _EXACT_INT_LIMIT = 1 << 127
@@ -62,18 +77,18 @@ def _micros(delta: dt.timedelta) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-def _temporal(kind: str, value: int, unit: str, aware: bool = False) -> dict[str, Any]:
+def _temporal(kind: Any, value: int, unit: Any, aware: bool = False) -> TemporalScalar:
     return {"temporal": kind, "value": int(value), "unit": unit, "aware": aware}
 
 
-def _exact_int(value: int) -> float | dict[str, Any]:
+def _exact_int(value: int) -> Scalar:
     """An integer as ``{"int": "<decimal>"}``: exact for integer and temporal columns."""
     if abs(value) >= _EXACT_INT_LIMIT:
         return float(value)
     return {"int": str(value)}
 
 
-def scalar(value: Any, what: str) -> float | dict[str, Any]:
+def scalar(value: Any, what: str) -> Scalar:
     """One number of `bins` or `range`: a float, ``{"int": "<decimal>"}`` for an integer,
     ``{"float32": x}`` for a numpy float32 scalar, or a temporal value as an exact integer count
     of a unit."""
@@ -101,7 +116,7 @@ def scalar(value: Any, what: str) -> float | dict[str, Any]:
     return number
 
 
-def _numpy_scalar(value: Any, what: str) -> float | dict[str, Any] | None:
+def _numpy_scalar(value: Any, what: str) -> Scalar | None:
     """numpy scalars: float32 keeps its precision; datetime64/timedelta64 keep their unit."""
     np = _numpy()
     if np is None or not isinstance(value, np.generic):
@@ -133,14 +148,14 @@ def _numpy() -> Any:
     return sys.modules.get("numpy")
 
 
-def bins(value: Any, repeated_edges: bool = False) -> int | str | list[float | dict[str, Any]]:
+def bins(value: Any, repeated_edges: bool = False) -> Bins:
     """`bins`: a positive count, a rule's name, or a sequence of edges (strictly increasing, or
     with `repeated_edges` never decreasing, as numpy takes them)."""
     if isinstance(value, bool):
         raise TypeError(f"`bins` must be an int, a rule name or a sequence of edges, got {value!r}")
     if isinstance(value, str):
         if value in BIN_RULES:
-            return value
+            return cast(BinRule, value)
         names = ", ".join(repr(r) for r in BIN_RULES)
         if value.strip().lstrip("+-").replace(".", "", 1).isdigit():
             raise TypeError(f"`bins` must be a number, not the string {value!r}")
@@ -175,21 +190,22 @@ def bins(value: Any, repeated_edges: bool = False) -> int | str | list[float | d
     return edges
 
 
-def _plain(value: float | dict[str, Any]) -> tuple[str, float] | None:
+def _plain(value: Scalar) -> tuple[str, float] | None:
     """A number or temporal value as (what it counts, amount), to compare with its neighbours;
     ``None`` where two values cannot be compared here (the plugin converts their units)."""
     if isinstance(value, float):
         return ("number", value)
     if "int" in value:
         return ("number", int(value["int"]))
-    for width in ("float32", "float64"):
-        if width in value:
-            return ("number", value[width])
+    if "float32" in value:
+        return ("number", value["float32"])
+    if "float64" in value:
+        return ("number", value["float64"])
     kind, unit = value["temporal"], value["unit"]
     return (f"{kind} in {unit}{' aware' if value['aware'] else ''}", value["value"])
 
 
-def _check_edges(edges: list[float | dict[str, Any]], repeated_edges: bool) -> None:
+def _check_edges(edges: list[Scalar], repeated_edges: bool) -> None:
     """Explicit edges: at least two, not NaN, strictly increasing, or with `repeated_edges`
     never decreasing (checked again in the plugin, for Rust callers). Infinite edges are
     numpy's catch-all bins: `[-inf, 0, inf]` counts every value but NaN."""
@@ -218,7 +234,7 @@ def _check_edges(edges: list[float | dict[str, Any]], repeated_edges: bool) -> N
             )
 
 
-def range_(value: Any) -> tuple[Any, Any] | None:
+def range_(value: Any) -> Range:
     """`range`: None, or a pair (min, max)."""
     if value is None:
         return None
@@ -249,7 +265,7 @@ def is_float64_scalar(value: Any) -> bool:
     return np is not None and isinstance(value, np.floating) and value.dtype.itemsize == 8
 
 
-def _float64(value: float | dict[str, Any]) -> float | dict[str, Any]:
+def _float64(value: Scalar) -> Scalar:
     """A number of a range beside a numpy float64 scalar, marked as float64 (temporal values
     as they are)."""
     if isinstance(value, float):
@@ -259,11 +275,16 @@ def _float64(value: float | dict[str, Any]) -> float | dict[str, Any]:
     return value
 
 
-def choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        names = ", ".join(repr(a) for a in allowed)
-        raise ValueError(f"`{name}` must be one of {names}, got {value!r}")
-    return str(value)
+_Name = TypeVar("_Name", bound=str)
+
+
+def choice(value: Any, name: str, allowed: tuple[_Name, ...]) -> _Name:
+    """`value` if it is one of the names `allowed`, else a ValueError naming them."""
+    for a in allowed:
+        if value == a:
+            return a
+    names = ", ".join(repr(a) for a in allowed)
+    raise ValueError(f"`{name}` must be one of {names}, got {value!r}")
 
 
 def flag(value: Any, name: str) -> bool:
@@ -275,17 +296,21 @@ def flag(value: Any, name: str) -> bool:
 
 def common(
     density: Any, closed: Any, flow: Any, device: Any, kernel: Any, repeated_edges: bool
-) -> dict[str, Any]:
+) -> CommonKwargs:
     """The options every histogram takes, checked; `repeated_edges` (numpy's rule for explicit
     edges, the numpy drop-in's) only where set."""
-    out = {
+    out: CommonKwargs = {
         "density": flag(density, "density"),
         "closed": choice(closed, "closed", ("left", "right")),
         "flow": flag(flow, "flow"),
         "device": choice(device, "device", ("auto", "cpu", "gpu")),
+        # "auto" is the plan's choice: no family.
         "kernel": None
         if kernel == "auto"
-        else choice(kernel, "kernel", ("auto", "shared", "packed", "segmented", "global")),
+        else cast(
+            FamilyName,
+            choice(kernel, "kernel", ("auto", "shared", "packed", "segmented", "global")),
+        ),
     }
     if out["kernel"] is not None and out["device"] == "cpu":
         # An explicit choice that cannot apply is a mistake, not a preference to drop quietly.
@@ -298,6 +323,48 @@ def common(
     return out
 
 
+def refuse_weighted_estimator(bins: Any) -> None:
+    """numpy's estimators take no weights: ``TypeError`` (numpy's) where the call is written,
+    not when the query runs."""
+    if isinstance(bins, str) and bins in ESTIMATORS:
+        raise TypeError(
+            f'`bins="{bins}"` cannot be combined with `weights`: numpy estimates bin counts '
+            "from unweighted data only (Automated estimation of the number of bins is not "
+            "supported for weighted data); pass a number of bins or explicit edges"
+        )
+
+
+def by_keys(by: Any) -> tuple[list[pl.Expr], list[str | None]]:
+    """The keys of `by=` as expressions, and their names where known: one key, or each of a
+    list or tuple of them (a ``pl.struct`` key stays one expression; the plugin reads its fields
+    as keys)."""
+    keys = list(by) if isinstance(by, (list, tuple)) else [by]
+    if not keys:
+        raise ValueError("`by` got an empty list: give at least one key column")
+    exprs = [_by_key(key) for key in keys]
+    names = [e.meta.output_name(raise_if_undetermined=False) for e in exprs]
+    repeated = {n for n in names if n is not None and names.count(n) > 1}
+    if repeated:
+        raise ValueError(
+            f"`by` has two keys named {sorted(repeated)[0]!r}: alias one of them "
+            "(pl.col(...).alias(...))"
+        )
+    return exprs, names
+
+
+def _by_key(key: Any) -> pl.Expr:
+    if isinstance(key, str):
+        return pl.col(key)
+    if isinstance(key, pl.Series):
+        return pl.lit(key)
+    if isinstance(key, pl.Expr):
+        return key
+    raise TypeError(
+        "`by` takes a column name, an expression, a Series, or a list of them (several keys); "
+        f"got {type(key).__name__}"
+    )
+
+
 def histogram_kwargs(
     bins_: Any,
     range: Any,
@@ -307,19 +374,24 @@ def histogram_kwargs(
     device: Any,
     kernel: Any,
     repeated_edges: bool = False,
-) -> dict[str, Any]:
+) -> HistogramKwargs:
     """The plugin's kwargs for a 1-D histogram (and `by=`); `repeated_edges` takes numpy's rule
     for explicit edges (the numpy drop-in's)."""
-    out = {"bins": bins(bins_, repeated_edges), "range": range_(range)}
-    out.update(common(density, closed, flow, device, kernel, repeated_edges))
-    if isinstance(out["bins"], list) and out["range"] is not None:
+    given = bins(bins_, repeated_edges)
+    pair = range_(range)
+    out: HistogramKwargs = {
+        "bins": given,
+        "range": pair,
+        **common(density, closed, flow, device, kernel, repeated_edges),
+    }
+    if isinstance(given, list) and pair is not None:
         raise ValueError("`range` cannot be combined with explicit bin edges: drop one of them")
     if out["flow"]:
-        _check_flow_bins([out["bins"]])
+        _check_flow_bins([given])
     return out
 
 
-def _check_flow_bins(per_dim: list[Any]) -> None:
+def _check_flow_bins(per_dim: list[Bins]) -> None:
     """With ``flow=True`` each axis gets two more bins: the cells, flow bins included, must fit
     the limit (rules are checked where the data resolves them)."""
     sizes = [b if isinstance(b, int) else len(b) - 1 for b in per_dim if not isinstance(b, str)]
@@ -345,7 +417,7 @@ def dd_kwargs(
     device: Any,
     kernel: Any,
     repeated_edges: bool = False,
-) -> dict[str, Any]:
+) -> HistogramDdKwargs:
     """The plugin's kwargs for `histogramdd`: one `bins` (and `range`) per dimension."""
     if isinstance(bins_, (str, bytes, bool)) or _is_count(bins_):
         per_dim = [bins(bins_, repeated_edges)] * dims
@@ -360,7 +432,7 @@ def dd_kwargs(
                 f"`bins` has {len(entries)} entries for {dims} dimensions: give one per dimension"
             )
         per_dim = [bins(entry, repeated_edges) for entry in entries]
-    ranges: list[Any] = []
+    ranges: list[Range] = []
     if range is not None:
         entries = list(range)
         if len(entries) != dims:
@@ -369,8 +441,11 @@ def dd_kwargs(
                 "per dimension"
             )
         ranges = [range_(entry) for entry in entries]
-    out = {"bins": per_dim, "range": ranges}
-    out.update(common(density, closed, flow, device, kernel, repeated_edges))
+    out: HistogramDdKwargs = {
+        "bins": per_dim,
+        "range": ranges,
+        **common(density, closed, flow, device, kernel, repeated_edges),
+    }
     if out["flow"]:
         _check_flow_bins(per_dim)
     return out

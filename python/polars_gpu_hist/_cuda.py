@@ -1,19 +1,30 @@
 """Arrays already in GPU memory (CuPy, PyTorch, Numba): their `__cuda_array_interface__`,
-checked once, and the producer's stream honoured before a kernel reads them."""
+checked once, made into the native `DeviceSample` (which checks that the arrays share one
+dtype and length: the one place that rule lives), and the producer's stream honoured before a
+kernel reads them."""
 
 from __future__ import annotations
 
 import builtins
 import functools
 import math
+from collections.abc import Sequence
 from typing import Any
 
+from polars_gpu_hist import _internal
 
-def cuda_array(data: Any, ndim: int = 1) -> dict[str, Any] | None:
+# A `__cuda_array_interface__` (version 3): shape, typestr, data, strides, mask, stream.
+CudaArrayInterface = dict[str, Any]
+
+# One dimension of a device sample: (address, rows, typestr, stride in values).
+DeviceColumn = tuple[int, int, str, int]
+
+
+def cuda_array(data: Any, ndim: int = 1) -> CudaArrayInterface | None:
     """The CUDA array interface of `data` (a C-contiguous, unmasked array of `ndim`
     dimensions), if it has one; `None` also for a GPU array of another `ndim` when 2 is asked
     for (the caller then tries 1)."""
-    iface = getattr(data, "__cuda_array_interface__", None)
+    iface: CudaArrayInterface | None = getattr(data, "__cuda_array_interface__", None)
     if iface is None:
         return None
     shape = tuple(iface["shape"])
@@ -45,7 +56,7 @@ def _libcuda() -> Any:
     return ctypes.CDLL("libcuda.so.1")
 
 
-def sync_stream(iface: dict[str, Any], consumer: int | None = None) -> None:
+def sync_stream(iface: CudaArrayInterface, consumer: int | None = None) -> None:
     """Honour the producer's stream (CUDA array interface v3): its writes must be complete.
     Work on the legacy default stream (CuPy's and PyTorch's default), or on the `consumer`
     stream our kernels are queued on, needs no wait here: the kernels are ordered after it."""
@@ -70,38 +81,41 @@ def weights_pointer(weights: Any, length: int) -> int | None:
     return int(w["data"][0])
 
 
-def columns(data: tuple[Any, ...]) -> tuple[list[int], list[int], int, str] | None:
-    """Device columns of `histogramdd`: one (n, d) array (column j at offset j, stride d) or
-    several 1-D arrays of one dtype and length, as (pointers, strides, length, typestr); None
-    when they are not in GPU memory."""
+def sample(columns: Sequence[DeviceColumn], weights: Any = None) -> _internal.DeviceSample:
+    """The device sample of `columns` (checked: one dtype and length) and its `weights`, a
+    float64 GPU array of as many rows (None: unweighted)."""
+    checked = _internal.DeviceSample(list(columns))
+    if weights is None:
+        return checked
+    return _internal.DeviceSample(list(columns), weights_pointer(weights, checked.rows))
+
+
+def column(iface: CudaArrayInterface) -> DeviceColumn:
+    """A contiguous 1-D array as one dimension of a device sample."""
+    return (int(iface["data"][0]), int(iface["shape"][0]), str(iface["typestr"]), 1)
+
+
+def matrix_columns(iface: CudaArrayInterface) -> list[DeviceColumn]:
+    """The columns of a C-contiguous (n, d) device array: column j at offset j, stride d."""
+    length, dims = iface["shape"]
+    itemsize = int(iface["typestr"][2:])
+    base = int(iface["data"][0])
+    return [(base + j * itemsize, length, iface["typestr"], dims) for j in builtins.range(dims)]
+
+
+def columns(data: tuple[Any, ...], weights: Any = None) -> _internal.DeviceSample | None:
+    """The device sample of `histogramdd`: one (n, d) array (column j at offset j, stride d)
+    or several 1-D arrays; None when they are not in GPU memory. Each array's stream is
+    honoured."""
     matrix = cuda_array(data[0], ndim=2) if len(data) == 1 else None
     if matrix is not None:
-        length, dims = matrix["shape"]
-        itemsize = int(matrix["typestr"][2:])
-        base = int(matrix["data"][0])
         sync_stream(matrix)
-        return (
-            [base + j * itemsize for j in builtins.range(dims)],
-            [dims] * dims,
-            length,
-            matrix["typestr"],
-        )
+        return sample(matrix_columns(matrix), weights)
     if not data or not all(getattr(c, "__cuda_array_interface__", None) for c in data):
         return None
     ifaces = [cuda_array(c) for c in data]
-    typestrs = {i["typestr"] for i in ifaces if i}
-    lengths = {i["shape"][0] for i in ifaces if i}
-    if len(typestrs) != 1 or len(lengths) != 1:
-        raise ValueError(
-            f"arrays in GPU memory must share one dtype and length, got {sorted(typestrs)} and "
-            f"lengths {sorted(lengths)}"
-        )
-    for iface in ifaces:
-        if iface:
-            sync_stream(iface)
-    return (
-        [int(i["data"][0]) for i in ifaces if i],
-        [1] * len(ifaces),
-        lengths.pop(),
-        typestrs.pop(),
-    )
+    found = [i for i in ifaces if i is not None]
+    checked = sample([column(i) for i in found], weights)
+    for iface in found:
+        sync_stream(iface)
+    return checked

@@ -12,9 +12,10 @@ from typing import Any, Union
 
 import polars as pl
 
-from polars_gpu_hist import _args, _cuda, _internal
+from polars_gpu_hist import _args, _cuda, _docstrings, _internal, _options
 from polars_gpu_hist._args import (
     BinsArg,
+    ByArg,
     Closed,
     DdBinsArg,
     DdRangeArg,
@@ -30,7 +31,7 @@ _PLUGIN_PATH = Path(__file__).parent
 IntoExpr = Union[pl.Expr, str]
 
 
-def _pickled(kwargs: dict[str, Any]) -> bytes:
+def _pickled(kwargs: _options.Kwargs) -> bytes:
     """Options for the native functions, pickled as Polars pickles a plugin's kwargs."""
     return pickle.dumps(kwargs, protocol=5)
 
@@ -86,7 +87,7 @@ def histogram_expr(
     flow: bool = False,
     device: Device = "auto",
     kernel: Kernel = "auto",
-    by: IntoExpr | None = None,
+    by: ByArg = None,
 ) -> pl.Expr:
     """The histogram of ``expr`` as an expression: one row per bin, a Struct with fields
     ``bin_start``, ``bin_end`` and ``count``, with counts identical to ``numpy.histogram``.
@@ -127,11 +128,13 @@ def histogram_expr(
         On the GPU, pin the kernel family instead of letting the plan choose (benchmarks and
         tests): ``"shared"``, ``"packed"``, ``"segmented"`` or ``"global"``.
     by
-        A group key (integers, strings, booleans, temporal, Categorical, Enum; not floats):
-        every group's histogram in one pass. All groups share one binning (with ``bins=int``
-        and no ``range``, the range of the whole column); rows are the groups in order of
-        first appearance (a null key is a group), each with all its bins, and the Struct starts
-        with the key field. ``density`` normalizes each group.
+        Group keys: a column (integers, strings, booleans, temporal, Categorical, Enum; not
+        floats), a list of them, or a ``pl.struct`` of them: every group's histogram in one
+        pass. All groups share one binning (with ``bins=int`` and no ``range``, the range of
+        the whole column); rows are the groups (combinations of key values) in order of first
+        appearance, a null a value of its own in each key, each group with all its bins. The
+        Struct starts with one field per key, in order. ``density`` normalizes each group.
+        Equals ``group_by(keys, maintain_order=True).agg(...)`` with the same binning.
 
     Returns
     -------
@@ -141,22 +144,22 @@ def histogram_expr(
         (its time zone kept) and Duration. ``count`` is UInt64, or Float64 with ``weights`` or
         ``density``.
     """
-    kwargs: dict[str, Any] = _args.histogram_kwargs(
-        bins, range, density, closed, flow, device, kernel
-    )
+    options = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    kwargs: _options.Kwargs = options
     args = [_expr(expr)]
     if by is not None:
-        key = _expr(by)
-        args.append(key)
-        # Inside group_by().agg() and over() Polars hands the plugin the key without its name:
-        # the name the query gives it travels with the options.
-        kwargs = {"options": kwargs, "key": key.meta.output_name(raise_if_undetermined=False)}
+        keys, names = _args.by_keys(by)
+        args.extend(keys)
+        # Inside group_by().agg() and over() Polars hands the plugin the keys without their
+        # names: the names the query gives them travel with the options.
+        kwargs = {"options": options, "keys": names}
     if weights is not None:
+        _args.refuse_weighted_estimator(bins)
         args.append(_expr(weights))
     return _plugin("histogram" if by is None else "histogram_by", args, kwargs)
 
 
-def _plugin(function_name: str, args: list[pl.Expr], kwargs: dict[str, Any]) -> pl.Expr:
+def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs) -> pl.Expr:
     """A call of the plugin's `function_name`: one row per bin (or cell), whatever the input's
     length."""
     # Ctrl-C stops the query's long calls (chained again if a SIGINT handler, as Jupyter's
@@ -173,6 +176,7 @@ class GpuHistNamespace:
     def __init__(self, expr: pl.Expr) -> None:
         self._expr = expr
 
+    @_docstrings.like(histogram_expr, drop=("expr",))
     def histogram(
         self,
         bins: BinsArg = 10,
@@ -184,9 +188,18 @@ class GpuHistNamespace:
         flow: bool = False,
         device: Device = "auto",
         kernel: Kernel = "auto",
-        by: IntoExpr | None = None,
+        by: ByArg = None,
     ) -> pl.Expr:
-        """One row per bin: see :func:`histogram_expr` for the arguments and the result."""
+        """The histogram of this expression: one row per bin, a Struct of ``bin_start``,
+        ``bin_end`` and ``count``, with the counts of ``numpy.histogram`` (the function form,
+        seen by type checkers, is :func:`histogram_expr`).
+
+        Examples
+        --------
+        >>> df = pl.DataFrame({"x": [0.5, 1.5, 1.5, 2.5, 9.0]})
+        >>> df.select(pl.col("x").gpu_hist.histogram(bins=3, range=(0, 3))).unnest("x").rows()
+        [(0.0, 1.0, 1), (1.0, 2.0, 2), (2.0, 3.0, 1)]
+        """
         return histogram_expr(
             self._expr,
             bins,
@@ -200,6 +213,7 @@ class GpuHistNamespace:
             by=by,
         )
 
+    @_docstrings.like("polars_gpu_hist._polars_hist:hist_expr", drop=("expr",))
     def hist(
         self,
         bins: HistBins = None,
@@ -211,7 +225,14 @@ class GpuHistNamespace:
     ) -> pl.Expr:
         """A drop-in for Polars' ``Expr.hist``: the same arguments, defaults and frame (schema,
         right-closed bins, ``category`` labels, UInt32 ``count``), computed in one call of the
-        plugin; ``device`` is the one extra argument. See :func:`hist_expr`."""
+        plugin; ``device`` is the one extra argument (the function form is :func:`hist_expr`).
+
+        Examples
+        --------
+        >>> df = pl.DataFrame({"x": [0.5, 1.5, 1.5, 2.5, 9.0]})
+        >>> df.select(pl.col("x").gpu_hist.hist(bins=[0, 1, 2, 3]))["x"].to_list()
+        [1, 2, 1]
+        """
         return hist_expr(
             self._expr,
             bins,
@@ -229,6 +250,19 @@ class GpuHistSeriesNamespace:
     def __init__(self, series: pl.Series) -> None:
         self._series = series
 
+    @_docstrings.like(
+        histogram_expr,
+        drop=("expr", "by"),
+        replace={
+            "weights": """weights
+                A Series (or array) of the same length: ``count`` becomes the sum of the weights
+                in each bin (Float64). A null in either the value or its weight skips the row."""
+        },
+        returns="""pl.Series
+            A Struct Series named like this one, one row per bin: ``bin_start``, ``bin_end``
+            (Float64, or the column's own dtype for Date, Datetime and Duration) and ``count``
+            (UInt64, or Float64 with ``weights`` or ``density``).""",
+    )
     def histogram(
         self,
         bins: BinsArg = 10,
@@ -241,12 +275,29 @@ class GpuHistSeriesNamespace:
         device: Device = "auto",
         kernel: Kernel = "auto",
     ) -> pl.Series:
-        """The histogram as a Struct Series named like this one (:func:`histogram_expr`);
-        ``weights`` is a Series (or array) of the same length."""
+        """The histogram of this Series: one row per bin, as the expression's
+        ``gpu_hist.histogram`` gives it, with the counts of ``numpy.histogram``.
+
+        Examples
+        --------
+        >>> s = pl.Series("x", [0.5, 1.5, 1.5, 2.5, 9.0])
+        >>> s.gpu_hist.histogram(bins=3, range=(0, 3)).struct.unnest().rows()
+        [(0.0, 1.0, 1), (1.0, 2.0, 2), (2.0, 3.0, 1)]
+        """
         s = self._series
         kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+        if weights is not None:
+            _args.refuse_weighted_estimator(bins)
         return _host_histogram(s, weights, kwargs).alias(s.name)
 
+    @_docstrings.like(
+        "polars_gpu_hist._polars_hist:hist_expr",
+        drop=("expr",),
+        returns="""pl.DataFrame
+            One row per bin: ``breakpoint`` (Float64, when asked: the default here),
+            ``category`` (Categorical, when asked: the default here) and ``count`` (UInt32), as
+            Polars' ``Series.hist``; a frame of ``count`` alone when neither is asked for.""",
+    )
     def hist(
         self,
         bins: HistBins = None,
@@ -256,9 +307,16 @@ class GpuHistSeriesNamespace:
         include_breakpoint: bool = True,
         device: Device = "auto",
     ) -> pl.DataFrame:
-        """A drop-in for Polars' ``Series.hist``: the same arguments, defaults and DataFrame
-        (``breakpoint``, ``category``, ``count``, or ``count`` alone), computed in one call of
-        the plugin. See :func:`hist_expr`."""
+        """A drop-in for Polars' ``Series.hist``: the same arguments, defaults (here
+        ``include_category`` and ``include_breakpoint`` are True, as Polars has them for a
+        Series) and DataFrame, computed in one call of the plugin.
+
+        Examples
+        --------
+        >>> s = pl.Series("x", [0.5, 1.5, 1.5, 2.5, 9.0])
+        >>> s.gpu_hist.hist(bins=[0, 1, 2, 3]).rows()
+        [(1.0, '[0.0, 1.0]', 1), (2.0, '(1.0, 2.0]', 2), (3.0, '(2.0, 3.0]', 1)]
+        """
         s = self._series
         expr = hist_expr(
             pl.col(s.name),
@@ -296,19 +354,19 @@ def histogram(
     memory of the same length.
     """
     kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    if weights is not None:
+        _args.refuse_weighted_estimator(bins)
     iface = _cuda.cuda_array(data)
     if iface is not None:
-        length = iface["shape"][0]
-        weights_ptr = _cuda.weights_pointer(weights, length)
+        sample = _cuda.sample([_cuda.column(iface)], weights)
         _cuda.sync_stream(iface)
-        series, _report, _ms = _internal.histogram_cuda(
-            "x", int(iface["data"][0]), length, iface["typestr"], _pickled(kwargs), weights_ptr
-        )
+        options = _internal.HistogramOptions(_pickled(kwargs))
+        series, _report, _ms = _internal.histogram_cuda(["x"], sample, options)
         return series.struct.unnest()
     return _host_histogram(data, weights, kwargs).struct.unnest()
 
 
-def _host_histogram(data: Any, weights: Any, kwargs: dict[str, Any]) -> pl.Series:
+def _host_histogram(data: Any, weights: Any, kwargs: _options.HistogramKwargs) -> pl.Series:
     """The histogram of host data under the plugin's `kwargs`, as a Struct Series named ``x``.
 
     The counts come from the plugin's own function called directly, without a query around it
@@ -340,12 +398,14 @@ def _host_histogram(data: Any, weights: Any, kwargs: dict[str, Any]) -> pl.Serie
 def _host_series(data: Any, name: str, what: str = "column") -> pl.Series:
     """A Series of host data: Series as they are, arrays flattened as numpy flattens them;
     ``what`` names it in the error an Object Series raises."""
-    if not isinstance(data, pl.Series):
-        if getattr(data, "ndim", 1) > 1:
-            data = data.reshape(-1)
-        data = pl.Series(name, data)
-    _args.refuse_object(data, what)
-    return data
+    series = data if isinstance(data, pl.Series) else pl.Series(name, _flat(data))
+    _args.refuse_object(series, what)
+    return series
+
+
+def _flat(data: Any) -> Any:
+    """An array of several dimensions flattened, as numpy flattens it; other data as it is."""
+    return data.reshape(-1) if getattr(data, "ndim", 1) > 1 else data
 
 
 def histogramdd(
@@ -389,17 +449,15 @@ def histogramdd(
     """
     if not columns:
         raise ValueError("histogramdd needs 2 to 8 columns, got none")
-    device_columns = _cuda.columns(columns)
-    if device_columns is not None:
-        ptrs, strides, length, typestr = device_columns
-        weights_ptr = _cuda.weights_pointer(weights, length)
-        kwargs = _pickled(
-            _args.dd_kwargs(len(ptrs), bins, range, density, closed, flow, device, kernel)
+    sample = _cuda.columns(columns, weights)
+    if sample is not None:
+        native = _internal.HistogramDdOptions(
+            _pickled(
+                _args.dd_kwargs(sample.ndim, bins, range, density, closed, flow, device, kernel)
+            )
         )
-        names = [f"x{j}" for j in builtins.range(len(ptrs))]
-        series, _report, _ms = _internal.histogramdd_cuda(
-            names, ptrs, strides, length, typestr, kwargs, weights_ptr
-        )
+        names = [f"x{j}" for j in builtins.range(sample.ndim)]
+        series, _report, _ms = _internal.histogram_cuda(names, sample, native)
         return series.struct.unnest()
     if len(columns) == 1 and getattr(columns[0], "ndim", 1) == 2:
         matrix = columns[0]
@@ -410,6 +468,8 @@ def histogramdd(
             + (": use histogram for one column" if len(columns) == 1 else "")
         )
     options = _args.dd_kwargs(len(columns), bins, range, density, closed, flow, device, kernel)
+    for rule in options["bins"] if weights is not None else []:
+        _args.refuse_weighted_estimator(rule)
     if all(isinstance(c, (str, pl.Expr)) for c in columns):
         args = [_expr(c) for c in columns]
         if weights is not None:
@@ -418,7 +478,9 @@ def histogramdd(
     return _host_histogramdd(columns, weights, options)
 
 
-def _host_histogramdd(columns: Any, weights: Any, options: dict[str, Any]) -> pl.DataFrame:
+def _host_histogramdd(
+    columns: Any, weights: Any, options: _options.HistogramDdKwargs
+) -> pl.DataFrame:
     """The n-D histogram of host Series or array-likes under the plugin's `options`: a frame of
     them, then the plugin."""
     series = [
@@ -477,85 +539,3 @@ def histogram2d(
         device=device,
         kernel=kernel,
     )
-
-
-def explain(
-    data: Any,
-    bins: BinsArg = 10,
-    *,
-    range: RangeArg = None,
-    weights: bool = False,
-    closed: Closed = "left",
-    flow: bool = False,
-    device: Device = "auto",
-    kernel: Kernel = "auto",
-) -> str:
-    """Which backend would compute this histogram and why; on the GPU, the kernels, grid and
-    shared memory the plan chooses, and where compiled kernels are kept. ``data`` is a Series,
-    an array (host or GPU) or a dtype (then for 2^29 rows).
-    """
-    kwargs = _pickled(_args.histogram_kwargs(bins, range, False, closed, flow, device, kernel))
-    # The dtype crosses as an empty Series of it (every dtype can, not every dtype object can).
-    iface = _cuda.cuda_array(data)
-    if iface is not None:
-        empty = pl.Series(values=[], dtype=_dtype_of_typestr(iface["typestr"]))
-        return _internal.explain(empty, iface["shape"][0], kwargs, bool(weights), "device")
-    if isinstance(data, (pl.DataType, type)):
-        try:
-            empty = pl.Series(values=[], dtype=data)
-        except (TypeError, ValueError, pl.exceptions.PolarsError) as e:
-            raise TypeError(f"explain takes a Series, an array or a Polars dtype: {e}") from None
-        _args.refuse_object(empty)
-        return _internal.explain(empty, 1 << 29, kwargs, bool(weights), "host")
-    s = data if isinstance(data, pl.Series) else pl.Series(data)
-    _args.refuse_object(s)
-    location = "pinned" if _internal.is_pinned(s) else "host"
-    return _internal.explain(s.clear(), len(s), kwargs, bool(weights), location)
-
-
-def _dtype_of_typestr(typestr: str) -> pl.DataType:
-    import numpy as np
-
-    return pl.Series(np.empty(0, dtype=np.dtype(typestr))).dtype
-
-
-def pin(data: pl.Series | pl.DataFrame) -> int:
-    """Keep a column (or every column of a frame) in GPU memory: later histograms of it, with
-    any bins or range, read the device copy instead of copying it again (a fraction of a
-    millisecond for a GiB instead of tens). Returns the device bytes it takes.
-
-    Nothing is kept on the GPU unless pinned: a column's memory may belong to numpy, pyarrow
-    or a memory-mapped file, which can change it in place, and the plugin cannot tell. Pinning
-    is your promise that the memory stays as it is until :func:`unpin`; a pin holds a reference
-    to the column, so Polars cannot free or reuse its memory meanwhile.
-    """
-    if isinstance(data, pl.DataFrame):
-        return sum(pin(s) for s in data.get_columns())
-    _check_pinnable(data, "pin")
-    return int(_internal.pin(data))
-
-
-def _check_pinnable(data: object, what: str) -> None:
-    if not isinstance(data, pl.Series):
-        raise TypeError(
-            f"`{what}` takes a Polars Series or DataFrame, got {type(data).__name__}: pass the "
-            "column itself (df['x']), not its name"
-        )
-
-
-def unpin(data: pl.Series | pl.DataFrame | None = None) -> None:
-    """Drop the pin of a column (or of every column of a frame), or every pin (no argument)."""
-    if data is None:
-        _internal.unpin_all()
-    elif isinstance(data, pl.DataFrame):
-        for s in data.get_columns():
-            _internal.unpin(s)
-    else:
-        _check_pinnable(data, "unpin")
-        _internal.unpin(data)
-
-
-def pinned() -> tuple[int, int]:
-    """(pinned columns, device bytes they take)."""
-    columns, nbytes = _internal.pinned()
-    return int(columns), int(nbytes)

@@ -1,43 +1,144 @@
-"""The native module: the expression plugin, and the GPU entry points the package wraps."""
+"""The native module (src/python.rs and src/python/): the expression plugin's library, and every
+class and function the package calls. tests/test_stub.py holds this file and the module's
+exports equal, both ways; `make test` type-checks the package against it (mypy --strict)."""
+
+from os import PathLike
+from typing import Literal, final
 
 from polars import Series
 
 __version__: str
+MAX_BINS: int
 
-def gpu_available() -> bool: ...
+# Registration (src/python.rs): the Python layer's guards.
 def raise_interrupted() -> None: ...
 def ensure_room(nbytes: int) -> None: ...
 def watch_ctrl_c() -> None: ...
-def gpu_info() -> str: ...
-def explain(
-    dtype: Series, rows: int, pickled_options: bytes, weighted: bool, location: str
-) -> str: ...
-def histogram_cuda(
-    name: str,
-    ptr: int,
-    len: int,
-    typestr: str,
-    pickled_options: bytes,
-    weights_ptr: int | None = None,
-) -> tuple[object, str, float]: ...
-def histogramdd_cuda(
-    names: list[str],
-    ptrs: list[int],
-    strides: list[int],
-    len: int,
-    typestr: str,
-    pickled_options: bytes,
-    weights_ptr: int | None = None,
-) -> tuple[object, str, float]: ...
 
+# The GPU and its prebuilt kernels (src/python/kernels.rs).
+def gpu_available() -> bool: ...
+def gpu_info() -> str: ...
+def set_kernel_bundle(path: str | PathLike[str]) -> None: ...
+def build_kernel_bundle(
+    path: str | PathLike[str],
+    archs: list[int] | None = None,
+    ptx_archs: list[int] | None = None,
+    threads: int = 4,
+) -> list[tuple[str, int, int, int, int, int]]: ...
+def merge_kernel_bundles(path: str | PathLike[str], inputs: list[str | PathLike[str]]) -> int: ...
+
+# Host data outside a query (src/python/host.rs).
+def explain(
+    dtype: Series,
+    rows: int,
+    pickled_options: bytes,
+    weighted: bool,
+    location: Literal["host", "pinned", "device"],
+) -> str: ...
+def histogram_series(
+    values: Series, pickled_options: bytes, weights: Series | None = None
+) -> Series: ...
+def estimate_from_extremes(
+    rule: str, n: int, extremes: Series, range: tuple[float, float] | None = None
+) -> int | None: ...
+
+# Pins (src/python/pins.rs).
+def pin(series: Series) -> int: ...
+def unpin(series: Series) -> bool: ...
+def unpin_all() -> None: ...
+def is_pinned(series: Series) -> bool: ...
+def pinned() -> tuple[int, int]: ...
+
+# The typed values the calls take (src/python/values.rs).
+@final
+class DeviceSample:
+    """Arrays in GPU memory of one dtype and length (checked), and their float64 weights."""
+
+    def __new__(
+        cls, columns: list[tuple[int, int, str, int]], weights: int | None = None
+    ) -> DeviceSample: ...
+    @property
+    def rows(self) -> int: ...
+    @property
+    def ndim(self) -> int: ...
+
+@final
+class EdgeTarget:
+    """Where an axis's edges go: a device address and the dtype to write there."""
+
+    def __new__(cls, ptr: int, typestr: str) -> EdgeTarget: ...
+
+@final
+class DeviceTarget:
+    """Arrays the caller allocated for a call's results, and the stream to queue on."""
+
+    def __new__(
+        cls, stream: int, counts: int, cells: int, edges: list[EdgeTarget | None]
+    ) -> DeviceTarget: ...
+
+@final
+class HistogramOptions:
+    """A 1-D histogram's options (src/options.rs), parsed once from their pickle."""
+
+    def __new__(cls, pickled: bytes) -> HistogramOptions: ...
+
+@final
+class HistogramDdOptions:
+    """An n-D histogram's options (src/options.rs), parsed once from their pickle."""
+
+    def __new__(cls, pickled: bytes) -> HistogramDdOptions: ...
+
+@final
+class DataExtremes:
+    """The extremes of all of a column's data, exact values of their kind."""
+
+    @staticmethod
+    def empty() -> DataExtremes: ...
+    @staticmethod
+    def float16(lo: float, hi: float) -> DataExtremes: ...
+    @staticmethod
+    def float32(lo: float, hi: float) -> DataExtremes: ...
+    @staticmethod
+    def float64(lo: float, hi: float) -> DataExtremes: ...
+    @staticmethod
+    def integer(lo: int, hi: int) -> DataExtremes: ...
+
+# Arrays in GPU memory (src/python/device.rs): 1-D or n-D as the options' type says.
+@final
+class DeviceArray:
+    """An array left in GPU memory, shown through ``__cuda_array_interface__``."""
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, object]: ...
+    @property
+    def device(self) -> int: ...
+
+def histogram_cuda(
+    names: list[str], sample: DeviceSample, options: HistogramOptions | HistogramDdOptions
+) -> tuple[Series, str, float]: ...
+def histogram_cuda_counts(
+    sample: DeviceSample,
+    options: HistogramOptions | HistogramDdOptions,
+    edge_typestrs: list[str | None],
+) -> tuple[DeviceArray, list[tuple[DeviceArray | None, Series | None]], str]: ...
+def histogram_cuda_into(
+    sample: DeviceSample,
+    options: HistogramOptions | HistogramDdOptions,
+    target: DeviceTarget,
+) -> tuple[list[Series | None], str]: ...
+
+# `polars_gpu_hist.Histogram`'s native half (src/python/histogram.rs). A flow is (rows, null,
+# nan, underflow, overflow, then the underflow's and overflow's sums of weights and of squares).
+
+@final
 class Histogram:
     """The mergeable histogram behind ``polars_gpu_hist.Histogram`` (src/accumulator/)."""
 
-    def __init__(self, pickled_arguments: bytes) -> None: ...
+    def __new__(
+        cls, pickled_arguments: bytes, data_range: DataExtremes | None = None
+    ) -> Histogram: ...
     def fill(self, columns: list[Series], weights: Series | None = None) -> None: ...
-    def fill_cuda(
-        self, columns: list[tuple[int, int, str]], weights: tuple[int, int] | None = None
-    ) -> None: ...
+    def fill_cuda(self, sample: DeviceSample, squared_weights: int | None = None) -> None: ...
     def merge(self, other: Histogram) -> Histogram: ...
     def empty_like(self) -> Histogram: ...
     def counts(self) -> Series: ...
@@ -54,18 +155,16 @@ class Histogram:
     @property
     def shape(self) -> list[int]: ...
     @property
-    def closed(self) -> str: ...
+    def closed(self) -> Literal["left", "right"]: ...
     @property
     def weighted(self) -> bool: ...
     @property
     def dtypes(self) -> list[str | None]: ...
 
+# Tests' and benchmarks' hooks (src/python/hooks.rs).
 def _histogram_by_report(
     values: Series, keys: Series, pickled_options: bytes
 ) -> tuple[Series, str]: ...
 def _proof_walks(
     bins: int, range: tuple[float, float], dtype: str, range_type: str
-) -> list[tuple[bool, float]] | None: ...
-def histogram_series(
-    values: Series, pickled_options: bytes, weights: Series | None = None
-) -> Series: ...
+) -> tuple[tuple[bool, float], tuple[bool, float]] | None: ...

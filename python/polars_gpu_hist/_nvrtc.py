@@ -86,13 +86,13 @@ def _listed(name: str, pattern: str) -> Iterator[str]:
     except Exception:  # a broken metadata directory on sys.path must not break the import
         return
     for dist in dists:
-        base = os.path.realpath(dist.locate_file(""))
+        base = os.path.realpath(str(dist.locate_file("")))
         if base not in sites:
             continue  # the working directory, PYTHONPATH: not where pip installed it
         for record in sorted(dist.files or [], key=str):
             if not fnmatch.fnmatchcase(record.as_posix(), pattern):
                 continue
-            path = os.path.realpath(dist.locate_file(record))
+            path = os.path.realpath(str(dist.locate_file(record)))
             # RECORD may name `../` paths and the file may be a symlink: the target must be
             # inside the distribution's own site directory.
             if os.path.commonpath([base, path]) == base and os.path.isfile(path):

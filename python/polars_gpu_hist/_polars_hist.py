@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, Callable
 import polars as pl
 from polars.plugins import register_plugin_function
 
+from polars_gpu_hist._args import MAX_BINS
+
 if TYPE_CHECKING:
     from polars_gpu_hist import Device, HistBins
 
 __all__ = ["hist_expr"]
 
-# The plugin's bin limit (src/bins MAX_BINS), for `hist` too.
-_MAX_BINS = 1 << 28
 # Columns of at least this many values are counted by the kernels (src/python/hist.rs); the
 # tests lower it so that small inputs take the kernels' path too.
 _KERNEL_FROM: int | None = None
@@ -212,9 +212,9 @@ def hist_expr(
             return column.hist(
                 bins=polars_bins, include_category=category, include_breakpoint=breakpoint
             )
-        if len(edges) - 1 > _MAX_BINS:
+        if len(edges) - 1 > MAX_BINS:
             raise ValueError(
-                f"`bins` gives {len(edges) - 1} bins, more than the {_MAX_BINS} (2^28) a "
+                f"`bins` gives {len(edges) - 1} bins, more than the {MAX_BINS} (2^28) a "
                 "histogram holds: give fewer edges"
             )
         count = None
@@ -260,9 +260,9 @@ def _bin_count(bin_count: Any) -> int | None:
     count = operator.index(bin_count)
     if count < 0:
         raise OverflowError("can't convert negative int to unsigned: `bin_count` must be >= 0")
-    if count > _MAX_BINS:
+    if count > MAX_BINS:
         raise ValueError(
-            f"`bin_count` is {count}, more than the {_MAX_BINS} (2^28) bins a histogram holds: "
+            f"`bin_count` is {count}, more than the {MAX_BINS} (2^28) bins a histogram holds: "
             "ask for fewer bins"
         )
     return count
@@ -284,7 +284,7 @@ def _edges(bins: Any) -> list[float] | None:
         )
     if not (bins.dtype.is_integer() or bins.dtype.is_float()):
         return None
-    edges = bins.cast(pl.Float64).to_list()
+    edges: list[float] = bins.cast(pl.Float64).to_list()
     if any(b - a <= 0.0 for a, b in zip(edges, edges[1:])):
         raise pl.exceptions.ComputeError(
             "bins must increase monotonically: each edge must be greater than the one before"
@@ -296,3 +296,36 @@ def _bench_floor_expr(expr: pl.Expr) -> pl.Expr:
     """For benchmarks only (benches/swaps.py), not part of the API: a plugin call that does no
     work and returns one value, the floor under the cost of any plugin call."""
     return build_plugin_call("bench_floor", [expr], pickle.dumps({"noop": True}, protocol=5), None)
+
+
+def as_bins(frame: pl.DataFrame) -> pl.DataFrame:
+    """A frame of ``hist``'s rows (``breakpoint``, ``category``, ``count``, and any group keys)
+    as the expression's bins: ``bin_start``, ``bin_end``, ``count``, for the plots. A bin ends
+    at its breakpoint and starts at the one before; the first bin's start is read from its
+    category label (``[a, b]``), so a frame needs both fields. Other frames pass unchanged."""
+    if "breakpoint" not in frame.columns or "bin_start" in frame.columns:
+        return frame
+    if "category" not in frame.columns:
+        raise ValueError(
+            "this hist frame has breakpoints but no category: its first bin's start is "
+            "unknown; make it with include_category=True (and include_breakpoint=True)"
+        )
+    keys = [c for c in frame.columns if c not in ("breakpoint", "category", "count")]
+    end = pl.col("breakpoint").cast(pl.Float64)
+    # The first label's start, as Polars printed it (pl.Config's separators undone; with a
+    # lowered float precision, as rounded as the label).
+    fmt = _float_format()
+    first = (
+        pl.col("category")
+        .first()
+        .cast(pl.String)
+        .str.extract(r"^[\[(]\s*(.+?),\s", 1)  # a thousands separator has no space after it
+    )
+    if fmt["thousands"]:
+        first = first.str.replace_all(fmt["thousands"], "", literal=True)
+    if fmt["decimal"] != ".":
+        first = first.str.replace_all(fmt["decimal"], ".", literal=True)
+    start = end.shift(1).fill_null(first.cast(pl.Float64, strict=False))
+    if keys:
+        start = start.over(keys)
+    return frame.select(*keys, start.alias("bin_start"), end.alias("bin_end"), "count")

@@ -10,12 +10,14 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, TextIO, Union
+from typing import Any, Literal, SupportsIndex, TextIO, Union, cast
 
 import polars as pl
 
-from polars_gpu_hist import BinsArg, Closed, Device, RangeArg, _args, _internal
-from polars_gpu_hist._accumulator import Histogram, _number_range
+from polars_gpu_hist import BinsArg, Closed, Device, RangeArg, _args, _internal, _options
+from polars_gpu_hist import _scan_passes as passes
+from polars_gpu_hist._accumulator import Histogram
+from polars_gpu_hist._binning import number_range
 from polars_gpu_hist._csv import (
     CSV_DEFAULTS,
     csv_hint,
@@ -25,7 +27,7 @@ from polars_gpu_hist._csv import (
 
 Source = Union[pl.LazyFrame, str, Path, Sequence[Union[str, Path]]]
 
-SCANNERS = {
+SCANNERS: dict[str, Callable[..., pl.LazyFrame]] = {
     ".parquet": pl.scan_parquet,
     ".pq": pl.scan_parquet,
     ".csv": pl.scan_csv,
@@ -133,7 +135,7 @@ def histogram_scan(
     closed: Closed = "left",
     device: Device = "auto",
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    progress: bool | TextIO = False,
+    progress: bool | TextIO | Literal["auto"] = False,
     reader_options: Mapping[str, Any] | None = None,
     where: str | pl.Expr | None = None,
 ) -> Histogram:
@@ -173,7 +175,9 @@ def histogram_scan(
     chunk_size
         Rows per batch (the bound on what is held at once).
     progress
-        ``True`` (or a text stream) to draw a progress bar on stderr (or that stream).
+        ``True`` (or a text stream) to draw a progress bar on stderr (or that stream), from
+        the first batch, ending with a line of the rows read and their rate; ``"auto"``: on
+        stderr where it is a terminal, for scans longer than half a second only.
     reader_options
         Options for Polars' scanner of the files (``pl.scan_csv``, ``pl.scan_parquet`` or
         ``pl.scan_ipc``), e.g. ``{"separator": ";"}``. CSV files are read as they come: the
@@ -244,7 +248,7 @@ def _scan_histogram(
     closed: Closed,
     device: Device,
     chunk_size: int,
-    progress: bool | TextIO,
+    progress: bool | TextIO | Literal["auto"],
     where: pl.Expr | None,
     reader_options: Mapping[str, Any] | None,
     infer_whole: bool,
@@ -261,9 +265,11 @@ def _scan_histogram(
         raise ValueError(f"`device` must be 'auto', 'cpu' or 'gpu', got {device!r}")
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"`chunk_size` must be a positive number of rows, got {chunk_size!r}")
-    if not isinstance(progress, bool) and not callable(getattr(progress, "write", None)):
+    writes = callable(getattr(progress, "write", None))
+    if not (isinstance(progress, bool) or progress == "auto" or writes):
         raise TypeError(
-            f"`progress` must be True, False or a text stream (with .write), got {progress!r}"
+            "`progress` must be True, False, 'auto' or a text stream (with .write), got "
+            f"{progress!r}"
         )
     schema = lf.collect_schema()
     for name in [column] + ([weights] if weights is not None else []):
@@ -281,10 +287,11 @@ def _scan_histogram(
 
     def new_bar() -> _Progress | None:
         """The progress bar of the pass that reads the batches (after any first pass)."""
-        if not progress:
+        if not progress or (progress == "auto" and not sys.stderr.isatty()):
             return None
-        stream = progress if hasattr(progress, "write") else sys.stderr
-        return _Progress(stream, _total_rows(source, lf), _label(source))
+        stream = sys.stderr if isinstance(progress, (bool, str)) else progress
+        delay = 0.5 if progress == "auto" else 0.0
+        return _Progress(stream, _total_rows(source, lf), _label(source), delay)
 
     def batches() -> Iterable[pl.DataFrame]:
         # Order does not matter to a histogram: let the engine hand batches as they come.
@@ -292,31 +299,23 @@ def _scan_histogram(
         return selected.collect_batches(chunk_size=chunk_size, maintain_order=False)
 
     if isinstance(bins, str):
-        rule = _check_rule(bins, range, weights, schema, column)
+        rule, span = _check_rule(bins, range, weights, schema, column)
         if rule in IN_MEMORY_RULES:
             values = _read_column(batches, column, schema[column], new_bar())
-            return _in_memory(values, rule, range, closed, device)
+            return _in_memory(values, rule, span, closed, device)
         hist, check = _streamed_rule(
-            lf, source, rule, range, schema, column, weights, closed, device
+            lf, source, rule, span, schema, column, weights, closed, device
         )
         if check is not None and not isinstance(source, (pl.LazyFrame, pl.DataFrame)):
             lf = _open(source, reader_options, where)  # a fresh scan, as for range="auto"
         return _fill_batches(hist, check, batches, column, weights, new_bar())
-    auto = isinstance(range, str)
-    if auto:
-        if range != "auto":
-            raise ValueError(f"`range` must be (min, max), None or 'auto', got {range!r}")
-        if isinstance(bins, bool):
-            raise TypeError(f"`bins` must be an int or a sequence of edges, got {bins!r}")
-        try:
-            bins = operator.index(bins)  # numpy integers too
-        except TypeError:
-            raise ValueError(
-                "range='auto' needs an int `bins`: explicit edges need no range"
-            ) from None
+    # range="auto": the number of bins over the data's extremes, found by a first pass.
+    count = None
+    if isinstance(range, str):
+        count = _auto_bins(range, bins)
         # Checks bins, closed, device and the dtypes now, not after a pass over the data.
         probe = Histogram(
-            bins, range=(0.0, 1.0), closed=closed, weights=weights is not None, device=device
+            count, range=(0.0, 1.0), closed=closed, weights=weights is not None, device=device
         )
     else:
         probe = Histogram(
@@ -324,10 +323,10 @@ def _scan_histogram(
         )
     _fill_empty(probe, schema, column, weights)
     hist, check = probe, None
-    if auto:
-        first = _first_pass(lf, column, schema[column], weights)
+    if count is not None:
+        first = passes.first_pass(lf, column, schema[column], weights)
         hist = Histogram._from_data_range(
-            bins, first.text(), closed=closed, weights=weights is not None, device=device
+            count, first.value(), closed=closed, weights=weights is not None, device=device
         )
         _fill_empty(hist, schema, column, weights)
         if not isinstance(source, (pl.LazyFrame, pl.DataFrame)):
@@ -335,13 +334,26 @@ def _scan_histogram(
             # a file rewritten in between no longer matches.
             lf = _open(source, reader_options, where)
             _check_same_dtypes(lf.collect_schema(), schema, column, weights, source)
-        check = _SameExtremes(first, column, schema[column], _label(source))
+        check = passes.SameExtremes(first, column, schema[column], _label(source))
     return _fill_batches(hist, check, batches, column, weights, new_bar())
+
+
+def _auto_bins(range: str, bins: BinsArg) -> int:
+    """The number of bins of range="auto", which takes an int `bins` only."""
+    if range != "auto":
+        raise ValueError(f"`range` must be (min, max), None or 'auto', got {range!r}")
+    if isinstance(bins, bool):
+        raise TypeError(f"`bins` must be an int or a sequence of edges, got {bins!r}")
+    try:
+        # numpy integers too; edges (and anything else) raise the TypeError answered below.
+        return operator.index(cast(SupportsIndex, bins))
+    except TypeError:
+        raise ValueError("range='auto' needs an int `bins`: explicit edges need no range") from None
 
 
 def _fill_batches(
     hist: Histogram,
-    check: _SameExtremes | None,
+    check: passes.SameExtremes | None,
     batches: Callable[[], Iterable[pl.DataFrame]],
     column: str,
     weights: str | None,
@@ -367,10 +379,14 @@ def _fill_batches(
 
 
 def _check_rule(
-    bins: str, range: object, weights: str | None, schema: pl.Schema, column: str
-) -> str:
-    """A rule's name, checked against the other arguments and the column's dtype before any
-    data is read."""
+    bins: str,
+    range: RangeArg | Literal["auto"],
+    weights: str | None,
+    schema: pl.Schema,
+    column: str,
+) -> tuple[_options.BinRule, RangeArg]:
+    """A rule's name and the range it is over, checked against the other arguments and the
+    column's dtype before any data is read."""
     rule = _args.bins(bins)
     assert isinstance(rule, str)
     if isinstance(range, str):
@@ -378,48 +394,46 @@ def _check_rule(
             f"range={range!r} is for a number of bins: bins={rule!r} takes the range from the data "
             "itself (range=None) or from range=(min, max)"
         )
-    if weights is not None and rule in _args.ESTIMATORS:
-        raise TypeError(
-            f"bins={rule!r} cannot be combined with `weights`: numpy estimates bin counts from "
-            "unweighted data only (Automated estimation of the number of bins is not supported "
-            "for weighted data); pass a number of bins or explicit edges"
-        )
+    if weights is not None:
+        _args.refuse_weighted_estimator(rule)
     dtype = schema[column]
-    if not supported_dtype(dtype):
+    if not passes.supported_dtype(dtype):
         raise TypeError(
             f"column {column!r} has dtype {dtype}, which cannot be histogrammed: use "
-            f"{SUPPORTED_DTYPES} column"
+            f"{passes.SUPPORTED_DTYPES} column"
         )
     if rule == "integer" and dtype.is_float():
         raise ValueError(
             f'`bins="integer"` needs an integer, Date, Datetime or Duration column, got {dtype}: '
             "give a number of bins or edges"
         )
-    return rule
+    return rule, range
 
 
 def _streamed_rule(
     lf: pl.LazyFrame,
     source: Source,
-    rule: str,
+    rule: _options.BinRule,
     range: RangeArg,
     schema: pl.Schema,
     column: str,
     weights: str | None,
     closed: Closed,
     device: Device,
-) -> tuple[Histogram, _SameExtremes | None]:
+) -> tuple[Histogram, passes.SameExtremes | None]:
     """The histogram of a rule that a first streaming pass resolves (its size and extremes),
     before the pass that fills it, and the check that pass makes where the bins came from the
     data's extremes."""
     dtype = schema[column]
-    pair = _number_range(range)
+    pair = number_range(range)
     weighted = weights is not None
     if rule == "integer":
         if pair is None:
-            first = _first_pass(lf, column, dtype, weights)
-            lo, hi = (0, 0) if first.lo is None else (int(first.lo), int(first.hi))
-            check = _SameExtremes(first, column, dtype, _label(source))
+            first = passes.first_pass(lf, column, dtype, weights)
+            lo, hi = (
+                (0, 0) if first.lo is None or first.hi is None else (int(first.lo), int(first.hi))
+            )
+            check = passes.SameExtremes(first, column, dtype, _label(source))
         else:
             lo_f, hi_f = pair
             if not (lo_f.is_integer() and hi_f.is_integer() and lo_f <= hi_f):
@@ -438,58 +452,22 @@ def _streamed_rule(
         hist = Histogram(bins, range=(lo, hi + 1), closed=closed, weights=weighted, device=device)
         _fill_empty(hist, schema, column, weights)
         return hist, check
-    n, first = _summary(lf, column, dtype, pair)
-    extremes = pl.Series([] if first.lo is None else [first.lo, first.hi], dtype=_physical(dtype))
-    bins = _internal.estimate_from_extremes(rule, n, extremes, pair)
+    n, first = passes.summary(lf, column, dtype, pair)
+    extremes = pl.Series(
+        [] if first.lo is None else [first.lo, first.hi], dtype=passes.physical(dtype)
+    )
+    estimated = _internal.estimate_from_extremes(rule, n, extremes, pair)
+    assert estimated is not None, f"bins={rule!r} is estimated from a streaming pass"
+    bins = estimated
     if pair is not None:
         hist = Histogram(bins, range=pair, closed=closed, weights=weighted, device=device)
         _fill_empty(hist, schema, column, weights)
         return hist, None
     hist = Histogram._from_data_range(
-        bins, first.text(), closed=closed, weights=weighted, device=device
+        bins, first.value(), closed=closed, weights=weighted, device=device
     )
     _fill_empty(hist, schema, column, weights)
-    return hist, _SameExtremes(first, column, dtype, _label(source))
-
-
-def _summary(
-    lf: pl.LazyFrame, column: str, dtype: pl.DataType, range: tuple[float, float] | None
-) -> tuple[int, _Extremes]:
-    """The number and extremes of the values an estimator sees, in one streaming pass: the
-    valid values that are not NaN and, with a range, those numpy keeps (``range[0] <= x <=
-    range[1]``, compared as numpy compares: float32 columns in float32, integers as float64)."""
-    x = pl.col(column)
-    if dtype.is_temporal():
-        x = x.to_physical()
-    keep = x.is_not_null()
-    if dtype.is_float():
-        keep = keep & x.is_not_nan()
-    if range is not None:
-        lo, hi = range
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5  # numpy's _get_outer_edges
-        if dtype == pl.Float32:
-            compared, first, last = x, pl.lit(lo, pl.Float32), pl.lit(hi, pl.Float32)
-        else:
-            compared, first, last = x.cast(pl.Float64), pl.lit(lo), pl.lit(hi)
-        keep = keep & (compared >= first) & (compared <= last)
-    kept = x.filter(keep)
-    n, lo_v, hi_v = (
-        lf.select(kept.count().alias("n"), kept.min().alias("lo"), kept.max().alias("hi"))
-        .collect(engine="streaming")
-        .row(0)
-    )
-    kind = "float32" if dtype == pl.Float32 else "float64" if dtype == pl.Float64 else "integer"
-    return int(n), _Extremes(kind, lo_v, hi_v)
-
-
-def _physical(dtype: pl.DataType) -> pl.DataType:
-    """The dtype of a column's physical values (Int32 for Date, Int64 for the others)."""
-    if dtype == pl.Date:
-        return pl.Int32
-    if dtype.is_temporal():
-        return pl.Int64
-    return dtype
+    return hist, passes.SameExtremes(first, column, dtype, _label(source))
 
 
 def _read_column(
@@ -516,60 +494,32 @@ def _read_column(
 
 
 def _in_memory(
-    values: pl.Series, rule: str, range: RangeArg, closed: Closed, device: Device
+    values: pl.Series, rule: _options.BinRule, range: RangeArg, closed: Closed, device: Device
 ) -> Histogram:
     """The histogram of an estimator that needs every value, over the column in memory: the
     bin count the expression finds (numpy's), then one fill."""
     from polars_gpu_hist import histogram
 
-    pair = _number_range(range)
+    pair = number_range(range)
     bins = histogram(values, rule, range=pair, device=device).height
     if pair is not None:
         return Histogram(bins, range=pair, closed=closed, device=device).fill(values)
-    first = _first_pass(values.to_frame().lazy(), values.name, values.dtype, None)
+    first = passes.first_pass(values.to_frame().lazy(), values.name, values.dtype, None)
     hist = Histogram._from_data_range(
-        bins, first.text(), closed=closed, weights=False, device=device
+        bins, first.value(), closed=closed, weights=False, device=device
     )
     return hist.fill(values)
-
-
-# The dtypes the native histogram takes (`dtype::reading` in src/dtype.rs). Checked here, before
-# a Series reaches it, with a message that names the column.
-SUPPORTED_DTYPES = "a numeric (integer, Float16/32/64, Decimal), Date, Datetime or Duration"
-_INTEGERS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
-_NUMERIC_DTYPES = frozenset(_INTEGERS) | {
-    pl.Int128,
-    pl.UInt128,
-    pl.Float16,
-    pl.Float32,
-    pl.Float64,
-}
-# Binned by their values as float64, as numpy bins the same numbers in a float64 array.
-_AS_FLOAT64 = frozenset((pl.Int128, pl.UInt128))
-
-
-def _numeric(dtype: pl.DataType) -> bool:
-    return dtype in _NUMERIC_DTYPES or isinstance(dtype, pl.Decimal)
-
-
-def supported_dtype(dtype: pl.DataType) -> bool:
-    """Whether a column of ``dtype`` can be histogrammed."""
-    return _numeric(dtype) or dtype == pl.Date or isinstance(dtype, (pl.Datetime, pl.Duration))
-
-
-def _as_float64(dtype: pl.DataType) -> bool:
-    return dtype in _AS_FLOAT64 or isinstance(dtype, pl.Decimal)
 
 
 def _fill_empty(hist: Histogram, schema: pl.Schema, column: str, weights: str | None) -> None:
     """An empty first fill fixes the histogram's dtype, after the column's and the weights'
     dtypes are checked, before any data is read."""
-    if not supported_dtype(schema[column]):
+    if not passes.supported_dtype(schema[column]):
         raise TypeError(
             f"column {column!r} has dtype {schema[column]}, which cannot be histogrammed: use "
-            f"{SUPPORTED_DTYPES} column"
+            f"{passes.SUPPORTED_DTYPES} column"
         )
-    if weights is not None and not _numeric(schema[weights]):
+    if weights is not None and not passes.numeric(schema[weights]):
         raise ValueError(
             f"`weights` must be numeric (integers, Float16/32/64 or Decimal), got column "
             f"{weights!r} of dtype {schema[weights]}"
@@ -590,119 +540,6 @@ def _check_same_dtypes(
                 f"{name!r} had dtype {first[name]}, now {found}; run again once the data stops "
                 "changing"
             )
-
-
-class _Extremes(NamedTuple):
-    """numpy's automatic range of the rows that count (physical values), ``None`` when none."""
-
-    kind: str
-    lo: float | int | None
-    hi: float | int | None
-
-    def text(self) -> tuple[str, str, str]:
-        """``(kind, min, max)`` as exact text, as the native histogram takes it."""
-        if self.lo is None:
-            return ("empty", "", "")
-        # repr() of a float is exact (shortest round-trip); ints are exact as text.
-        return (self.kind, repr(self.lo), repr(self.hi))
-
-
-def _data_extremes(
-    lf: pl.LazyFrame, column: str, dtype: pl.DataType, weights: str | None
-) -> tuple[str, str, str]:
-    """numpy's automatic range over the rows that count, as ``(kind, min, max)`` exact text."""
-    if not supported_dtype(dtype):
-        # Let the native fill refuse the dtype with its message.
-        return ("empty", "", "")
-    return _first_pass(lf, column, dtype, weights).text()
-
-
-def _first_pass(
-    lf: pl.LazyFrame, column: str, dtype: pl.DataType, weights: str | None
-) -> _Extremes:
-    """The first pass of ``range="auto"``: the extremes of the rows that count."""
-    x = pl.col(column)
-    keep = x.is_not_nan() if dtype.is_float() else pl.lit(True)
-    if weights is not None:
-        keep = keep & pl.col(weights).is_not_null()
-    x = _comparable(x, dtype)
-    if dtype == pl.Float16:
-        kind = "float16"  # the float16 extremes, exact as float32
-    elif dtype == pl.Float32:
-        kind = "float32"
-    elif dtype == pl.Float64 or _as_float64(dtype):
-        kind = "float64"
-    else:
-        kind = "integer"
-    lo, hi = (
-        lf.select(x.filter(keep).min().alias("lo"), x.filter(keep).max().alias("hi"))
-        .collect(engine="streaming")
-        .row(0)
-    )
-    return _Extremes(kind, lo, hi)
-
-
-class _SameExtremes:
-    """The second pass of ``range="auto"`` must see exactly the first pass's [min, max]: a value
-    beyond it would fall outside the bins and be dropped, and narrower data would get bins that
-    are not numpy's. Each batch's min and max (Polars' skip NaN and nulls) make the check exact
-    for about the cost of one more read of the column in memory."""
-
-    def __init__(self, first: _Extremes, column: str, dtype: pl.DataType, label: str) -> None:
-        self.first, self.column, self.dtype, self.label = first, column, dtype, label
-        self.lo: float | int | None = None
-        self.hi: float | int | None = None
-
-    def batch(self, values: pl.Series, weights: pl.Series | None) -> None:
-        if weights is not None and weights.null_count():
-            values = values.filter(weights.is_not_null())
-        values = values.to_frame().select(_comparable(pl.first(), self.dtype)).to_series()
-        lo, hi = values.min(), values.max()
-        if lo is None or lo != lo:  # only nulls and NaN
-            return
-        first = self.first
-        if first.lo is None or lo < first.lo or hi > first.hi:
-            beyond = hi if first.lo is not None and hi > first.hi else lo
-            raise RuntimeError(
-                f"range='auto': {self.label} changed between the two passes: the first found "
-                f"column {self.column!r} {self._span(first.lo, first.hi)}, the second a value "
-                f"{self._show(beyond)}{'' if first.lo is None else ' beyond it'} (its rows "
-                "would not be counted); run again once the data stops changing, or pass "
-                "range=(min, max)"
-            )
-        self.lo = lo if self.lo is None or lo < self.lo else self.lo
-        self.hi = hi if self.hi is None or hi > self.hi else self.hi
-
-    def finish(self) -> None:
-        if (self.lo, self.hi) != (self.first.lo, self.first.hi):
-            raise RuntimeError(
-                f"range='auto': {self.label} changed between the two passes: the first found "
-                f"column {self.column!r} {self._span(self.first.lo, self.first.hi)}, the second "
-                f"{self._span(self.lo, self.hi)} (the bins would not be numpy's for either); run "
-                "again once the data stops changing, or pass range=(min, max)"
-            )
-
-    def _span(self, lo: float | int | None, hi: float | int | None) -> str:
-        if lo is None:
-            return "without values"
-        return f"in [{self._show(lo)}, {self._show(hi)}]"
-
-    def _show(self, value: float | int | None) -> str:
-        if self.dtype.is_temporal():
-            return str(pl.Series([value], dtype=pl.Int64).cast(self.dtype).item())
-        return repr(value)
-
-
-def _comparable(x: pl.Expr, dtype: pl.DataType) -> pl.Expr:
-    """The values as the bins see them, for extremes the plugin reads exactly: physical
-    temporal values, float64 for Decimal and 128-bit integers, float32 for Float16."""
-    if dtype.is_temporal():
-        return x.to_physical()
-    if _as_float64(dtype):
-        return x.cast(pl.Float64)
-    if dtype == pl.Float16:
-        return x.cast(pl.Float32)
-    return x
 
 
 def _total_rows(source: Source, lf: pl.LazyFrame) -> int | None:
@@ -726,11 +563,12 @@ def _label(source: Source) -> str:
 
 
 class _Progress:
-    """A one-line progress bar, redrawn at most ten times a second, shown after half a second
-    (short scans print nothing)."""
+    """A one-line progress bar, redrawn at most ten times a second, shown once ``delay``
+    seconds have passed (with a delay, short scans print nothing; without, the bar always ends
+    with a line of the rows read)."""
 
-    def __init__(self, stream: TextIO, total: int | None, label: str) -> None:
-        self.stream, self.total, self.label = stream, total, label
+    def __init__(self, stream: TextIO, total: int | None, label: str, delay: float) -> None:
+        self.stream, self.total, self.label, self.delay = stream, total, label, delay
         self.rows = 0
         self.start = time.perf_counter()
         self.drawn_at = 0.0
@@ -738,7 +576,7 @@ class _Progress:
     def update(self, rows: int) -> None:
         self.rows += rows
         now = time.perf_counter()
-        if now - self.start >= 0.5 and now - self.drawn_at >= 0.1:
+        if now - self.start >= self.delay and now - self.drawn_at >= 0.1:
             self.drawn_at = now
             self._draw(now)
 
@@ -754,7 +592,7 @@ class _Progress:
         self.stream.flush()
 
     def close(self) -> None:
-        if self.drawn_at:
+        if self.drawn_at or not self.delay:
             self._draw(time.perf_counter())
             self.stream.write("\n")
             self.stream.flush()

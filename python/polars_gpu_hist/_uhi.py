@@ -30,10 +30,12 @@ class Traits:
 class Axis:
     """One axis of a histogram: its bins as ``(lo, hi)`` intervals, and its ``edges``."""
 
-    def __init__(self, edges: np.ndarray, name: str, flow: bool = False) -> None:
+    def __init__(
+        self, edges: np.ndarray, name: str, flow: bool = False, label: str | None = None
+    ) -> None:
         self.edges = edges
         self.name = name
-        self.label = name
+        self.label = label or name
         self.traits = Traits(flow)
 
     def __len__(self) -> int:

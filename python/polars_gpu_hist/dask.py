@@ -22,8 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 try:
-    import dask
-    from dask.delayed import Delayed
+    from dask.delayed import Delayed, delayed
 except ImportError as e:  # pragma: no cover - exercised only without dask
     raise ImportError("polars_gpu_hist.dask needs Dask: pip install 'polars-gpu-hist[dask]'") from e
 
@@ -73,11 +72,11 @@ def histogram(
         bins, range=range, closed=closed, weights=weights is not None, device=device
     )
     partials = [
-        dask.delayed(_fill, pure=True)(template, values, w)
+        delayed(_fill, pure=True)(template, values, w)
         for values, w in _partitions(data, column, weights)
     ]
     if not partials:
-        return dask.delayed(template)
+        return delayed(template)
     while len(partials) > 1:
         partials = _level(partials, split_every)
     return partials[0]
@@ -86,7 +85,7 @@ def histogram(
 def _level(partials: list[Delayed], split_every: int) -> list[Delayed]:
     """One level of the tree: each node sums up to ``split_every`` partials."""
     starts = range(0, len(partials), split_every)
-    return [dask.delayed(_sum, pure=True)(*partials[i : i + split_every]) for i in starts]
+    return [delayed(_sum, pure=True)(*partials[i : i + split_every]) for i in starts]
 
 
 def _partitions(data: Any, column: str | None, weights: Any) -> list[tuple[Any, Any]]:
@@ -135,7 +134,7 @@ def _partitions(data: Any, column: str | None, weights: Any) -> list[tuple[Any, 
 
 
 def _get(frame: Delayed, name: str) -> Delayed:
-    return dask.delayed(_column, pure=True)(frame, name)
+    return delayed(_column, pure=True)(frame, name)
 
 
 def _column(frame: Any, name: str) -> Any:

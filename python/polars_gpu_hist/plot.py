@@ -1,8 +1,10 @@
 """Plots of histogram results: terminal bars and Altair charts (PNG and SVG need vl-convert).
 
 Every function takes a result as the expression returns it (a Struct column, or a frame holding
-one), unnested, or as ``group_by().agg()`` returns it (key columns beside a list of Structs), and
-``Histogram.to_frame()``:
+one), unnested, or as ``group_by().agg()`` returns it (key columns beside a list of Structs),
+``Histogram.to_frame()``, and the frame of ``gpu_hist.hist`` (Polars' ``hist``: ``breakpoint``,
+``category``, ``count``; each bin ends at its breakpoint, the first starts where its category
+label says):
 
 - 1-D results (``bin_start``, ``bin_end``, ``count``) are bar charts;
 - 2-D results (``<x>_start``, ``<x>_end``, ``<y>_start``, ``<y>_end``, ``count``) are heatmaps;
@@ -23,6 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Union
 
 import polars as pl
+
+from polars_gpu_hist._polars_hist import as_bins
 
 if TYPE_CHECKING:
     import altair as alt
@@ -59,18 +63,22 @@ def bars(
     hist: pl.DataFrame | pl.Series,
     *,
     width: int = 50,
-    closed: Literal["left", "right"] = "left",
+    closed: Literal["left", "right"] | None = None,
 ) -> str:
     """Terminal bars of a 1-D result, one line per bin: ``[start, end)  count  ######``.
 
-    ``closed`` only labels the bins (a result does not record it): ``"left"`` (numpy's bins)
-    prints ``[a, b)`` with the last bin ``[a, b]``, ``"right"`` prints ``(a, b]`` with the first
-    bin ``[a, b]``. A grouped result (``by=``) gets one block of bars per group under a
+    ``closed`` only labels the bins (a result does not record it): ``"left"`` (numpy's bins,
+    the default) prints ``[a, b)`` with the last bin ``[a, b]``, ``"right"`` (the default for
+    a ``gpu_hist.hist`` frame, as Polars' bins) prints ``(a, b]`` with the first bin
+    ``[a, b]``. A grouped result (``by=``) gets one block of bars per group under a
     ``key = value`` header line; bars of all groups share one scale.
     """
-    if closed not in ("left", "right"):
+    if closed not in ("left", "right", None):
         raise ValueError(f"`closed` must be 'left' or 'right', got {closed!r}")
-    frame = _unnested(hist)
+    frame = _unnested(hist, bins=False)
+    if closed is None:
+        closed = "right" if "breakpoint" in frame.columns else "left"
+    frame = as_bins(frame)
     axes = _axes(frame)
     if axes != ["bin"] or "count" not in frame.columns:
         raise ValueError(
@@ -159,7 +167,8 @@ def chart(
     ):
         raise ValueError(
             "cannot plot this frame: expected bin_start/bin_end/count (1-D) or "
-            f"<x>_start/<x>_end/<y>_start/<y>_end/count (2-D), got columns {frame.columns}"
+            f"<x>_start/<x>_end/<y>_start/<y>_end/count (2-D), got columns {frame.columns} "
+            "(a gpu_hist.hist result needs include_breakpoint=True and include_category=True)"
         )
     keys = _keys(frame, names)
     resolved = kind or _kind(frame, names, keys)
@@ -410,9 +419,10 @@ def _value_axis(values: pl.Series) -> Any:
     return alt.Undefined
 
 
-def _unnested(hist: pl.DataFrame | pl.Series) -> pl.DataFrame:
+def _unnested(hist: pl.DataFrame | pl.Series, *, bins: bool = True) -> pl.DataFrame:
     """The histogram's rows as plain columns: a Struct column is unnested, a list of Structs
-    (``group_by().agg()``) exploded first."""
+    (``group_by().agg()``) exploded first; with ``bins``, a ``hist`` frame's breakpoints made
+    bins."""
     if isinstance(hist, pl.Series):
         hist = hist.to_frame()
     if not isinstance(hist, pl.DataFrame):
@@ -430,7 +440,7 @@ def _unnested(hist: pl.DataFrame | pl.Series) -> pl.DataFrame:
         if isinstance(hist.schema[name], pl.List):
             hist = hist.explode(name).drop_nulls(name)
         hist = hist.unnest(name)
-    return hist
+    return as_bins(hist) if bins else hist
 
 
 def _axes(hist: pl.DataFrame) -> list[str]:
@@ -533,11 +543,12 @@ def _facetted(
     import altair as alt
 
     width, height = panel
-    return panel_chart.properties(width=width, height=height).facet(
+    chart: alt.FacetChart = panel_chart.properties(width=width, height=height).facet(
         facet=alt.Facet(field=_field(group), type="nominal", sort=order, title=group),
         columns=min(len(order), 4),
         title=_title(title),
     )
+    return chart
 
 
 def _title(title: str) -> Any:

@@ -117,6 +117,36 @@ impl DataExtremes {
     }
 }
 
+/// The extremes as a user writes a range: `(-43, 1301)`, `(0.5, 2.25)`, `(0, 1e300)` (see
+/// [`written`]), or `(no values)`.
+impl std::fmt::Display for DataExtremes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DataExtremes::Empty => write!(f, "(no values)"),
+            DataExtremes::Float32(lo, hi) | DataExtremes::Float16(lo, hi) => {
+                write!(f, "({}, {})", written(*lo), written(*hi))
+            }
+            DataExtremes::Float64(lo, hi) => write!(f, "({}, {})", written(*lo), written(*hi)),
+            DataExtremes::Integer(lo, hi) => write!(f, "({lo}, {hi})"),
+        }
+    }
+}
+
+/// A number as a user writes it: whole numbers of up to 16 digits without a fraction (`0`,
+/// `1301`), others in their shortest round-trip form (`0.1`, `1e300`, `1e-300`), never the
+/// hundreds of digits that `Display` gives a large or tiny float.
+pub(super) fn written<T>(x: T) -> String
+where
+    T: Copy + Into<f64> + std::fmt::Display + std::fmt::Debug,
+{
+    let value: f64 = x.into();
+    if value.fract() == 0.0 && value.abs() < 1e16 {
+        format!("{x}")
+    } else {
+        format!("{x:?}")
+    }
+}
+
 /// The dtype that fixed an axis' binning, in a serializable form.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -4,14 +4,15 @@
 use polars::prelude::*;
 
 use super::{DeviceWeights, Histogram};
-use crate::api::axes::{readable, weights_f64};
-use crate::bins::{BinSpec, ValueKind};
+use crate::api::axes::{numpy_sample, weights_f64};
+use crate::api::device::one_dtype_and_length;
+use crate::bins::BinSpec;
 use crate::counts::Counts;
 use crate::engine::{self, Placement};
 use crate::error::{HistError, HistResult};
 use crate::input::HostColumn;
-use crate::job::{Axis as JobAxis, DeviceColumn, DeviceRows, HostRows, Job, Rows};
-use crate::{dtype, DeviceArray};
+use crate::job::{self, DeviceColumn, DeviceRows, HostRows, Job, Rows};
+use crate::DeviceArray;
 
 impl Histogram {
     /// Counts `columns` (one per axis, of one length) into the histogram, and with
@@ -28,7 +29,7 @@ impl Histogram {
                 columns[0].name().as_str()
             )));
         }
-        let (sample, kind) = self.sample(columns)?;
+        let (sample, kind) = numpy_sample(columns)?;
         let dtypes: Vec<&DataType> = columns.iter().map(|c| c.dtype()).collect();
         let resolved = self.binnings_for(&dtypes, kind)?;
         let specs = self.specs_with(&resolved);
@@ -61,22 +62,9 @@ impl Histogram {
         weights: Option<DeviceWeights>,
     ) -> HistResult<()> {
         self.check_fill(columns.len(), weights.is_some())?;
-        let first = columns[0];
-        if let Some(c) = columns
-            .iter()
-            .find(|c| c.dtype != first.dtype || c.len != first.len)
-        {
-            return Err(HistError::InvalidArgument(format!(
-                "arrays in GPU memory must share one dtype and length: {} of {} rows beside {} \
-                 of {}",
-                c.dtype.name(),
-                c.len,
-                first.dtype.name(),
-                first.len
-            )));
-        }
-        let polars = first.dtype.polars();
-        let resolved = self.binnings_for(&vec![&polars; columns.len()], first.dtype.kind())?;
+        let (dtype, len) = one_dtype_and_length(columns.iter().copied())?;
+        let polars = dtype.polars();
+        let resolved = self.binnings_for(&vec![&polars; columns.len()], dtype.kind())?;
         let specs = self.specs_with(&resolved);
         let device_rows = |weights: Option<u64>| {
             Rows::Device(DeviceRows {
@@ -84,12 +72,12 @@ impl Histogram {
                     .iter()
                     .map(|c| DeviceColumn {
                         ptr: c.ptr,
-                        dtype: c.dtype,
+                        dtype,
                         stride: 1,
                     })
                     .collect(),
                 weights,
-                len: first.len,
+                len,
             })
         };
         let counts = self.count(&specs, device_rows(weights.map(|w| w.values)))?;
@@ -114,36 +102,10 @@ impl Histogram {
     fn count(&self, specs: &[&BinSpec], rows: Rows<'_>) -> HistResult<Counts> {
         let axes = specs
             .iter()
-            .map(|s| Ok(JobAxis::bins(s.try_clone()?, false)))
+            .map(|s| Ok(job::Axis::bins(s.try_clone()?, false)))
             .collect::<HistResult<_>>()?;
         let job = Job::new(axes, rows)?;
         Ok(engine::count(&job, self.placement())?.0)
-    }
-
-    /// The columns as the engine reads them, and the value kind the binning is resolved for:
-    /// one column as it is (Float16 with numpy's float16 bins); several as numpy's sample, cast
-    /// to their common dtype.
-    fn sample(&self, columns: &[Series]) -> HistResult<(Vec<Series>, ValueKind)> {
-        if let [column] = columns {
-            let (physical, reading) = readable(column)?;
-            return Ok((vec![physical], reading.kind()));
-        }
-        let readable = columns
-            .iter()
-            .map(readable)
-            .collect::<HistResult<Vec<_>>>()?;
-        let (common, kind) = dtype::sample(readable.iter().map(|&(_, r)| r));
-        let physical = readable
-            .into_iter()
-            .map(|(s, _)| {
-                if s.dtype() == &common.polars() {
-                    Ok(s)
-                } else {
-                    Ok(s.cast(&common.polars())?)
-                }
-            })
-            .collect::<HistResult<_>>()?;
-        Ok((physical, kind))
     }
 }
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::bins::Extremes;
 
 fn opts(closed: Closed, storage: Storage) -> AccumulatorOptions {
     AccumulatorOptions {
@@ -422,4 +423,51 @@ fn flow_of_exact_integer_edges_compares_exactly() {
             "{storage:?}"
         );
     }
+}
+
+#[test]
+fn describe_writes_numbers_as_users_write_them() {
+    let from_data = |extremes| Axis {
+        bins: Binning::Count(4),
+        span: Span::Data(extremes),
+    };
+    let integers = from_data(DataExtremes::Integer("-43".into(), "1301".into()));
+    let h = Histogram::new(vec![integers], opts(Closed::Left, Storage::Count)).unwrap();
+    assert!(
+        h.describe().contains("range=(-43, 1301) (from the data)"),
+        "{}",
+        h.describe()
+    );
+    let floats = from_data(DataExtremes::Float32(0.1, 3e38));
+    let h = Histogram::new(vec![floats], opts(Closed::Left, Storage::Count)).unwrap();
+    assert!(
+        h.describe().contains("range=(0.1, 3e38) (from the data)"),
+        "{}",
+        h.describe()
+    );
+    let empty = from_data(DataExtremes::Empty);
+    let h = Histogram::new(vec![empty], opts(Closed::Left, Storage::Count)).unwrap();
+    assert!(
+        h.describe().contains("range from the data (no values)"),
+        "{}",
+        h.describe()
+    );
+    let wide = hist1(
+        Binning::Count(4),
+        Some((1e-300, 1e300)),
+        Closed::Left,
+        false,
+    )
+    .unwrap();
+    assert!(
+        wide.describe().contains("range=(1e-300, 1e300)"),
+        "{}",
+        wide.describe()
+    );
+    let whole = hist1(Binning::Count(4), Some((0.0, 1.0)), Closed::Left, false).unwrap();
+    assert!(
+        whole.describe().contains("range=(0, 1)"),
+        "{}",
+        whole.describe()
+    );
 }

@@ -216,6 +216,28 @@ pub(crate) fn readable(series: &Series) -> HistResult<(Series, Reading)> {
     Ok((physical, reading))
 }
 
+/// Columns as numpy's sample reads them: stacked into one array of their common dtype
+/// ([`dtype::sample`]; a lone Float16 column keeps numpy's float16 bins), each column cast to it
+/// where it differs. The one place `histogramdd` and `Histogram.fill` turn columns into a sample.
+pub(crate) fn numpy_sample(columns: &[Series]) -> HistResult<(Vec<Series>, ValueKind)> {
+    let readable = columns
+        .iter()
+        .map(readable)
+        .collect::<HistResult<Vec<_>>>()?;
+    let (common, kind) = dtype::sample(readable.iter().map(|&(_, r)| r));
+    let physical = readable
+        .into_iter()
+        .map(|(s, _)| {
+            if s.dtype() == &common.polars() {
+                Ok(s)
+            } else {
+                Ok(s.cast(&common.polars())?)
+            }
+        })
+        .collect::<HistResult<_>>()?;
+    Ok((physical, kind))
+}
+
 /// Weights beside `values` as Float64, after checking they fit.
 pub(crate) fn weights_f64(len: usize, weights: &Series) -> HistResult<Series> {
     if weights.len() != len {
@@ -278,15 +300,7 @@ impl AxisData for HostAxis<'_, '_> {
             )?;
             let sample: Vec<T> =
                 crate::input::counted_values(&self.rows.all(), &self.rows.pieces, self.axis)?;
-            let extremes = sample
-                .iter()
-                .fold(None, |acc: Option<(T, T)>, &x| match acc {
-                    None => Some((x, x)),
-                    Some((lo, hi)) => {
-                        Some((if x < lo { x } else { lo }, if x > hi { x } else { hi }))
-                    }
-                })
-                .map_or(Extremes::Empty, |(lo, hi)| T::extremes(lo, hi));
+            let extremes = crate::input::extremes_of(sample.iter().map(|&x| (x, x)));
             let spec_range = range.map(|(lo, hi)| crate::bins::Range::new(lo, hi));
             // "stone" compares numpy histograms of the sample over the same range.
             let mut histogram = |bins: usize| -> HistResult<Vec<u64>> {
@@ -369,4 +383,35 @@ pub fn estimate_from_extremes(
         };
         Ok(estimate.map(|e| e.bins))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numpy_sample_reads_columns_as_their_common_dtype() {
+        // numpy stacks int16, uint16 and float32 into float64 (pairwise from the left).
+        let columns = [
+            Series::new("a".into(), [1i16, 2]),
+            Series::new("b".into(), [3u16, 4]),
+            Series::new("c".into(), [0.5f32, 1.5]),
+        ];
+        let (sample, kind) = numpy_sample(&columns).unwrap();
+        assert_eq!(kind, ValueKind::Float64);
+        assert!(sample.iter().all(|s| s.dtype() == &DataType::Float64));
+        // A lone Float16 column keeps numpy's float16 bins, its values read as float32.
+        let half = Series::new("h".into(), [0.5f32, 1.5])
+            .cast(&DataType::Float16)
+            .unwrap();
+        let (sample, kind) = numpy_sample(&[half]).unwrap();
+        assert_eq!(kind, ValueKind::Float16);
+        assert_eq!(sample[0].dtype(), &DataType::Float32);
+        // A column already of the common dtype is not cast.
+        let (sample, kind) = numpy_sample(&[Series::new("i".into(), [1i64, 2])]).unwrap();
+        assert_eq!(
+            (sample[0].dtype(), kind),
+            (&DataType::Int64, ValueKind::Integer)
+        );
+    }
 }

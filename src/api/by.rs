@@ -4,6 +4,7 @@ use polars::prelude::*;
 use rayon::prelude::*;
 
 use crate::api::axes::{histogram_axis, readable, weights_f64, HostAxis};
+use crate::api::by_keys;
 use crate::engine::{self, Placement, Report};
 use crate::error::{guarded, HistError, HistResult};
 use crate::input::{HostColumn, Value};
@@ -12,30 +13,47 @@ use crate::options::HistogramOptions;
 use crate::output::{self, AxisOut};
 
 /// Every group's histogram of `values` in one pass: `keys` (any column Polars can group by but
-/// floats, the same length) names the group of each row. One binning serves all groups: `bins`
-/// and `range` as in [`crate::histogram`], the range from the whole column when not given. Rows
-/// are the groups in order of first appearance (a null key is a group), each with its bins:
-/// fields `<key>`, `bin_start`, `bin_end`, `count`. Each group's rows equal
-/// [`crate::histogram`] of that group's values with the same binning (`density` normalizes per
-/// group).
+/// floats, the same length) names the group of each row; a Struct key groups by its fields, as
+/// [`histogram_by_keys`] does. One binning serves all groups: `bins` and `range` as in
+/// [`crate::histogram`], the range from the whole column when not given. Rows are the groups in
+/// order of first appearance (a null key is a group), each with its bins: fields `<key>`,
+/// `bin_start`, `bin_end`, `count`. Each group's rows equal [`crate::histogram`] of that
+/// group's values with the same binning (`density` normalizes per group).
 pub fn histogram_by(
     values: &Column,
     keys: &Column,
     weights: Option<&Column>,
     options: &HistogramOptions,
 ) -> HistResult<Series> {
-    histogram_by_series(
+    histogram_by_keys(values, std::slice::from_ref(keys), weights, options)
+}
+
+/// [`histogram_by`] with several keys (each a column, or a Struct read as its fields): a group
+/// is a combination of key values, a null a value of its own in each key. The result has one
+/// field per key, in order, then the bins; groups in order of first appearance, as
+/// `group_by(keys, maintain_order=True)` orders them.
+pub fn histogram_by_keys(
+    values: &Column,
+    keys: &[Column],
+    weights: Option<&Column>,
+    options: &HistogramOptions,
+) -> HistResult<Series> {
+    let keys: Vec<Series> = keys
+        .iter()
+        .map(|key| key.as_materialized_series().clone())
+        .collect();
+    histogram_by_keys_series(
         values.as_materialized_series(),
-        keys.as_materialized_series(),
+        &keys,
         weights.map(Column::as_materialized_series),
         options,
     )
 }
 
-/// [`histogram_by`] of Series (what the Python plugin is handed).
-pub(crate) fn histogram_by_series(
+/// [`histogram_by_keys`] of Series (what the Python plugin is handed).
+pub(crate) fn histogram_by_keys_series(
     values: &Series,
-    keys: &Series,
+    keys: &[Series],
     weights: Option<&Series>,
     options: &HistogramOptions,
 ) -> HistResult<Series> {
@@ -52,63 +70,59 @@ pub fn histogram_by_dtype(
     weighted: bool,
     density: bool,
 ) -> HistResult<DataType> {
+    histogram_by_keys_dtype(values, std::slice::from_ref(key), weighted, density)
+}
+
+/// The Struct dtype of [`histogram_by_keys`]: one field per key, then the bins' fields.
+pub fn histogram_by_keys_dtype(
+    values: &DataType,
+    keys: &[Field],
+    weighted: bool,
+    density: bool,
+) -> HistResult<DataType> {
     crate::dtype::reading(values)?;
-    check_key(key.dtype())?;
-    let mut fields = vec![key.clone()];
+    let mut fields = by_keys::component_fields(keys)?;
+    for key in &fields {
+        by_keys::check_key(key.name(), key.dtype())?;
+    }
+    by_keys::check_names(fields.iter().map(|f| f.name().as_str()))?;
     fields.extend(output::bin_fields(values));
     Ok(output::struct_dtype(fields, weighted, density))
 }
 
-fn check_key(dtype: &DataType) -> HistResult<()> {
-    if dtype.is_float() {
-        return Err(HistError::InvalidArgument(format!(
-            "`by` groups rows by exact key values, and a {} key would make a group of every \
-             distinct float: round or cast it to an integer first",
-            crate::dtype::name(dtype)
-        )));
-    }
-    if matches!(
-        dtype,
-        DataType::List(_) | DataType::Array(..) | DataType::Struct(_)
-    ) {
-        return Err(HistError::UnsupportedDtype(format!(
-            "{} as a `by` key: group by a column of scalars",
-            crate::dtype::name(dtype)
-        )));
-    }
-    // An Object key reaches the plugin as Binary (its pointers): it would group by address.
-    if matches!(dtype, DataType::Binary | DataType::BinaryOffset) {
-        return Err(HistError::UnsupportedDtype(format!(
-            "{} as a `by` key (an Object column reaches the plugin as Binary): group by an \
-             integer, String, Boolean, temporal, Categorical or Enum column",
-            crate::dtype::name(dtype)
-        )));
-    }
-    Ok(())
-}
-
-/// [`histogram_by`], with the engine's report of what ran.
+/// [`histogram_by_keys`], with the engine's report of what ran.
 pub(crate) fn histogram_by_with_report(
     values: &Series,
-    keys: &Series,
+    keys: &[Series],
     weights: Option<&Series>,
     options: &HistogramOptions,
 ) -> HistResult<(Series, Report)> {
-    check_key(keys.dtype())?;
-    if keys.len() != values.len() {
-        return Err(HistError::InvalidArgument(format!(
-            "the `by` key {:?} has {} rows but the column has {}: they must have the same length",
-            keys.name().as_str(),
-            keys.len(),
-            values.len()
-        )));
+    let keys = by_keys::components(keys)?;
+    for key in &keys {
+        by_keys::check_key(key.name(), key.dtype())?;
+        if key.len() != values.len() {
+            return Err(HistError::InvalidArgument(format!(
+                "the `by` key {:?} has {} rows but the column has {}: they must have the same \
+                 length",
+                key.name().as_str(),
+                key.len(),
+                values.len()
+            )));
+        }
     }
+    by_keys::check_names(keys.iter().map(|k| k.name().as_str()))?;
     let clock = crate::gpu::Clock::start();
+    // One key is grouped as it is; several by one integer per combination of their values.
+    let grouping = match by_keys::need_combining(&keys) {
+        true => by_keys::combined(&keys)?,
+        false => keys[0].clone(),
+    };
+    let combined = clock.lap();
     let (physical, reading) = readable(values)?;
     let weights = weights.map(|w| weights_f64(values.len(), w)).transpose()?;
     let mut strayed = None;
     for look in [Look::FirstRows, Look::AllRows] {
-        let (key_column, groups, firsts) = group_axis(keys, look)?;
+        let (key_column, groups, firsts) = group_axis(&grouping, look)?;
         let grouped = clock.lap();
         let rows = HostRows::new(
             vec![HostColumn::new(&key_column)?, HostColumn::new(&physical)?],
@@ -145,11 +159,14 @@ pub(crate) fn histogram_by_with_report(
         }
         clock.lap();
         // Polars gathers the keys of the groups infallibly: check the room first.
-        crate::alloc::ensure_available(firsts.len().saturating_mul(16))?;
+        crate::alloc::ensure_available(firsts.len().saturating_mul(16 * keys.len()))?;
         let firsts = IdxCa::from_vec("firsts".into(), firsts);
         let out = [
             AxisOut::Group {
-                key: keys.take(&firsts)?,
+                keys: keys
+                    .iter()
+                    .map(|key| key.take(&firsts))
+                    .collect::<PolarsResult<_>>()?,
             },
             AxisOut::bins(
                 job.axes[1].spec().expect("a binned axis"),
@@ -159,7 +176,7 @@ pub(crate) fn histogram_by_with_report(
         ];
         let series = output::to_struct(values.name().clone(), &out, counts, options.density)?;
         let mut report = report.between(resolved, clock.lap());
-        report.phases.insert(0, ("groups", grouped));
+        report.phases.insert(0, ("groups", combined + grouped));
         if let Some(ms) = strayed {
             report
                 .phases
@@ -172,7 +189,7 @@ pub(crate) fn histogram_by_with_report(
 
 /// How much of an integer key column its groups are read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Look {
+pub(crate) enum Look {
     /// The first rows, where they show a narrow span of 32- or 64-bit keys that they fill and a
     /// spread sample of the rest lies in: the count then checks every key against it (see
     /// [`GroupKeys::Table`]), and is redone from every row where one strays. This spares a pass
@@ -185,7 +202,7 @@ enum Look {
 
 /// The group axis of `keys`: the column it reads (the keys' own integers where a table maps
 /// them, else UInt32 ids), how it maps them, and each group's first row.
-fn group_axis(keys: &Series, look: Look) -> HistResult<(Series, Groups, Vec<IdxSize>)> {
+pub(crate) fn group_axis(keys: &Series, look: Look) -> HistResult<(Series, Groups, Vec<IdxSize>)> {
     let physical = keys.to_physical_repr().into_owned();
     if let Some(found) = integer_table(&physical, look)? {
         return Ok(found);
@@ -494,10 +511,12 @@ mod tests {
         let values: Vec<f64> = (0..n).map(|i| (i * 7919 % 1000) as f64 / 1000.0).collect();
         let values = Series::new("x".into(), values);
         let keys = Series::new("g".into(), keys);
-        let (got, report) = histogram_by_with_report(&values, &keys, None, &options()).expect("by");
+        let (got, report) =
+            histogram_by_with_report(&values, std::slice::from_ref(&keys), None, &options())
+                .expect("by");
         let strings = keys.cast(&DataType::String).expect("strings");
         let (hashed, _) =
-            histogram_by_with_report(&values, &strings, None, &options()).expect("by");
+            histogram_by_with_report(&values, &[strings], None, &options()).expect("by");
         let (got, hashed) = (got.struct_().unwrap(), hashed.struct_().unwrap());
         for field in ["bin_start", "count"] {
             assert!(got

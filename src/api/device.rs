@@ -34,6 +34,27 @@ pub struct DeviceDim {
     pub stride: u64,
 }
 
+/// The one dtype and length that the arrays of a device sample share (a device column has no
+/// nulls to align, and the kernels read every column with one type), or an error naming the
+/// first array that differs. Every entry point that takes several device arrays checks here.
+pub fn one_dtype_and_length(
+    mut arrays: impl Iterator<Item = DeviceArray>,
+) -> HistResult<(DType, u64)> {
+    let first = arrays
+        .next()
+        .ok_or_else(|| HistError::InvalidArgument("no arrays in GPU memory given".into()))?;
+    match arrays.find(|a| a.dtype != first.dtype || a.len != first.len) {
+        Some(other) => Err(HistError::InvalidArgument(format!(
+            "arrays in GPU memory must share one dtype and length: {} of {} rows beside {} of {}",
+            other.dtype.name(),
+            other.len,
+            first.dtype.name(),
+            first.len
+        ))),
+        None => Ok((first.dtype, first.len)),
+    }
+}
+
 /// One axis of a device job, for resolving its bins from the data.
 struct DeviceAxis<'a> {
     gpu: &'a Gpu,
@@ -190,19 +211,7 @@ fn job_dd(
 ) -> HistResult<Job<'static>> {
     refuse_cpu(options.device)?;
     check_dims(dims.len(), options)?;
-    let (dtype, len) = (dims[0].array.dtype, dims[0].array.len);
-    if let Some(other) = dims
-        .iter()
-        .find(|x| x.array.dtype != dtype || x.array.len != len)
-    {
-        return Err(HistError::InvalidArgument(format!(
-            "arrays in GPU memory must share one dtype and length: {} of {} rows beside {} of \
-             {len}",
-            other.array.dtype.name(),
-            other.array.len,
-            dtype.name()
-        )));
-    }
+    let (dtype, len) = one_dtype_and_length(dims.iter().map(|x| x.array))?;
     let columns = dims
         .iter()
         .map(|x| DeviceColumn {
@@ -443,7 +452,7 @@ fn allocated(
         .into_iter()
         .filter_map(|a| match a.rule {
             crate::job::Rule::Bins(spec) => Some(spec),
-            crate::job::Rule::Groups(_) => None,
+            crate::job::Rule::Groups(_) | crate::job::Rule::Values { .. } => None,
         })
         .collect();
     phases.extend(run.phases);
@@ -487,4 +496,34 @@ pub fn histogramdd_on_device(
     let stream = gpu.stream_after_default()?;
     let job = job_dd(gpu, &stream, dims, weights, options)?;
     allocated(gpu, stream, job, options.kernel, &clock)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn array(len: u64, dtype: DType) -> DeviceArray {
+        DeviceArray {
+            ptr: 1 << 20,
+            len,
+            dtype,
+        }
+    }
+
+    #[test]
+    fn a_device_sample_is_one_dtype_and_length() {
+        let same = [array(5, DType::F32), array(5, DType::F32)];
+        assert_eq!(
+            one_dtype_and_length(same.into_iter()).unwrap(),
+            (DType::F32, 5)
+        );
+        let dtypes = [array(5, DType::F32), array(5, DType::F64)];
+        let err = one_dtype_and_length(dtypes.into_iter()).unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("float64 of 5 rows beside float32 of 5"));
+        let lengths = [array(5, DType::I32), array(6, DType::I32)];
+        assert!(one_dtype_and_length(lengths.into_iter()).is_err());
+        assert!(one_dtype_and_length(std::iter::empty()).is_err());
+    }
 }

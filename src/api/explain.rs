@@ -8,7 +8,7 @@ use crate::dtype::{self, ValueKind};
 use crate::engine::{self, Backend, Placement, Report, Shape};
 use crate::error::{HistError, HistResult};
 use crate::gpu;
-use crate::job::{row_major, Axis};
+use crate::job::{row_major, Axis, ByValue, Counter};
 use crate::options::{BinRule, HistogramOptions};
 
 /// Stands in for data that `explain` does not have: the kernel choice does not depend on where
@@ -29,7 +29,7 @@ impl AxisData for NoData {
             format!(
                 "{} estimates the bins from the data, which `explain` does not read: give a \
                  number of bins to see the plan",
-                s.rule(&rule.name())
+                s.rule(rule.name())
             )
         }))
     }
@@ -70,6 +70,7 @@ pub fn explain(
         rows: rows as usize,
         row_bytes: physical.size() + 8 * weighted as usize,
         rank: 1,
+        cells,
         on_device: location == Location::Device,
         pinned: location == Location::Pinned && !weighted,
         cpu_only: matches!(dtype::reading(dtype)?, dtype::Reading::Float16),
@@ -93,18 +94,46 @@ pub fn explain(
         }
         (false, _) => engine::choose(shape, placement)?,
     };
+    // A count by value plans its value axis, then folds (`Job::by_value`).
+    let by_value = match backend {
+        Backend::Cpu => ByValue::of(&axes[0], physical, rows as usize, weighted, Counter::Cpu),
+        Backend::Gpu => ByValue::of(&axes[0], physical, rows as usize, weighted, Counter::Gpu)
+            .filter(|_| options.kernel.is_none()),
+    };
     let plan = match backend {
-        Backend::Gpu => Some(gpu::plan::plan(
-            &settled_on_device(&axes)?.props,
-            &axes,
-            &[physical],
-            cells,
-            weighted,
-            rows,
-            options.kernel,
-            None,
-        )?),
+        Backend::Gpu => {
+            let props = &settled_on_device(&axes)?.props;
+            Some(match by_value {
+                Some(by_value) => gpu::plan::plan(
+                    props,
+                    &[by_value.axis()],
+                    &[physical],
+                    by_value.values,
+                    false,
+                    rows,
+                    options.kernel,
+                    None,
+                )?
+                .folded(by_value, physical, cells),
+                None => gpu::plan::plan(
+                    props,
+                    &axes,
+                    &[physical],
+                    cells,
+                    weighted,
+                    rows,
+                    options.kernel,
+                    None,
+                )?,
+            })
+        }
         Backend::Cpu => None,
+    };
+    let why = match (backend, by_value) {
+        (Backend::Cpu, Some(by_value)) => {
+            format!("{why}; {}", by_value.describe(physical, cells))
+        }
+        _ => why,
     };
     let copied = match location {
         Location::Host => shape.row_bytes,

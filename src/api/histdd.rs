@@ -2,8 +2,8 @@
 
 use polars::prelude::*;
 
-use crate::api::axes::{readable, resolve_axis, weights_f64, EdgeOrder, Flavour, HostAxis};
-use crate::dtype::{self, DType};
+use crate::api::axes::{numpy_sample, resolve_axis, weights_f64, EdgeOrder, Flavour, HostAxis};
+use crate::dtype;
 use crate::engine::{self, Placement, Report};
 use crate::error::{guarded, HistError, HistResult};
 use crate::input::HostColumn;
@@ -113,13 +113,7 @@ pub(crate) fn histogramdd_with_report(
         }
     }
     // numpy stacks the columns into one sample of their common dtype: read each column as that.
-    let readable: Vec<(Series, dtype::Reading)> =
-        columns.iter().map(readable).collect::<HistResult<_>>()?;
-    let (sample, kind) = dtype::sample(readable.iter().map(|&(_, r)| r));
-    let physical: Vec<Series> = readable
-        .into_iter()
-        .map(|(s, _)| cast_to(s, sample))
-        .collect::<HistResult<_>>()?;
+    let (physical, kind) = numpy_sample(columns)?;
     let weights = weights.map(|w| weights_f64(rows, w)).transpose()?;
     let host_rows = HostRows::new(
         physical
@@ -169,13 +163,4 @@ pub(crate) fn histogramdd_with_report(
         .collect();
     let series = output::to_struct(columns[0].name().clone(), &out, counts, options.density)?;
     Ok((series, report))
-}
-
-/// `series` (physical) as `dtype`: no copy when it is that already.
-fn cast_to(series: Series, dtype: DType) -> HistResult<Series> {
-    if series.dtype() == &dtype.polars() {
-        Ok(series)
-    } else {
-        Ok(series.cast(&dtype.polars())?)
-    }
 }

@@ -19,7 +19,7 @@
 //! ```
 //!
 //! Each expression sees its whole input at once: in `select`/`with_columns` the whole column,
-//! in `group_by(..).agg(..)` each group (a List of bins per group). `.by(keys)` does every
+//! in `group_by(..).agg(..)` each group (a List of bins per group). `.by([keys])` does every
 //! group in one pass instead, from a `select`.
 
 use polars::prelude::*;
@@ -27,7 +27,7 @@ use polars::prelude::*;
 use crate::options::{HistogramDdOptions, HistogramOptions};
 
 /// Histograms as methods of an expression: `col("x").gpu_hist().histogram(options)`, with
-/// `.weights(expr)` and `.by(expr)` before it where wanted.
+/// `.weights(expr)` and `.by([keys])` before it where wanted.
 pub trait GpuHistExt {
     /// The histogram namespace of this expression.
     fn gpu_hist(self) -> GpuHistNameSpace;
@@ -38,7 +38,7 @@ impl GpuHistExt for Expr {
         GpuHistNameSpace {
             values: self,
             weights: None,
-            by: None,
+            by: Vec::new(),
         }
     }
 }
@@ -48,7 +48,7 @@ impl GpuHistExt for Expr {
 pub struct GpuHistNameSpace {
     values: Expr,
     weights: Option<Expr>,
-    by: Option<Expr>,
+    by: Vec<Expr>,
 }
 
 impl GpuHistNameSpace {
@@ -59,19 +59,22 @@ impl GpuHistNameSpace {
         self
     }
 
-    /// A group key: every group's histogram in one pass (see [`crate::histogram_by`]), the key
-    /// as the Struct's first field. Groups share one binning.
-    pub fn by(mut self, keys: Expr) -> Self {
-        self.by = Some(keys);
+    /// Group keys, as `group_by` takes them (`[col("g")]`, `[col("g"), col("h")]`): every
+    /// group's histogram in one pass (see [`crate::histogram_by_keys`]), a group being a
+    /// combination of key values; one field per key (a Struct key: per field) before the bins.
+    /// Groups share one binning.
+    pub fn by<E: AsRef<[IE]>, IE: Into<Expr> + Clone>(mut self, keys: E) -> Self {
+        self.by = keys.as_ref().iter().cloned().map(Into::into).collect();
         self
     }
 
     /// The histogram: a Struct column named like the expression, one row per bin (per group
     /// and bin with [`by`](Self::by)), with [`crate::histogram`]'s fields.
     pub fn histogram(self, options: HistogramOptions) -> Expr {
-        match self.by {
-            None => histogram(self.values, self.weights, options),
-            Some(keys) => histogram_by(self.values, keys, self.weights, options),
+        if self.by.is_empty() {
+            histogram(self.values, self.weights, options)
+        } else {
+            histogram_by(self.values, self.by, self.weights, options)
         }
     }
 
@@ -84,15 +87,14 @@ impl GpuHistNameSpace {
         options: HistogramDdOptions,
     ) -> Expr {
         let columns: Vec<Expr> = std::iter::once(self.values).chain(others).collect();
-        match self.by {
-            None => histogramdd(columns, self.weights, options),
-            Some(_) => {
-                let refuse = || {
-                    polars_err!(InvalidOperation: "`by` groups a 1-D histogram: call \
-                        `histogram`, or make the key a dimension of `histogramdd`")
-                };
-                per_group(columns, move |_| Err(refuse()), move |_| Err(refuse()))
-            }
+        if self.by.is_empty() {
+            histogramdd(columns, self.weights, options)
+        } else {
+            let refuse = || {
+                polars_err!(InvalidOperation: "`by` groups a 1-D histogram: call \
+                    `histogram`, or make the key a dimension of `histogramdd`")
+            };
+            per_group(columns, move |_| Err(refuse()), move |_| Err(refuse()))
         }
     }
 }
@@ -114,30 +116,32 @@ fn histogram(values: Expr, weights: Option<Expr>, options: HistogramOptions) -> 
     )
 }
 
-/// Every group's histogram of `values` in one pass, groups named by `keys` (see
-/// [`crate::histogram_by`]): the key is the Struct's first field, then the bins.
+/// Every group's histogram of `values` in one pass, a group being a combination of the values
+/// of `keys` (see [`crate::histogram_by_keys`]): one field per key, then the bins.
 fn histogram_by(
     values: Expr,
-    keys: Expr,
+    keys: Vec<Expr>,
     weights: Option<Expr>,
     options: HistogramOptions,
 ) -> Expr {
     let weighted = weights.is_some();
     let density = options.density;
-    let inputs: Vec<Expr> = [values, keys].into_iter().chain(weights).collect();
+    let n_keys = keys.len();
+    let inputs: Vec<Expr> = std::iter::once(values).chain(keys).chain(weights).collect();
     per_group(
         inputs,
         move |columns| {
-            Ok(crate::histogram_by(
+            Ok(crate::histogram_by_keys(
                 &columns[0],
-                &columns[1],
-                columns.get(2),
+                &columns[1..=n_keys],
+                columns.get(n_keys + 1),
                 &options,
             )?)
         },
         move |fields| {
             let x = &fields[0];
-            let dtype = crate::histogram_by_dtype(x.dtype(), &fields[1], weighted, density)?;
+            let keys = &fields[1..=n_keys];
+            let dtype = crate::histogram_by_keys_dtype(x.dtype(), keys, weighted, density)?;
             Ok(Field::new(x.name().clone(), dtype))
         },
     )

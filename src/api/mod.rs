@@ -3,6 +3,7 @@
 
 pub mod axes;
 pub mod by;
+pub mod by_keys;
 pub mod device;
 pub mod explain;
 pub mod hist1d;

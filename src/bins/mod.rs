@@ -28,10 +28,14 @@
 //!
 //! NaN and values outside the edges are never counted; nulls are filtered before a rule is asked.
 
+mod checks;
 mod edges;
+mod equal;
 mod half;
 pub mod integer;
 mod linspace;
+#[cfg(test)]
+mod proof_tests;
 #[cfg(test)]
 mod tests;
 mod uniform;
@@ -40,8 +44,12 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::dtype::ValueKind;
 use crate::error::{HistError, HistResult};
+pub use checks::check_strictly_increasing;
+pub(crate) use checks::validate_count;
+use checks::{checked_extent, validate_edges};
 pub use edges::EdgeBins;
 pub(crate) use edges::Guide;
+use equal::{edge_bins, numpy_uniform, outer_edges, polars_uniform, widened};
 pub use half::HalfBins;
 pub use integer::{Domain, ExactInt, IntBins};
 use linspace::{increasing, table};
@@ -106,22 +114,6 @@ pub enum Extremes {
 }
 
 impl Extremes {
-    /// The extremes of both.
-    pub fn union(self, other: Extremes) -> Extremes {
-        use Extremes::*;
-        match (self, other) {
-            (Empty, e) | (e, Empty) => e,
-            (Float32(a, b), Float32(c, d)) => Float32(a.min(c), b.max(d)),
-            (Float64(a, b), Float64(c, d)) => Float64(a.min(c), b.max(d)),
-            (Integer(a, b), Integer(c, d)) => Integer(a.min(c), b.max(d)),
-            (a, b) => {
-                let (a0, a1) = a.as_f64();
-                let (b0, b1) = b.as_f64();
-                Float64(a0.min(b0), a1.max(b1))
-            }
-        }
-    }
-
     /// As float64 (exact for float32; integers round to nearest).
     pub fn as_f64(self) -> (f64, f64) {
         match self {
@@ -347,25 +339,6 @@ impl BinSpec {
     }
 }
 
-/// Equal bins binned by their edges (histogramdd), or explicit edges where the estimate of
-/// equal ones would not help (closed right, or a span wider than the arithmetic type).
-fn edge_bins<P: BinFloat>(edges: Edges<P>, closed: Closed) -> HistResult<BinSpec>
-where
-    UniformBins<P>: Into<BinSpec>,
-{
-    let span_fits = (edges.last() - edges.first()).is_finite();
-    Ok(match closed {
-        Closed::Left if span_fits && edges.increasing()? => UniformBins::edge_bin(edges).into(),
-        _ => {
-            let all = edges.try_all()?;
-            BinSpec::Edges(EdgeBins::new(
-                table(all.len(), |i| all[i].to_f64())?,
-                closed,
-            ))
-        }
-    })
-}
-
 impl From<UniformBins<f32>> for BinSpec {
     fn from(u: UniformBins<f32>) -> Self {
         BinSpec::Uniform32(u)
@@ -376,248 +349,4 @@ impl From<UniformBins<f64>> for BinSpec {
     fn from(u: UniformBins<f64>) -> Self {
         BinSpec::Uniform64(u)
     }
-}
-
-fn widened<P: BinFloat>(lo: P, hi: P) -> (P, P) {
-    if lo == hi {
-        (lo - P::HALF, hi + P::HALF)
-    } else {
-        (lo, hi)
-    }
-}
-
-/// numpy's `_get_outer_edges` as Python floats: the range, or the data's extremes widened by
-/// 0.5 when equal, or [0, 1] for no data.
-fn outer_edges(range: Option<Range>, extremes: Extremes) -> (f64, f64) {
-    match (range, extremes) {
-        (Some(r), _) => widened(r.lo, r.hi),
-        (None, Extremes::Empty) => (0.0, 1.0),
-        (None, e) => {
-            let (lo, hi) = e.as_f64();
-            widened(lo, hi)
-        }
-    }
-}
-
-/// Checks `n` equal bins and their `range`, and asks for the data's extremes only when no
-/// range is given (they must be finite: numpy's rule).
-fn checked_extent(
-    n: usize,
-    range: Option<Range>,
-    extremes: impl FnOnce() -> HistResult<Extremes>,
-) -> HistResult<(Option<Range>, Extremes)> {
-    validate_count(n)?;
-    let range = range.map(validate_range).transpose()?;
-    let extremes = match range {
-        Some(_) => Extremes::Empty,
-        None => extremes()?,
-    };
-    check_finite(extremes)?;
-    Ok((range, extremes))
-}
-
-pub(crate) fn validate_count(n: usize) -> HistResult<()> {
-    if n == 0 {
-        return Err(HistError::InvalidArgument(
-            "`bins` must be a positive integer, got 0".into(),
-        ));
-    }
-    if n > MAX_BINS {
-        return Err(HistError::TooManyBins {
-            bins: n,
-            max: MAX_BINS,
-        });
-    }
-    Ok(())
-}
-
-fn validate_edges(edges: &[f64]) -> HistResult<()> {
-    if edges.len() < 2 {
-        return Err(HistError::InvalidArgument(format!(
-            "explicit `bins` needs at least two edges, got {}",
-            edges.len()
-        )));
-    }
-    if edges.len() - 1 > MAX_BINS {
-        return Err(HistError::TooManyBins {
-            bins: edges.len() - 1,
-            max: MAX_BINS,
-        });
-    }
-    // Infinite edges are numpy's catch-all bins (`[-inf, 0, inf]`): every rule compares values
-    // with edges, which holds for them; only the guide's grid needs a finite span (it has none).
-    if let Some(i) = edges.iter().position(|e| e.is_nan()) {
-        return Err(HistError::InvalidArgument(format!(
-            "bin edges must be numbers, but edge {i} is NaN"
-        )));
-    }
-    if let Some(i) = edges.windows(2).position(|w| w[0] > w[1]) {
-        return Err(HistError::InvalidArgument(format!(
-            "bin edges must increase, but edge {i} ({:?}) > edge {} ({:?})",
-            edges[i],
-            i + 1,
-            edges[i + 1]
-        )));
-    }
-    Ok(())
-}
-
-/// The front ends' rule for edges a user gives (Polars' `hist` and boost-histogram's too):
-/// strictly increasing. The bins themselves take numpy's, under which an edge may repeat.
-pub fn check_strictly_increasing(edges: &[f64]) -> HistResult<()> {
-    match edges.windows(2).position(|w| w[0] >= w[1]) {
-        Some(i) => Err(HistError::InvalidArgument(format!(
-            "bin edges must increase strictly, but edge {i} ({:?}) >= edge {} ({:?})",
-            edges[i],
-            i + 1,
-            edges[i + 1]
-        ))),
-        None => Ok(()),
-    }
-}
-
-fn validate_range(r: Range) -> HistResult<Range> {
-    let (lo, hi) = (r.lo, r.hi);
-    if !(lo.is_finite() && hi.is_finite()) {
-        return Err(HistError::InvalidArgument(format!(
-            "`range` must be finite, got ({lo:?}, {hi:?})"
-        )));
-    }
-    if lo > hi {
-        return Err(HistError::InvalidArgument(format!(
-            "`range` must have min <= max, got ({lo:?}, {hi:?})"
-        )));
-    }
-    if r.single && !((lo as f32).is_finite() && (hi as f32).is_finite()) {
-        return Err(HistError::InvalidArgument(format!(
-            "`range` ({lo:?}, {hi:?}) is given as float32 but does not fit in float32"
-        )));
-    }
-    Ok(r)
-}
-
-fn check_finite(extremes: Extremes) -> HistResult<()> {
-    let (lo, hi) = match extremes {
-        Extremes::Float32(lo, hi) => (lo as f64, hi as f64),
-        Extremes::Float64(lo, hi) => (lo, hi),
-        _ => return Ok(()),
-    };
-    if lo.is_finite() && hi.is_finite() {
-        Ok(())
-    } else {
-        Err(HistError::argument(|s| {
-            format!(
-                "the range taken from the data, [{lo}, {hi}], is not finite: pass {} to bin \
-                 data with infinite values",
-                s.range()
-            )
-        }))
-    }
-}
-
-/// numpy's `histogram` for `bins=n`: `_get_outer_edges`, `linspace` and `norm_denom`, each in
-/// the type numpy computes it in.
-fn numpy_uniform(
-    n: usize,
-    range: Option<Range>,
-    kind: ValueKind,
-    ext: Extremes,
-) -> HistResult<BinSpec> {
-    if kind == ValueKind::Float16 && !range.is_some_and(|r| r.single || r.wide) {
-        return BinSpec::Half(HalfBins::numpy(n, range, ext)?).strictly_increasing();
-    }
-    let spec = match (range, ext, kind) {
-        // float32 scalars (the data's own extremes, or a float32 `range`) with float32 data:
-        // everything, linspace and norm_denom included, stays in float32.
-        (None, Extremes::Float32(lo, hi), _) => uniform_in(widened(lo, hi), n, false)?,
-        (Some(r), _, ValueKind::Float32 | ValueKind::Float16) if r.single => {
-            uniform_in(widened(r.lo as f32, r.hi as f32), n, false)?
-        }
-        // numpy float64 scalars beside float32 (or float16) data: float64 throughout.
-        (Some(r), _, ValueKind::Float32 | ValueKind::Float16) if r.wide => {
-            let (lo, hi) = outer_edges(range, ext);
-            uniform_from(linspace(lo, hi, n)?, hi - lo)?
-        }
-        // float32 scalars beside float64 data: linspace in float32, bins in float64.
-        (Some(r), _, _) if r.single => {
-            let (lo, hi) = widened(r.lo as f32, r.hi as f32);
-            uniform_from(linspace_as::<f32, f64>(lo, hi, n)?, (hi - lo) as f64)?
-        }
-        (None, Extremes::Integer(lo, hi), _) if lo != hi => {
-            // `_unsigned_subtract` of the integer extremes is exact; linspace casts then subtracts.
-            uniform_from(linspace(lo as f64, hi as f64, n)?, (hi - lo) as f64)?
-        }
-        (range, ext, kind) => {
-            // Python floats (a `range`, the empty default (0, 1), or widened integer extremes)
-            // or float64 extremes: linspace in float64, then cast to the bin type; numpy's
-            // norm_denom is then a float64 scalar.
-            let (lo, hi) = outer_edges(range, ext);
-            match kind {
-                ValueKind::Float32 => uniform_from(linspace_as::<f64, f32>(lo, hi, n)?, hi - lo)?,
-                _ => uniform_from(linspace(lo, hi, n)?, hi - lo)?,
-            }
-        }
-    };
-    spec.strictly_increasing()
-}
-
-/// Equal bins made and estimated in `P` (float32 extremes with float32 data).
-fn uniform_in<P: BinFloat>((lo, hi): (P, P), n: usize, wide: bool) -> HistResult<BinSpec>
-where
-    UniformBins<P>: Into<BinSpec>,
-{
-    let edges = linspace(lo, hi, n)?;
-    let denom = hi - lo;
-    if !denom.is_finite() {
-        return edge_bins(edges, Closed::Left);
-    }
-    let estimate = Estimate {
-        denom: denom.to_f64(),
-        n: n as f64,
-        wide,
-    };
-    Ok(UniformBins::numpy(edges, estimate).into())
-}
-
-/// Equal bins whose estimate divides by a float64 `denom` (numpy's float64 `norm_denom`).
-fn uniform_from<P: BinFloat>(edges: Edges<P>, denom: f64) -> HistResult<BinSpec>
-where
-    UniformBins<P>: Into<BinSpec>,
-{
-    if !denom.is_finite() {
-        // numpy's estimate is NaN here (it makes NaN indices or fails): place by the edges.
-        return edge_bins(edges, Closed::Left);
-    }
-    let estimate = Estimate {
-        denom,
-        n: edges.bins() as f64,
-        wide: true,
-    };
-    Ok(UniformBins::numpy(edges, estimate).into())
-}
-
-/// Polars' `hist(bin_count=n)`: `get_breaks` and `uniform_hist_count` in float64.
-fn polars_uniform(n: usize, range: Option<Range>, ext: Extremes) -> HistResult<BinSpec> {
-    let (lo, hi) = match (range, ext) {
-        (Some(r), _) => (r.lo, r.hi),
-        (None, e) => e.as_f64(),
-    };
-    let (lo, width, hi) = if lo == hi {
-        (lo - 0.5, 1.0 / n as f64, hi + 0.5)
-    } else {
-        (lo, (hi - lo) / n as f64, hi)
-    };
-    if !width.is_finite() {
-        // Wider than float64 holds: Polars' breaks would be NaN; place by finite edges.
-        return edge_bins(linspace(lo, hi, n)?, Closed::Right);
-    }
-    let formula = Linspace {
-        start: lo,
-        step: width,
-        single: false,
-    };
-    // Polars checks nothing here: collapsing bins still keep every index in bounds.
-    Ok(BinSpec::Uniform64(UniformBins::polars(Edges::of_formula(
-        formula, n, hi,
-    ))))
 }

@@ -2,7 +2,7 @@
 //! null-free stretches in SIMD.
 
 use crate::bins::Extremes;
-use crate::input::{Chunk, HostColumn, Piece, Validity, Value};
+use crate::input::{extremes_of, wider, Chunk, HostColumn, Piece, Validity, Value};
 
 /// Minimum and maximum of column `c`'s values over the rows valid in every column of `columns`
 /// (nulls anywhere drop a row; NaN only drops a value), cut into `pieces`; interrupted
@@ -36,7 +36,6 @@ pub fn extremes(
             let values = T::values(part.values).expect("the column's own type");
             chunk_extremes(&part, values, &also)
         };
-        let wider = |(a, b), (x, y)| (if x < a { x } else { a }, if y > b { y } else { b });
         // Fewer stretches than two tasks' worth run on the calling thread: a trip through the
         // pool (waking its threads) costs more than they do, tens of µs on 16 cores.
         let reduced = if work.len() < 2 * MIN_STRETCHES_PER_TASK {
@@ -49,10 +48,7 @@ pub fn extremes(
         };
         // Stretches skipped for an interrupt never make extremes.
         crate::interrupt::check()?;
-        Ok(match reduced {
-            Some((lo, hi)) => T::extremes(lo, hi),
-            None => Extremes::Empty,
-        })
+        Ok(extremes_of(reduced))
     })
 }
 
@@ -76,14 +72,13 @@ fn chunk_extremes<T: Value>(
         .iter()
         .enumerate()
         .position(|(i, x)| !x.is_nan() && valid(i))?;
-    let (mut lo, mut hi) = (values[first], values[first]);
+    let mut acc = (values[first], values[first]);
     for (i, &x) in values.iter().enumerate().skip(first) {
         if valid(i) {
-            lo = if x < lo { x } else { lo };
-            hi = if x > hi { x } else { hi };
+            acc = wider(acc, (x, x));
         }
     }
-    Some((lo, hi))
+    Some(acc)
 }
 
 #[cfg(test)]

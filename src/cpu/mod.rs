@@ -6,6 +6,7 @@
 pub mod extremes;
 pub mod index;
 pub mod simd;
+pub mod table;
 
 use rayon::prelude::*;
 
@@ -13,7 +14,7 @@ use crate::bins::BinSpec;
 use crate::counts::{zeroed, Counts};
 use crate::error::HistResult;
 use crate::input::{Chunk, Value, Values};
-use crate::job::{Axis, GroupKeys, HostRows, Job, Rule, Strays};
+use crate::job::{Axis, Counter, GroupKeys, HostRows, Job, Rule, Strays};
 
 /// Rows handled per block (fits in L1 beside a small histogram).
 pub const BLOCK: usize = 2048;
@@ -30,12 +31,19 @@ const FLUSH_ROWS: usize = 1 << 30;
 /// bins).
 const DIRECT_BINS: usize = 1 << 22;
 
-/// Rows a CPU thread bins per nanosecond, for the cost model (measured on the H200 host's cores;
-/// BENCHMARKS.md).
-pub const ROWS_PER_THREAD_NS: f64 = 0.1;
-
 /// The counts of a job whose rows are in host memory, on all cores of the current rayon pool.
 pub fn count(job: &Job<'_>, rows: &HostRows<'_>) -> HistResult<Counts> {
+    if let Some((by_value, values_job)) = job.by_value(Counter::Cpu)? {
+        let Counts::Exact(value_counts) = count(&values_job, rows)? else {
+            unreachable!("counting by value is unweighted")
+        };
+        let value_bins = table::value_bins(&job.axes[0], by_value)?;
+        return Ok(Counts::Exact(table::fold(
+            &value_counts,
+            &value_bins,
+            job.cells,
+        )?));
+    }
     // Equal bins make their edges on first use: here, where running out of memory is an error.
     for spec in job.axes.iter().filter_map(|a| a.spec()) {
         spec.make_edges()?;
@@ -185,7 +193,7 @@ impl<'j, 'a> Blocks<'j, 'a> {
 
 /// The bins of one axis for a run of rows, `axis.len()` where a row is not counted (null, NaN,
 /// outside the edges without flow bins).
-fn axis_cells(axis: &Axis, part: &Chunk<'_>, out: &mut [u32]) {
+pub(crate) fn axis_cells(axis: &Axis, part: &Chunk<'_>, out: &mut [u32]) {
     let n = axis.len() as u32;
     match &axis.rule {
         Rule::Bins(spec) => {
@@ -218,6 +226,11 @@ fn axis_cells(axis: &Axis, part: &Chunk<'_>, out: &mut [u32]) {
                 }
             }),
         },
+        Rule::Values { lo, .. } => crate::with_values!(part.values, |v: T| {
+            for (o, &x) in out.iter_mut().zip(v) {
+                *o = (x.as_i64() - lo) as u32;
+            }
+        }),
     }
     mask_invalid(part, out, n);
 }
@@ -333,9 +346,7 @@ pub fn count_blocks(
         if replicas == REPLICAS {
             index::count_interleaved(&idx[..len], &mut private, stride);
         } else {
-            for &i in &idx[..len] {
-                private[i as usize] += 1;
-            }
+            index::count_plain(&idx[..len], &mut private);
         }
         since_flush += len;
         if since_flush >= FLUSH_ROWS {

@@ -272,7 +272,8 @@ fn weights_are_refused_with_numpy_reason() {
     let err = weighted_error(Estimator::Fd);
     let msg = err.to_string();
     assert!(
-        msg.contains("`Bins::Rule(BinRule::Fd)`") && msg.contains(NUMPY_WEIGHTED_MESSAGE),
+        msg.contains("`Bins::Rule(BinRule::Estimator(Estimator::Fd))`")
+            && msg.contains(NUMPY_WEIGHTED_MESSAGE),
         "{msg}"
     );
     let python = err.message(crate::error::Spelling::Python);
@@ -337,7 +338,9 @@ fn a_span_that_overflows_is_an_error_not_a_count() {
     ] {
         let err = estimate(e, &x, None).unwrap_err().to_string();
         assert!(
-            err.contains(&format!("`Bins::Rule(BinRule::{e:?})`")),
+            err.contains(&format!(
+                "`Bins::Rule(BinRule::Estimator(Estimator::{e:?}))`"
+            )),
             "{err}"
         );
     }

@@ -11,7 +11,7 @@ use crate::error::HistResult;
 use crate::gpu::context::driver;
 use crate::gpu::kernel::AxisKernel;
 use crate::input::bytes_of;
-use crate::job::{Axis, GroupKeys, Rule as AxisRule, MAX_RANK};
+use crate::job::{self, Axis, GroupKeys, MAX_RANK};
 
 /// `Column`: `len` values `stride` apart, with an Arrow validity bitmap (0: every row valid).
 #[repr(C)]
@@ -133,6 +133,17 @@ pub struct ProofParams {
     pub scale: f64,
 }
 
+/// `FoldParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FoldParams {
+    pub value_counts: u64,
+    pub value_bins: u64,
+    pub values: u32,
+    pub cells: u32,
+    pub out: u64,
+}
+
 // The same sizes as kernels/abi.cuh's static_asserts.
 const _: () = {
     assert!(std::mem::size_of::<Column>() == 40);
@@ -144,6 +155,7 @@ const _: () = {
     assert!(std::mem::size_of::<ExtremesParams>() == 64);
     assert!(std::mem::size_of::<EdgesParams>() == 40);
     assert!(std::mem::size_of::<ProofParams>() == 72);
+    assert!(std::mem::size_of::<FoldParams>() == 32);
 };
 
 // SAFETY: plain old data, laid out as the kernels read it (sizes asserted above and in C).
@@ -151,6 +163,7 @@ unsafe impl DeviceRepr for CountParams {}
 unsafe impl DeviceRepr for ExtremesParams {}
 unsafe impl DeviceRepr for EdgesParams {}
 unsafe impl DeviceRepr for ProofParams {}
+unsafe impl DeviceRepr for FoldParams {}
 unsafe impl DeviceRepr for Segments {}
 
 /// An axis's rule on the device, with the device buffers it points into (edges, group table),
@@ -176,7 +189,7 @@ impl DeviceRule {
         // Integer edges as the kernel reads them; they live until copied.
         let keyed;
         match &axis.rule {
-            AxisRule::Bins(spec) => {
+            job::Rule::Bins(spec) => {
                 rule.n = spec.len() as u32;
                 (rule.first, rule.last) = (spec.edge(0), spec.edge(spec.len()));
                 let bytes: Option<&[u8]> = match spec {
@@ -203,7 +216,7 @@ impl DeviceRule {
                     edges = Some(slice);
                 }
             }
-            AxisRule::Groups(groups) => {
+            job::Rule::Groups(groups) => {
                 rule.n = groups.count as u32;
                 if let GroupKeys::Table { lo, table: ids, .. } = &groups.keys {
                     let slice = stream.clone_htod(ids).map_err(&copy)?;
@@ -211,6 +224,10 @@ impl DeviceRule {
                     rule.lo = *lo;
                     table = Some(slice);
                 }
+            }
+            job::Rule::Values { lo, count } => {
+                rule.n = *count as u32;
+                rule.lo = *lo;
             }
         }
         Ok(DeviceRule {

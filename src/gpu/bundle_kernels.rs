@@ -4,10 +4,10 @@ use crate::dtype::DType;
 use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, KernelId, RuleKind, RuleVariant};
 
 /// The kernels a bundle holds: what plans choose for every column type with numpy's and
-/// Polars' equal bins and explicit edges, counted or weighted, the automatic range, and the
-/// common n-D (two float axes) and `by=` (an integer key beside a float column) jobs; variants
-/// plans seldom need (numpy's literal rule, flow bins, more axes)
-/// compile on first use.
+/// Polars' equal bins and explicit edges, counted or weighted, the automatic range, narrow
+/// integers counted by value, and the common n-D (two float axes) and `by=` (an integer key
+/// beside a float column) jobs; variants plans seldom need (numpy's literal rule, flow bins,
+/// more axes) compile on first use.
 pub fn common_kernels() -> Vec<KernelId> {
     use Family::{Global, Packed, Segmented, Shared};
     let rule = |kind, right, formula, literal, wide| RuleVariant {
@@ -76,6 +76,19 @@ pub fn common_kernels() -> Vec<KernelId> {
             }
         }
     }
+    // Narrow integer columns counted by value (`job::ByValue`): 256 counters in the shared
+    // family, 65,536 as 16-bit counters in the packed one, then the fold.
+    for dtype in [DType::I8, DType::U8, DType::I16, DType::U16] {
+        for family in [Shared, Packed] {
+            out.push(one(
+                family,
+                false,
+                dtype,
+                rule(RuleKind::Index, false, 0, false, false),
+            ));
+        }
+    }
+    out.push(KernelId::Fold);
     // numpy.histogramdd of two float columns: equal bins from the data (the sample's own type)
     // or a range of Python floats (float64 edges), the edge bin found by the cheap rule.
     for (dtype, equal) in [

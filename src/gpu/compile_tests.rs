@@ -159,6 +159,12 @@ fn kernels() -> Vec<KernelId> {
             axis(DType::U64, rule(RuleKind::Integers)),
         ]),
     });
+    // Counting by value: each narrow integer type, then the fold.
+    for dtype in [DType::I8, DType::U8, DType::I16, DType::U16] {
+        out.push(count(Family::Shared, false, dtype, rule(RuleKind::Index)));
+        out.push(count(Family::Packed, false, dtype, rule(RuleKind::Index)));
+    }
+    out.push(KernelId::Fold);
     out.push(KernelId::SegScan);
     out.push(KernelId::SegCount);
     out.push(KernelId::Edges { dtype: DType::F32 });

@@ -10,7 +10,7 @@ use crate::error::HistResult;
 use crate::gpu::abi::{Column, ExtremesParams};
 use crate::gpu::context::{driver, Gpu};
 use crate::gpu::kernel::KernelId;
-use crate::input::Value;
+use crate::input::{extremes_of, Value};
 use crate::job::DeviceColumn;
 
 /// Minimum and maximum of the non-NaN values of `len` rows of `column`.
@@ -63,14 +63,8 @@ fn finish<T: Value + ValidAsZeroBits + cudarc::driver::DeviceRepr>(
     stream
         .synchronize()
         .map_err(driver("running the extremes kernel"))?;
-    let mut acc: Option<(T, T)> = None;
-    for ((&lo, &hi), &f) in mins.iter().zip(&maxs).zip(&found) {
-        if f != 0 {
-            acc = Some(match acc {
-                None => (lo, hi),
-                Some((a, b)) => (if lo < a { lo } else { a }, if hi > b { hi } else { b }),
-            });
-        }
-    }
-    Ok(acc.map_or(Extremes::Empty, |(lo, hi)| T::extremes(lo, hi)))
+    let partials = mins.into_iter().zip(maxs).zip(found);
+    Ok(extremes_of(
+        partials.filter(|&(_, f)| f != 0).map(|(pair, _)| pair),
+    ))
 }

@@ -54,7 +54,7 @@ pub enum RuleKind {
     /// Equal bins in float64 arithmetic.
     U64 = 2,
     Edges = 3,
-    /// The value is the bin (`by=` group ids).
+    /// The value less the rule's `lo` is the bin (`by=` group ids, counts by value).
     Index = 4,
     /// `by=` group ids from a table of integer keys.
     Table = 5,
@@ -99,6 +99,7 @@ impl RuleVariant {
                 };
                 return RuleVariant { kind, ..base };
             }
+            Rule::Values { .. } => return base,
         };
         let right = spec.closed() == Closed::Right;
         let formula = spec_formula(spec).map_or(0, |single| 1 + single as u8);
@@ -268,6 +269,8 @@ pub enum KernelId {
     Proof {
         dtype: DType,
     },
+    /// Counts by value added into the bins of those values (`job::ByValue`).
+    Fold,
 }
 
 impl KernelId {
@@ -288,6 +291,7 @@ impl KernelId {
             KernelId::Extremes { .. } => "extremes",
             KernelId::Edges { .. } => "edges",
             KernelId::Proof { .. } => "prove",
+            KernelId::Fold => "fold",
         }
     }
 
@@ -327,6 +331,7 @@ impl KernelId {
                 out.push("-DKERNEL_PROOF".into());
                 out.push(value(*dtype));
             }
+            KernelId::Fold => out.push("-DKERNEL_FOLD".into()),
         }
         out
     }
@@ -354,6 +359,7 @@ impl fmt::Display for KernelId {
             KernelId::Extremes { dtype } => write!(f, "extremes_{}", dtype.name()),
             KernelId::Edges { dtype } => write!(f, "edges_{}", dtype.name()),
             KernelId::Proof { dtype } => write!(f, "proof_{}", dtype.name()),
+            KernelId::Fold => write!(f, "fold"),
         }
     }
 }

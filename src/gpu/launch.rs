@@ -18,7 +18,7 @@ use crate::gpu::plan::{self, Plan, SegmentLayout};
 use crate::gpu::scratch::{Scratch, ScratchPool};
 use crate::gpu::transfer::download;
 use crate::gpu::upload::{self, DeviceLayout, DevicePiece, Route};
-use crate::job::{Job, Rows};
+use crate::job::{Counter, Job, Rows};
 
 /// What a GPU count did: its plan, how host rows reached the device, the kernels' time (when
 /// the call waited for them), and where the host's time went (ms per phase), so that a slow
@@ -126,6 +126,10 @@ pub fn queue(
     out: u64,
     clock: &Clock,
 ) -> HistResult<Queued> {
+    // A pinned family (benchmarks, tests) bins row by row: it is what was asked to run.
+    if let Some((by_value, values_job)) = job.by_value(Counter::Gpu)?.filter(|_| force.is_none()) {
+        return queue_by_value(gpu, stream, job, by_value, &values_job, out, clock);
+    }
     let layout = DeviceLayout::of(&job.rows, &job.axes);
     let dtypes = &layout.dtypes;
     let plan_for = |mean_run| {
@@ -209,6 +213,81 @@ pub fn queue(
         start,
         end,
     })
+}
+
+/// Queues a 1-D count that goes by value (`job::ByValue`): `values_job` counts each value of the
+/// column into scratch, then `fold` adds each value's count into its bin of `job`'s axis, by the
+/// table the CPU's rule makes.
+fn queue_by_value(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    job: &Job<'_>,
+    by_value: crate::job::ByValue,
+    values_job: &Job<'_>,
+    out: u64,
+    clock: &Clock,
+) -> HistResult<Queued> {
+    let value_bins = crate::cpu::table::value_bins(&job.axes[0], by_value)?;
+    let alloc = driver("allocating the counts by value");
+    // SAFETY: `queue` zeroes the counts before its kernels add to them.
+    let value_counts =
+        unsafe { ScratchPool::alloc::<u64>(gpu.scratch.as_ref(), stream, by_value.values) }
+            .map_err(&alloc)?;
+    // From this process's pool, as the counts are: the driver's default pool would map the
+    // memory anew each call.
+    // SAFETY: written by the copy below before the fold reads it.
+    let table = unsafe { ScratchPool::alloc::<u32>(gpu.scratch.as_ref(), stream, by_value.values) }
+        .map_err(&alloc)?;
+    // SAFETY: the table holds `values` u32s; a copy from pageable memory has read its source
+    // when it returns.
+    unsafe {
+        cudarc::driver::result::memcpy_htod_async(
+            table.ptr(stream),
+            &value_bins,
+            stream.cu_stream(),
+        )
+    }
+    .map_err(driver("copying the bins of each value"))?;
+    let fold = gpu.kernel(KernelId::Fold, 0)?;
+    let mut queued = queue(
+        gpu,
+        stream,
+        values_job,
+        None,
+        value_counts.ptr(stream),
+        clock,
+    )?;
+    // SAFETY: `out` holds `job.cells` counts of 8 bytes (the caller's contract).
+    unsafe { cudarc::driver::result::memset_d8_async(out, 0, job.cells * 8, stream.cu_stream()) }
+        .map_err(driver("zeroing the histogram"))?;
+    let params = abi::FoldParams {
+        value_counts: value_counts.ptr(stream),
+        value_bins: table.ptr(stream),
+        values: by_value.values as u32,
+        cells: job.cells as u32,
+        out,
+    };
+    let cfg = LaunchConfig {
+        grid_dim: ((by_value.values as u32).div_ceil(256), 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: `FoldParams` is the kernel's one parameter (abi.rs); its buffers are freed in
+    // stream order, after the kernel.
+    unsafe {
+        stream
+            .launch_builder(&fold)
+            .arg(&params)
+            .launch(cfg)
+            .map_err(driver("launching a kernel"))?;
+    }
+    queued
+        .end
+        .record(stream)
+        .map_err(driver("recording an event"))?;
+    let dtype = values_job.rows_dtype(0);
+    queued.run.plan = queued.run.plan.folded(by_value, dtype, job.cells);
+    Ok(queued)
 }
 
 /// Host milliseconds since the last lap.

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::dtype::DType;
 use crate::error::{HistError, HistResult};
 use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, KernelId, RuleKind, RuleVariant};
-use crate::job::Axis;
+use crate::job::{Axis, ByValue};
 
 /// Why a Float16 column is not counted on the GPU.
 pub fn float16_on_cpu() -> HistError {
@@ -131,9 +131,29 @@ pub struct Plan {
     pub segments: Option<SegmentLayout>,
     pub device: String,
     pub reason: String,
+    /// Counted by value, then folded into the axis's bins (`job::ByValue`).
+    pub fold: Option<Fold>,
+}
+
+/// A count by value folded into bins: `values` counters, one per value of `dtype`, into `bins`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fold {
+    pub by_value: ByValue,
+    pub dtype: DType,
+    pub bins: usize,
 }
 
 impl Plan {
+    /// This plan of a count by value, folded into `bins` bins.
+    pub fn folded(mut self, by_value: ByValue, dtype: DType, bins: usize) -> Plan {
+        self.fold = Some(Fold {
+            by_value,
+            dtype,
+            bins,
+        });
+        self
+    }
+
     /// Device bytes the launches need besides the input and the histogram: the segmented
     /// scratch.
     pub fn scratch_bytes(&self) -> u64 {
@@ -154,6 +174,13 @@ impl fmt::Display for Plan {
             self.device
         )?;
         writeln!(f, "input    {} rows, {} bins", self.rows, self.bins)?;
+        if let Some(fold) = &self.fold {
+            writeln!(
+                f,
+                "fold     {}",
+                fold.by_value.describe(fold.dtype, fold.bins)
+            )?;
+        }
         writeln!(f, "grid     {} blocks x {} threads", self.grid, self.block)?;
         match (self.family, &self.segments) {
             (Family::Shared, _) => writeln!(
@@ -228,13 +255,10 @@ pub fn plan(
             ((n + 1) * 8).div_ceil(16) * 16
         })
         .sum();
-    let mut plan = layout(props, cells, edge_bytes, weighted, rows, force, mean_run)?;
-    plan.kernel = KernelId::Count {
-        family: plan.family,
-        weighted,
-        axes: AxisKernels::new(&kernels),
-    };
-    Ok(plan)
+    let axes = AxisKernels::new(&kernels);
+    layout(
+        props, cells, edge_bytes, weighted, axes, rows, force, mean_run,
+    )
 }
 
 /// Bytes of one replica of the shared family's counters (with the spare counter for rows not
@@ -251,12 +275,14 @@ fn packed_bytes(bins: usize) -> u64 {
 }
 
 /// Family, grid, replicas and shared memory for `bins` counters (and `edge_bytes` of edges
-/// staged before them); the caller names the kernels.
+/// staged before them), and the counting kernel of that family over `axes`.
+#[allow(clippy::too_many_arguments)]
 fn layout(
     props: &DeviceProps,
     bins: usize,
     edge_bytes: u64,
     weighted: bool,
+    axes: AxisKernels,
     rows: u64,
     force: Option<Family>,
     mean_run: Option<f64>,
@@ -401,7 +427,11 @@ fn layout(
     let needed = rows.div_ceil(block as u64 * 8).max(1);
     let grid = (full_grid as u64).min(needed) as u32;
     Ok(Plan {
-        kernel: KernelId::SegScan,
+        kernel: KernelId::Count {
+            family,
+            weighted,
+            axes,
+        },
         family,
         bins,
         rows,
@@ -418,6 +448,7 @@ fn layout(
         segments,
         device: props.name.clone(),
         reason,
+        fold: None,
     })
 }
 

@@ -1,12 +1,12 @@
 //! The plan's choices for chosen bin counts, devices and kernels.
 
 use super::*;
-use crate::bins::{BinSpec, Binning as Bins, Closed, Extremes, Range, ValueKind};
+use crate::bins::{BinSpec, Binning, Closed, Extremes, Range, ValueKind};
 
-fn spec(bins: Bins) -> BinSpec {
+fn spec(bins: Binning) -> BinSpec {
     BinSpec::resolve(
         &bins,
-        Some(Range::new(0.0, 1.0)).filter(|_| matches!(bins, Bins::Count(_))),
+        Some(Range::new(0.0, 1.0)).filter(|_| matches!(bins, Binning::Count(_))),
         Closed::Left,
         ValueKind::Float32,
         || Ok(Extremes::Empty),
@@ -39,7 +39,7 @@ fn plan(
 fn small_bins_take_shared_memory_with_replicas() {
     let p = plan(
         &DeviceProps::h100(),
-        &spec(Bins::Count(256)),
+        &spec(Binning::Count(256)),
         false,
         1 << 29,
         None,
@@ -60,7 +60,7 @@ fn small_bins_take_shared_memory_with_replicas() {
 fn bins_up_to_the_optin_limit_stay_in_shared_memory() {
     let p = plan(
         &DeviceProps::h100(),
-        &spec(Bins::Count(50_000)),
+        &spec(Binning::Count(50_000)),
         false,
         1 << 29,
         None,
@@ -77,7 +77,7 @@ fn bins_up_to_the_optin_limit_stay_in_shared_memory() {
 fn twice_the_bins_take_packed_16_bit_counters() {
     let p = plan(
         &DeviceProps::h100(),
-        &spec(Bins::Count(65_536)),
+        &spec(Binning::Count(65_536)),
         false,
         1 << 29,
         None,
@@ -97,7 +97,7 @@ fn twice_the_bins_take_packed_16_bit_counters() {
 
 #[test]
 fn large_bins_are_segmented_and_forcing_shared_fails_clearly() {
-    let s = spec(Bins::Count(1 << 20));
+    let s = spec(Binning::Count(1 << 20));
     let p = plan(&DeviceProps::h100(), &s, false, 1 << 29, None).unwrap();
     assert_eq!(p.family, Family::Segmented);
     let seg = p.segments.as_ref().unwrap();
@@ -114,7 +114,7 @@ fn large_bins_are_segmented_and_forcing_shared_fails_clearly() {
 
 #[test]
 fn weighted_sums_never_take_the_counting_families() {
-    let s = spec(Bins::Count(1 << 20));
+    let s = spec(Binning::Count(1 << 20));
     let p = plan(&DeviceProps::h100(), &s, true, 1 << 20, None).unwrap();
     assert_eq!(p.family, Family::Global);
     for family in [Family::Packed, Family::Segmented] {
@@ -127,8 +127,8 @@ fn weighted_sums_never_take_the_counting_families() {
 #[test]
 fn n_d_jobs_count_cells_in_one_kernel() {
     let axes = [
-        Axis::bins(spec(Bins::Count(1024)), false),
-        Axis::bins(spec(Bins::Count(1024)), false),
+        Axis::bins(spec(Binning::Count(1024)), false),
+        Axis::bins(spec(Binning::Count(1024)), false),
     ];
     let p = super::plan(
         &DeviceProps::h100(),
@@ -166,7 +166,7 @@ fn weighted_edges_account_for_edges_and_doubles() {
     let edges: Vec<f64> = (0..=1000).map(|i| i as f64).collect();
     let p = plan(
         &DeviceProps::h100(),
-        &spec(Bins::Edges(edges)),
+        &spec(Binning::Edges(edges)),
         true,
         1 << 20,
         None,
@@ -183,7 +183,7 @@ fn weighted_edges_account_for_edges_and_doubles() {
 fn small_inputs_get_a_small_grid() {
     let p = plan(
         &DeviceProps::h100(),
-        &spec(Bins::Count(16)),
+        &spec(Binning::Count(16)),
         false,
         1000,
         None,
@@ -205,9 +205,9 @@ fn an_older_gpu_with_less_shared_memory() {
         total_memory: 42_298_834_944,
         pageable_memory_access: false,
     };
-    let p = plan(&a100, &spec(Bins::Count(45_000)), false, 1 << 29, None).unwrap();
+    let p = plan(&a100, &spec(Binning::Count(45_000)), false, 1 << 29, None).unwrap();
     assert_eq!(p.family, Family::Packed);
-    let p = plan(&a100, &spec(Bins::Count(40_000)), false, 1 << 29, None).unwrap();
+    let p = plan(&a100, &spec(Binning::Count(40_000)), false, 1 << 29, None).unwrap();
     assert_eq!(p.family, Family::Shared);
 }
 
@@ -217,12 +217,12 @@ fn an_older_gpu_with_less_shared_memory() {
 #[test]
 fn large_numpy_bins_take_the_cheap_rule_where_it_is_proved() {
     let props = DeviceProps::h100();
-    let proved = spec(Bins::Count(1 << 20));
+    let proved = spec(Binning::Count(1 << 20));
     let p = plan(&props, &proved, false, 1 << 29, None).unwrap();
     assert!(!p.kernel.axes()[0].rule.literal, "{}", p.kernel);
     // Another range, so that the proof above is not remembered for it.
     let strays = BinSpec::resolve(
-        &Bins::Count(1 << 20),
+        &Binning::Count(1 << 20),
         Some(Range::new(0.0, 2.0)),
         Closed::Left,
         ValueKind::Float32,
@@ -244,7 +244,7 @@ fn large_numpy_bins_take_the_cheap_rule_where_it_is_proved() {
 #[test]
 fn long_runs_in_a_sample_take_the_global_family_past_shared_memory() {
     let props = DeviceProps::h100();
-    let axes = [Axis::bins(spec(Bins::Count(1 << 20)), false)];
+    let axes = [Axis::bins(spec(Binning::Count(1 << 20)), false)];
     let with = |run| {
         super::plan(
             &props,
@@ -262,7 +262,7 @@ fn long_runs_in_a_sample_take_the_global_family_past_shared_memory() {
     assert_eq!(p.family, Family::Global);
     assert!(p.to_string().contains("runs 64 rows in one bin"), "{p}");
     // Small histograms stay in shared memory whatever the data.
-    let small = [Axis::bins(spec(Bins::Count(256)), false)];
+    let small = [Axis::bins(spec(Binning::Count(256)), false)];
     let p = super::plan(
         &props,
         &small,

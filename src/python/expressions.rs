@@ -48,39 +48,57 @@ fn histogram(inputs: &[Series], options: &HistogramOptions) -> PolarsResult<Seri
     ))
 }
 
-/// `histogram_by`'s kwargs: the options, and the key's name as the query names it (inside
-/// `group_by().agg()` and `over()` Polars hands the plugin the key without its name).
+/// `histogram_by`'s kwargs: the options, and each key's name as the query names it (inside
+/// `group_by().agg()` and `over()` Polars hands the plugin the keys without their names; a
+/// Struct key keeps its fields' names).
 #[derive(serde::Deserialize)]
 struct ByKwargs {
     options: HistogramOptions,
-    key: Option<String>,
+    keys: Vec<Option<String>>,
+}
+
+impl ByKwargs {
+    /// The column, the keys (named), then the weights if any.
+    fn split<'a, T: Clone>(
+        &self,
+        inputs: &'a [T],
+        rename: impl Fn(&mut T, &str),
+    ) -> (&'a T, Vec<T>, Option<&'a T>) {
+        let keys = inputs[1..=self.keys.len()]
+            .iter()
+            .zip(&self.keys)
+            .map(|(key, name)| {
+                let mut key = key.clone();
+                if let Some(name) = name {
+                    rename(&mut key, name);
+                }
+                key
+            })
+            .collect();
+        (&inputs[0], keys, inputs.get(self.keys.len() + 1))
+    }
 }
 
 fn histogram_by_field(inputs: &[Field], kwargs: &ByKwargs) -> PolarsResult<Field> {
-    let x = &inputs[0];
-    let key = match &kwargs.key {
-        Some(name) => Field::new(name.into(), inputs[1].dtype().clone()),
-        None => inputs[1].clone(),
-    };
-    let dtype = for_python(crate::histogram_by_dtype(
+    let (x, keys, weights) = kwargs.split(inputs, |f, name| f.name = name.into());
+    let dtype = for_python(crate::histogram_by_keys_dtype(
         x.dtype(),
-        &key,
-        inputs.len() > 2,
+        &keys,
+        weights.is_some(),
         kwargs.options.density,
     ))?;
     Ok(Field::new(x.name().clone(), dtype))
 }
 
-/// `inputs`: the column, the group key, then optionally the weights.
+/// `inputs`: the column, the group keys, then optionally the weights.
 fn histogram_by(inputs: &[Series], kwargs: &ByKwargs) -> PolarsResult<Series> {
-    let mut keys = inputs[1].clone();
-    if let Some(name) = &kwargs.key {
-        keys.rename(name.into());
-    }
-    for_python(crate::api::by::histogram_by_series(
-        &inputs[0],
+    let (x, keys, weights) = kwargs.split(inputs, |s, name| {
+        s.rename(name.into());
+    });
+    for_python(crate::api::by::histogram_by_keys_series(
+        x,
         &keys,
-        inputs.get(2),
+        weights,
         &kwargs.options,
     ))
 }

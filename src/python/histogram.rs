@@ -12,7 +12,8 @@ use crate::accumulator::{AccumulatorOptions, Axis, DataExtremes, DeviceWeights, 
 use crate::alloc;
 use crate::counts::Counts;
 use crate::error::HistError;
-use crate::python::{call, to_py, unpickle};
+use crate::python::values::{PyDataExtremes, PyDeviceSample};
+use crate::python::{call, unpickle};
 
 /// One axis of `polars_gpu_hist.Histogram`, as the wrapper pickles it.
 #[derive(Clone, serde::Deserialize)]
@@ -21,10 +22,6 @@ struct AxisArgument {
     bins: crate::bins::Binning,
     #[serde(default)]
     range: Option<(f64, f64)>,
-    /// `(kind, min, max)` of all the data (range="auto"): kind "float16", "float32",
-    /// "float64", "integer" or "empty", the extremes as exact decimal text.
-    #[serde(default)]
-    data_range: Option<(String, String, String)>,
 }
 
 /// The arguments of `polars_gpu_hist.Histogram`, pickled by the wrapper.
@@ -42,13 +39,15 @@ struct Arguments {
     kernel: Option<crate::gpu::Family>,
 }
 
-fn axis(a: AxisArgument) -> PyResult<Axis> {
+/// One axis: its bins over a fixed `range`, or over `data_range`, the extremes of all the data
+/// (range="auto", one axis of `bins=n` and no `range`).
+fn axis(a: AxisArgument, data_range: Option<DataExtremes>) -> PyResult<Axis> {
     use crate::accumulator::Span;
     use crate::bins::Binning;
-    Ok(match (a.data_range, a.range, a.bins) {
+    Ok(match (data_range, a.range, a.bins) {
         (Some(extremes), None, bins @ Binning::Count(_)) => Axis {
             bins,
-            span: Span::Data(data_extremes(&extremes)?),
+            span: Span::Data(extremes),
         },
         (Some(_), _, _) => {
             return Err(PyValueError::new_err(
@@ -59,21 +58,6 @@ fn axis(a: AxisArgument) -> PyResult<Axis> {
             bins,
             span: range.map_or(Span::None, |(lo, hi)| Span::Range(lo, hi)),
         },
-    })
-}
-
-fn data_extremes((kind, lo, hi): &(String, String, String)) -> PyResult<DataExtremes> {
-    let bad = |what: &str| PyValueError::new_err(format!("bad data range extreme {what:?}"));
-    let float = |s: &str| s.parse::<f64>().map_err(|_| bad(s));
-    let int = |s: &str| s.parse::<i128>().map_err(|_| bad(s));
-    Ok(match kind.as_str() {
-        "empty" => DataExtremes::Empty,
-        // The text is a float32 (float16) value widened exactly to float64.
-        "float32" => DataExtremes::Float32(float(lo)? as f32, float(hi)? as f32),
-        "float16" => DataExtremes::Float16(float(lo)? as f32, float(hi)? as f32),
-        "float64" => DataExtremes::Float64(float(lo)?, float(hi)?),
-        "integer" => DataExtremes::Integer(int(lo)?.to_string(), int(hi)?.to_string()),
-        other => return Err(bad(other)),
     })
 }
 
@@ -93,10 +77,26 @@ impl PyHistogram {
 
 #[pymethods]
 impl PyHistogram {
+    /// `data_range`: the extremes of all the data for a histogram of one axis of `bins=n`.
     #[new]
-    fn new(py: Python<'_>, pickled_arguments: &[u8]) -> PyResult<Self> {
+    #[pyo3(signature = (pickled_arguments, data_range=None))]
+    fn new(
+        py: Python<'_>,
+        pickled_arguments: &[u8],
+        data_range: Option<PyRef<'_, PyDataExtremes>>,
+    ) -> PyResult<Self> {
         let a: Arguments = unpickle(pickled_arguments)?;
-        let axes = a.axes.into_iter().map(axis).collect::<PyResult<_>>()?;
+        let data_range = data_range.map(|d| d.0.clone());
+        if data_range.is_some() && a.axes.len() != 1 {
+            return Err(PyValueError::new_err(
+                "a range from the data is for a histogram of one axis",
+            ));
+        }
+        let axes = a
+            .axes
+            .into_iter()
+            .map(|a| axis(a, data_range.clone()))
+            .collect::<PyResult<_>>()?;
         let options = AccumulatorOptions {
             closed: a.closed,
             storage: if a.weighted {
@@ -125,23 +125,30 @@ impl PyHistogram {
         })
     }
 
-    /// Counts arrays in GPU memory (one per axis), each given as (address, length,
-    /// array-interface type string); weighted fills give the float64 weights and their squares.
-    #[pyo3(signature = (columns, weights=None))]
+    /// Counts a device sample (one dimension per axis) where it lies; a weighted fill's sample
+    /// carries the float64 weights, and `squared_weights` their squares.
+    #[pyo3(signature = (sample, squared_weights=None))]
     fn fill_cuda(
         &self,
         py: Python<'_>,
-        columns: Vec<(u64, u64, String)>,
-        weights: Option<(u64, u64)>,
+        sample: PyRef<'_, PyDeviceSample>,
+        squared_weights: Option<u64>,
     ) -> PyResult<()> {
-        let columns = columns
-            .into_iter()
-            .map(|(ptr, len, typestr)| {
-                let dtype = crate::DType::from_typestr(&typestr).map_err(to_py)?;
-                Ok(crate::DeviceArray { ptr, len, dtype })
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        let weights = weights.map(|(values, squares)| DeviceWeights { values, squares });
+        if sample.dims.iter().any(|d| d.stride != 1) {
+            return Err(PyValueError::new_err(
+                "Histogram.fill reads contiguous arrays in GPU memory, one per axis",
+            ));
+        }
+        let columns: Vec<crate::DeviceArray> = sample.dims.iter().map(|d| d.array).collect();
+        let weights = match (sample.weights, squared_weights) {
+            (Some(values), Some(squares)) => Some(DeviceWeights { values, squares }),
+            (None, None) => None,
+            _ => {
+                return Err(PyValueError::new_err(
+                    "a weighted fill of GPU arrays gives the weights and their squares",
+                ))
+            }
+        };
         call(py, "Histogram.fill", || {
             self.lock().fill_device(&columns, weights)
         })

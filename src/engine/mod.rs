@@ -9,6 +9,9 @@ use crate::gpu::{self, Family, Plan};
 use crate::job::{Job, Rows};
 use crate::options::Device;
 
+pub mod costs;
+pub use costs::Costs;
+
 /// Where a job runs, and on the GPU with which kernel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Placement {
@@ -98,6 +101,8 @@ pub struct Shape {
     pub row_bytes: usize,
     /// Axes: each costs a pass of index arithmetic on the CPU.
     pub rank: usize,
+    /// Bins (cells, n-D) of the result: the CPU's counters per thread, the GPU's copy back.
+    pub cells: usize,
     /// The rows are in device memory only (CuPy, PyTorch): there is no host copy to count.
     pub on_device: bool,
     /// A host column with a copy in device memory (`gpu::pin`): the GPU path copies nothing.
@@ -112,6 +117,7 @@ impl Shape {
             rows: job.len(),
             row_bytes: job.row_bytes(),
             rank: job.rank(),
+            cells: job.cells,
             on_device: matches!(job.rows, Rows::Device(_)),
             pinned: match &job.rows {
                 Rows::Device(_) => false,
@@ -124,12 +130,6 @@ impl Shape {
         }
     }
 }
-
-/// Costs behind `device="auto"` for host rows, measured on an H200 host (16 cores,
-/// BENCHMARKS.md): the GPU path costs its copy ([`gpu::Transfer::ns_per_byte`]), about 5 ps a
-/// row of kernel and a millisecond to set up; pinned columns cost no copy.
-const GPU_NS_PER_ROW: f64 = 0.005;
-const GPU_SETUP_MS: f64 = 1.0;
 
 /// The backend `placement` gives a job of this shape, and why.
 pub fn choose(shape: Shape, placement: Placement) -> HistResult<(Backend, String)> {
@@ -159,36 +159,31 @@ pub fn choose(shape: Shape, placement: Placement) -> HistResult<(Backend, String
                 };
                 return Ok((Backend::Cpu, format!("no GPU: {why}")));
             }
-            let threads = rayon::current_num_threads() as f64;
-            let cpu_ms = shape.rows as f64 * shape.rank as f64
-                / crate::cpu::ROWS_PER_THREAD_NS
-                / threads
-                / 1e6;
-            let transfer = gpu::Transfer::from_env();
-            let copy_ms = match shape.pinned {
-                true => 0.0,
-                false => (shape.rows * shape.row_bytes) as f64 * transfer.ns_per_byte() / 1e6,
-            };
-            let gpu_ms = GPU_SETUP_MS + copy_ms + shape.rows as f64 * GPU_NS_PER_ROW / 1e6;
-            let how = match shape.pinned {
-                true => "pinned in device memory".to_string(),
-                false => format!("copied by {}", transfer.name()),
-            };
-            let estimate = format!(
-                "for {} rows of {} bytes: about {cpu_ms:.1} ms on {threads} CPU threads, \
-                 {gpu_ms:.1} ms on the GPU ({how})",
-                shape.rows, shape.row_bytes
-            );
-            Ok((
-                if gpu_ms < cpu_ms {
-                    Backend::Gpu
-                } else {
-                    Backend::Cpu
-                },
-                estimate,
-            ))
+            Ok(weigh(&shape, Costs::measured()))
         }
     }
+}
+
+/// The faster backend for host rows of `shape` under `costs`, and the estimate that says so.
+pub fn weigh(shape: &Shape, costs: &Costs) -> (Backend, String) {
+    let (cpu_ms, gpu_ms) = costs.estimate(shape);
+    let how = match shape.pinned {
+        true => "pinned in device memory".to_string(),
+        false => format!("copied by {}", gpu::Transfer::from_env().name()),
+    };
+    let estimate = format!(
+        "for {} rows of {} bytes: about {cpu_ms:.1} ms on {} CPU threads, {gpu_ms:.1} ms on the \
+         GPU ({how}); costs {}",
+        shape.rows,
+        shape.row_bytes,
+        rayon::current_num_threads(),
+        costs.source
+    );
+    let backend = match gpu_ms < cpu_ms {
+        true => Backend::Gpu,
+        false => Backend::Cpu,
+    };
+    (backend, estimate)
 }
 
 /// Counts `job` where `placement` says: a GPU failure under `Device::Auto` is not the user's
@@ -219,6 +214,10 @@ pub fn count(job: &Job<'_>, placement: Placement) -> HistResult<(Counts, Report)
             }
             Err(e) => return Err(e),
         }
+    }
+    if let Some(by_value) = job.counts_by_value(crate::job::Counter::Cpu) {
+        let path = by_value.describe(job.rows_dtype(0), job.cells);
+        report.why = format!("{}; {path}", report.why);
     }
     match &job.rows {
         Rows::Host(rows) => Ok((crate::cpu::count(job, rows)?, report)),

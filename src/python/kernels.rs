@@ -1,9 +1,35 @@
-//! The kernel bundle from Python: the package names it at import, `make bundle` builds it.
+//! The GPU as the package sees it (whether there is one, its properties) and the prebuilt
+//! kernels it uses (a bundle shipped in the wheel, named at import; `make bundle` builds it).
 
 use pyo3::prelude::*;
 
 use super::call;
+use crate::error::guarded;
 use crate::gpu::{bundle, compile};
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_info, m)?)?;
+    m.add_function(wrap_pyfunction!(set_kernel_bundle, m)?)?;
+    m.add_function(wrap_pyfunction!(build_kernel_bundle, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_kernel_bundles, m)?)?;
+    Ok(())
+}
+
+/// Whether a GPU can be used (a driver, a device and a context).
+#[pyfunction]
+fn gpu_available() -> bool {
+    guarded("gpu_available", || Ok(crate::gpu::available())).unwrap_or(false)
+}
+
+/// The GPU's properties as the plan sees them, or why there is no GPU.
+#[pyfunction]
+fn gpu_info() -> String {
+    guarded("gpu_info", || {
+        crate::gpu::get().map(|gpu| format!("{:?}", gpu.props))
+    })
+    .unwrap_or_else(|e| e.to_string())
+}
 
 /// Uses the prebuilt kernels at `path` (a bundle shipped in the wheel), read when the first
 /// kernel is loaded.
@@ -61,11 +87,4 @@ fn merge_kernel_bundles(
     inputs: Vec<std::path::PathBuf>,
 ) -> PyResult<usize> {
     call(py, "merge_kernel_bundles", || bundle::merge(&path, &inputs))
-}
-
-pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(set_kernel_bundle, m)?)?;
-    m.add_function(wrap_pyfunction!(build_kernel_bundle, m)?)?;
-    m.add_function(wrap_pyfunction!(merge_kernel_bundles, m)?)?;
-    Ok(())
 }

@@ -1,0 +1,122 @@
+"""The options the native side reads, typed: a mirror of src/options.rs' serde form (the
+plugin's kwargs, and the options the native device calls parse once). `_args` builds them;
+a field renamed on one side is a type error on the other, not a run-time failure on the GPU
+paths CI cannot run."""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict, Union, final
+
+
+@final
+class ExactInt(TypedDict):
+    """An integer of up to 128 bits as decimal text (`ExactInt`, src/bins/integer.rs)."""
+
+    int: str
+
+
+@final
+class Float32Scalar(TypedDict):
+    """A numpy float32 scalar: numpy's float32 linspace and compares (`Scalar::Float32`)."""
+
+    float32: float
+
+
+@final
+class Float64Scalar(TypedDict):
+    """A numpy float64 scalar: float64 edges even beside float32 data (`Scalar::Float64`)."""
+
+    float64: float
+
+
+@final
+class TemporalScalar(TypedDict):
+    """A date, datetime or duration as an exact count of `unit` (`Scalar::Temporal`)."""
+
+    temporal: Literal["date", "datetime", "duration"]
+    value: int
+    unit: Literal["D", "h", "m", "s", "ms", "us", "ns"]
+    aware: bool
+
+
+# `Scalar` (untagged): a Python float, or one of the tagged forms above.
+Scalar = Union[float, ExactInt, Float32Scalar, Float64Scalar, TemporalScalar]
+# `BinRule`: numpy's estimators and one bin per integer, by the names users give.
+BinRule = Literal["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt", "integer"]
+# `Bins` (untagged): a count, explicit edges, or a rule.
+Bins = Union[int, list[Scalar], BinRule]
+# `range`: `(min, max)` or none.
+Range = Union[tuple[Scalar, Scalar], None]
+ClosedName = Literal["left", "right"]
+DeviceName = Literal["auto", "cpu", "gpu"]
+# `gpu::Family`, or None for the plan's choice.
+FamilyName = Literal["shared", "packed", "segmented", "global"]
+
+
+class CommonKwargs(TypedDict, total=False):
+    """The options every histogram takes (serde fills the ones left out with their defaults)."""
+
+    density: bool
+    closed: ClosedName
+    flow: bool
+    device: DeviceName
+    kernel: FamilyName | None
+    repeated_edges: bool
+
+
+class HistogramKwargs(CommonKwargs, total=False):
+    """`HistogramOptions`: a 1-D histogram (and `by=`)."""
+
+    bins: Bins
+    range: Range
+
+
+class HistogramDdKwargs(CommonKwargs, total=False):
+    """`HistogramDdOptions`: one `bins` and `range` per dimension."""
+
+    bins: list[Bins]
+    range: list[Range]
+
+
+class ByKwargs(TypedDict):
+    """The `histogram_by` plugin's kwargs (src/python/expressions.rs `ByKwargs`): each key's
+    name, where known, travels with the options (Polars hands the plugin the keys without
+    them); one entry per key input, in order."""
+
+    options: HistogramKwargs
+    keys: list[str | None]
+
+
+class DdKwargs(TypedDict):
+    """The `histogramdd` plugin's kwargs (src/python/expressions.rs `DdKwargs`)."""
+
+    options: HistogramDdKwargs
+    weighted: bool
+
+
+# Whatever the native side unpickles: the plugin's kwargs, or the options of a direct call.
+Kwargs = Union[HistogramKwargs, HistogramDdKwargs, ByKwargs, DdKwargs]
+
+
+class AccumulatorAxis(TypedDict, total=False):
+    """One axis of `polars_gpu_hist.Histogram` (src/python/histogram.rs `AxisArgument`): a count
+    or edges (`bins::Binning`), and a fixed range for a count."""
+
+    bins: int | list[float]
+    range: tuple[float, float] | None
+
+
+class _AccumulatorChoices(TypedDict, total=False):
+    """What `Arguments` reads when given: a kernel family pinned (None: the plan's choice)."""
+
+    kernel: FamilyName | None
+
+
+class AccumulatorArguments(_AccumulatorChoices):
+    """`polars_gpu_hist.Histogram`'s arguments (src/python/histogram.rs `Arguments`); a range
+    taken from all the data travels beside them as a `DataExtremes`."""
+
+    axes: list[AccumulatorAxis]
+    closed: ClosedName
+    weighted: bool
+    device: DeviceName

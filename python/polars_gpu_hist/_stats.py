@@ -1,0 +1,112 @@
+"""Statistics of binned data (one axis: edges and the contents of its bins), for
+:class:`polars_gpu_hist.Histogram`'s ``quantile``, ``mean`` and ``std``.
+
+The histogram stands for the *bin-interpolated distribution*: each bin's contents spread evenly
+over the bin. Its CDF is piecewise linear through ``(edges[i], cumulative[i] / total)``, so
+
+- ``quantile(q)`` inverts that CDF: the bin where the cumulative contents pass ``q * total``,
+  and the point of it that far in, linearly. Where the CDF is flat (empty bins), the largest
+  such point is taken (the start of the next non-empty bin), as numpy's ``"linear"`` quantile
+  of the sample that spreads every bin's ``c`` counts at ``a + j * (b - a) / c`` (``j < c``)
+  plus the last edge gives at ``q = k / total``; between those points the two agree wherever
+  the sample has no gap, and within a bin ours stays on the bin;
+- ``mean`` and ``std`` are those of the bin centres, weighted by the contents (the data's own
+  mean and spread are not kept: the bin centres stand for them).
+
+Only the bins count: the under- and overflow, NaN and null rows (:attr:`Histogram.flow`) are
+left out. An empty histogram (total 0) has no quantile, mean or spread: NaN, with a
+``RuntimeWarning`` as numpy's ``mean`` of an empty array gives.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+
+def check_q(q: Any) -> np.ndarray:
+    """``q`` as a float64 array, every value in [0, 1] (``ValueError`` naming ``q`` otherwise)."""
+    try:
+        qs = np.asarray(q, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"`q` must be a number in [0, 1] or a sequence of them, got {q!r}"
+        ) from None
+    if not np.all((qs >= 0) & (qs <= 1)):  # NaN fails too
+        raise ValueError(f"`q` must be in [0, 1] (0.5 is the median), got {q!r}")
+    return qs
+
+
+def quantile(edges: np.ndarray, contents: np.ndarray, q: Any) -> float | np.ndarray:
+    """The ``q``-quantile(s) of the bin-interpolated distribution (see the module's docstring):
+    a float for a scalar ``q``, an array of ``q``'s shape otherwise."""
+    qs = check_q(q)
+    c = _contents(contents, "quantile")
+    cumulative = np.cumsum(c)
+    total = cumulative[-1] if len(c) else 0.0
+    if not total > 0:
+        _warn_empty("quantile")
+        out = np.full(qs.shape, np.nan)
+        return float(out) if out.ndim == 0 else out
+    target = qs * total
+    # The first bin whose cumulative contents pass the target (the largest point of a flat
+    # stretch); q = 1 (or rounding past the total) ends at the last non-empty bin's end.
+    i = np.searchsorted(cumulative, target, side="right")
+    last = int(np.flatnonzero(c)[-1])
+    inside = i <= last
+    i = np.minimum(i, last)
+    before = cumulative[i] - c[i]
+    # Clipped: sums of weights round, and a point must stay on its bin.
+    fraction = np.where(inside, np.clip((target - before) / c[i], 0.0, 1.0), 1.0)
+    out = edges[i] + fraction * (edges[i + 1] - edges[i])
+    return float(out) if out.ndim == 0 else out
+
+
+def mean(edges: np.ndarray, contents: np.ndarray) -> float:
+    """The mean of the bin centres, weighted by the contents."""
+    c = _contents(contents, "mean")
+    total = c.sum()
+    if total == 0:
+        _warn_empty("mean")
+        return float("nan")
+    return float(np.dot(c, _centres(edges)) / total)
+
+
+def std(edges: np.ndarray, contents: np.ndarray, ddof: int = 0) -> float:
+    """The standard deviation of the bin centres, weighted by the contents, divided by
+    ``total - ddof`` as numpy's ``std`` (``ddof=0``: the population's)."""
+    if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)) or ddof < 0:
+        raise ValueError(f"`ddof` must be an int >= 0, got {ddof!r}")
+    c = _contents(contents, "std")
+    total = c.sum()
+    if total - ddof <= 0:
+        _warn_empty("std", f" (total {total:g}, ddof {ddof})" if total else "")
+        return float("nan")
+    centres = _centres(edges)
+    centre = np.dot(c, centres) / total
+    return float(np.sqrt(np.dot(c, (centres - centre) ** 2) / (total - ddof)))
+
+
+def _contents(contents: np.ndarray, what: str) -> np.ndarray:
+    c = np.asarray(contents, dtype=np.float64)
+    if np.any(c < 0):
+        raise ValueError(
+            f"{what}: a bin holds a negative sum of weights; the contents of a histogram with "
+            "negative weights are no distribution"
+        )
+    return c
+
+
+def _centres(edges: np.ndarray) -> np.ndarray:
+    # Halves first: the midpoint of two large edges stays finite.
+    return edges[:-1] / 2 + edges[1:] / 2
+
+
+def _warn_empty(what: str, detail: str = "") -> None:
+    warnings.warn(
+        f"{what} of an empty histogram{detail}: nothing was counted in its bins, the result is NaN",
+        RuntimeWarning,
+        stacklevel=4,
+    )

@@ -1,0 +1,76 @@
+//! The entry points for host data outside a query: a Series' histogram without the query
+//! around it, which backend a call would take, and the bin count a streaming pass estimates.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3_polars::PySeries;
+
+use super::{call, to_py, unpickle};
+use crate::options::HistogramOptions;
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(explain, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram_series, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_from_extremes, m)?)?;
+    Ok(())
+}
+
+/// Which backend and kernel would run, and why (see `polars_gpu_hist.explain`). The dtype comes
+/// as an empty Series of it: every dtype crosses as a Series, not every one as a dtype.
+#[pyfunction]
+#[pyo3(signature = (dtype, rows, pickled_options, weighted, location))]
+fn explain(
+    py: Python<'_>,
+    dtype: PySeries,
+    rows: u64,
+    pickled_options: &[u8],
+    weighted: bool,
+    location: &str,
+) -> PyResult<String> {
+    let opts: HistogramOptions = unpickle(pickled_options)?;
+    let location = match location {
+        "host" => crate::Location::Host,
+        "pinned" => crate::Location::Pinned,
+        "device" => crate::Location::Device,
+        other => return Err(PyValueError::new_err(format!("unknown location {other:?}"))),
+    };
+    call(py, "explain", || {
+        crate::explain(dtype.0.dtype(), rows, &opts, weighted, location)
+    })
+}
+
+/// The histogram of a host Series, the function the `histogram` plugin runs but without a query
+/// around it: a frame, a plan and a collect cost more than counting a small array.
+#[pyfunction]
+#[pyo3(signature = (values, pickled_options, weights=None))]
+fn histogram_series(
+    py: Python<'_>,
+    values: PySeries,
+    pickled_options: &[u8],
+    weights: Option<PySeries>,
+) -> PyResult<PySeries> {
+    let opts: HistogramOptions = unpickle(pickled_options)?;
+    let weights = weights.map(|w| w.0);
+    call(py, "histogram", || {
+        crate::api::hist1d::histogram_series(&values.0, weights.as_ref(), &opts)
+    })
+    .map(PySeries)
+}
+
+/// numpy's bin count for estimator `rule` ("sturges", "rice", "sqrt") from a streaming pass over a
+/// column: `n` values counted, `extremes` their min and max (two values of the column's
+/// physical dtype, none for no values); `None` for the rules that need every value.
+#[pyfunction]
+#[pyo3(signature = (rule, n, extremes, range=None))]
+fn estimate_from_extremes(
+    py: Python<'_>,
+    rule: &str,
+    n: usize,
+    extremes: PySeries,
+    range: Option<(f64, f64)>,
+) -> PyResult<Option<usize>> {
+    let estimator: crate::estimators::Estimator = rule.parse().map_err(to_py)?;
+    call(py, "estimate_from_extremes", || {
+        crate::api::axes::estimate_from_extremes(estimator, n, &extremes.0, range)
+    })
+}
