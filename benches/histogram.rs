@@ -147,7 +147,10 @@ fn per_group(c: &mut Criterion) {
             b.iter(|| {
                 df.clone()
                     .lazy()
-                    .select([col("x").gpu_hist().by(col("g")).histogram(options.clone())])
+                    .select([col("x")
+                        .gpu_hist()
+                        .by([col("g")])
+                        .histogram(options.clone())])
                     .collect()
                     .unwrap()
             })
