@@ -136,15 +136,12 @@ gpu-stage: $(VENV)/.installed $(HOST_BUNDLE)
 
 # The Dask scaling run on a 2-GPU host, in the ignored .gpu-dask/ (no hypothesis or peers: the
 # carry limit is 64 MiB). Then: device run `bash scripts/dask_gpu_check.sh` carrying .gpu-dask.
-gpu-stage-dask: $(VENV)/.installed $(HOST_BUNDLE)
-	rm -rf .gpu-dask && bash ../shared/gpu/stage.sh .gpu-dask
-	rm -f .gpu-dask/boost_histogram-* .gpu-dask/fast_histogram-* .gpu-dask/peers.py
-	$(PY) -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
-	  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-	  -d .gpu-dask "dask[array,distributed]"
-	rm -f .gpu-dask/numpy-*
-	$(call STAGE_WHEEL,.gpu-dask)
-	du -sh .gpu-dask
+# Dask on a 2- or 4-GPU host (scripts/dask_gpu_check.sh): our wheel's native module, Polars and
+# the Dask stack, xz-packed into .gpu-dask/ to fit the 64 MiB carry. WHEEL is a wheel already
+# built (this target builds nothing): make gpu-stage-dask WHEEL=path/to/polars_gpu_hist-...whl
+gpu-stage-dask:
+	@test -n "$(WHEEL)" || { echo "usage: make gpu-stage-dask WHEEL=path/to/polars_gpu_hist-...whl"; exit 2; }
+	PYTHON=$(PY) bash scripts/stage_dask.sh $(WHEEL) .gpu-dask
 
 clean:
 	rm -rf $(VENV) $(VENV_OLDEST) $(BUNDLE_NVRTC) $(BUNDLE_NVRTC12) target dist

@@ -61,6 +61,20 @@ __device__ __forceinline__ unsigned int trunc_to_bin(double v, unsigned int last
 
 // ---- Equal-width bins (`UniformBins<F>`) ----
 
+// `Linspace::edge` of src/bins/linspace.rs for i < n: numpy's `i * step + start` in float when
+// the bins are `single` (a float32 linspace), else in double, then cast to the edges' type `T`.
+// `bins` is whatever carries the formula's `start` and `step` (the count's rule, the `edges` and
+// `prove` parameters): the one copy of the formula on the device.
+template <class T, class Bins, class Index>
+__device__ __forceinline__ T linspace_edge(const Bins& bins, Index i, bool single)
+{
+    if (single) {
+        return static_cast<T>(__fadd_rn(__fmul_rn(__uint2float_rn(unsigned(i)), float(bins.step)),
+                                        float(bins.start)));
+    }
+    return static_cast<T>(__dadd_rn(__dmul_rn(double(i), bins.step), bins.start));
+}
+
 // `e` holds n + 1 edges (unread when they are recomputed); `lo` and `hi` are e[0] and e[n].
 template <class F>
 struct UniformBins {
@@ -87,12 +101,7 @@ __device__ __forceinline__ F edge_of(const UniformBins<F>& u, unsigned int i)
     if (i >= u.n) {
         return u.hi;
     }
-    if (Formula == 1) {
-        return static_cast<F>(__dadd_rn(__dmul_rn(static_cast<double>(i), u.step), u.start));
-    }
-    const float single = __fadd_rn(__fmul_rn(__uint2float_rn(i), static_cast<float>(u.step)),
-                                   static_cast<float>(u.start));
-    return static_cast<F>(single);
+    return linspace_edge<F>(u, i, Formula == 2);
 }
 
 // numpy's estimate `((x - lo) / denom) * n`: x - lo in F, the rest in double when Wide (numpy's

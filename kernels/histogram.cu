@@ -170,16 +170,8 @@ extern "C" __global__ void edges(const __grid_constant__ EdgesParams p)
     Value* const out = static_cast<Value*>(p.out);
     for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i <= p.n;
          i += (u64)gridDim.x * blockDim.x) {
-        Value e;
-        if (i == p.n) {
-            e = static_cast<Value>(p.last);
-        } else if (p.single) {
-            e = static_cast<Value>(__fadd_rn(__fmul_rn(__uint2float_rn(unsigned(i)), float(p.step)),
-                                             float(p.start)));
-        } else {
-            e = static_cast<Value>(__dadd_rn(__dmul_rn(double(i), p.step), p.start));
-        }
-        out[i] = e;
+        out[i] = i == p.n ? static_cast<Value>(p.last)
+                          : linspace_edge<Value>(p, i, p.single);
     }
 }
 #endif

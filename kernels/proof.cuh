@@ -20,11 +20,7 @@ __device__ __forceinline__ Value proof_edge(const ProofParams& p, unsigned int i
     if (i >= p.n) {
         return static_cast<Value>(p.last);
     }
-    if (p.single) {
-        return static_cast<Value>(
-            __fadd_rn(__fmul_rn(__uint2float_rn(i), float(p.step)), float(p.start)));
-    }
-    return static_cast<Value>(__dadd_rn(__dmul_rn(double(i), p.step), p.start));
+    return linspace_edge<Value>(p, i, p.single);
 }
 
 // `numpy_estimate_unrounded`: `x - lo` in the bins' type, the rest in double when wide (or in

@@ -1,32 +1,63 @@
 #!/usr/bin/env bash
-# Dask on the GPU host in one call (no network there):
-#   make gpu-stage-dask       # here: our wheel, Polars and the Dask stack into .gpu-dask/
-#   device run (kind nvidia-h200-x2): bash scripts/dask_gpu_check.sh [check|bench|all]  carrying .gpu-dask
-# check: the `gpu` Dask tests (two workers, one per GPU: LocalCUDACluster when dask-cuda is
-# installed there, and one Nanny per GPU always). bench: benches/dask_bench.py (BENCH_ARGS).
+# Dask on a GPU host of 2 or 4 GPUs in one call (the host has no network, nor Polars or Dask):
+#   here:   make gpu-stage-dask WHEEL=path/to/polars_gpu_hist-*.whl   (scripts/stage_dask.sh)
+#   device: kind nvidia-h100-x2 (or -x4), carry [".gpu-dask"]:
+#           bash scripts/dask_gpu_check.sh [check|bench|all]
+# check: the `gpu` Dask tests (two workers, one per GPU) and the Histogram's GPU tests, at most
+# 170 s. bench: benches/dask_bench.py --gpus <the host's GPUs> (BENCH_ARGS add to it), at most
+# 370 s, its JSON written after each cluster to $OUT/dask_bench.json, so a run cut short still
+# reports. Both together stay inside the device's 600 s.
 set -uo pipefail
 what=${1:-all}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 POLARS_GPU_HIST_CACHE=/tmp/pgh-cache
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site-dask .gpu-dask/*.whl || exit 1
-export PYTHONPATH=/tmp/site-dask
+site=/tmp/site-dask
+if [[ ! -e $site/.unpacked ]]; then  # a warm machine keeps it
+  python3 - "$site" .gpu-dask/*.tar.xz <<'PY' || exit 1
+import sys, tarfile
+safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+for archive in sys.argv[2:]:
+    with tarfile.open(archive) as t:
+        t.extractall(sys.argv[1], **safe)
+open(f"{sys.argv[1]}/.unpacked", "w").close()
+PY
+fi
+# The tree's own Python package, with the staged wheel's native module and kernels.
+cp "$site"/polars_gpu_hist/* python/polars_gpu_hist/ || exit 1
+export PYTHONPATH=$PWD/python:$site
+gpus=$(nvidia-smi -L | grep -c '^GPU ')
+echo "GPUs: $gpus"
+python3 -c "import dask, distributed, polars, polars_gpu_hist as g; print('dask', dask.__version__, 'polars', polars.__version__, 'gpu', g.gpu_available())" || exit 1
+python3 -c "import dask_cuda; print('dask_cuda', dask_cuda.__version__)" 2>/dev/null || echo "dask_cuda: not installed (one Nanny per GPU instead)"
 status=0
-nvidia-smi -L
-python3 -c "import dask, polars_gpu_hist as g; print('dask', dask.__version__, 'gpu', g.gpu_available())"
-python3 -c "import dask_cuda; print('dask_cuda', dask_cuda.__version__)" 2>/dev/null || echo "dask_cuda: not installed"
 
 if [[ $what == check || $what == all ]]; then
   echo "== dask gpu tests"
   # No conftest: it needs hypothesis, which is not staged (the carry limit).
-  python3 -m pytest -q -p no:cacheprovider --noconftest -m gpu -rs \
-    tests/test_dask_gpu.py tests/test_accumulator_gpu.py 2>&1 \
-    | tee "$OUT/pytest_dask_gpu.log" | tail -15
+  timeout 170 python3 -m pytest -q -p no:cacheprovider --noconftest -m gpu -rs \
+    tests/test_dask_gpu.py tests/test_accumulator_gpu.py tests/test_flow_gpu.py 2>&1 \
+    | tee "$OUT/pytest_dask_gpu.log" | tail -25
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 
 if [[ $what == bench || $what == all ]]; then
   echo "== dask bench"
-  python3 benches/dask_bench.py ${BENCH_ARGS:-} > "$OUT/dask_bench.json" 2> "$OUT/dask_bench.log" || status=1
-  cat "$OUT/dask_bench.json"
+  # shellcheck disable=SC2086
+  timeout 370 python3 benches/dask_bench.py --gpus "$gpus" --out "$OUT/dask_bench.json" \
+    ${BENCH_ARGS:-} > "$OUT/dask_bench.stdout" 2> "$OUT/dask_bench.log" || status=1
+  tail -5 "$OUT/dask_bench.log"
+  python3 - "$OUT/dask_bench.json" <<'PY'
+import json, sys
+try:
+    out = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    sys.exit(f"no bench JSON: {e}")
+print(json.dumps({k: out.get(k) for k in ("scaling", "same_counts_everywhere", "equal_to_numpy", "total_s")}, indent=1))
+for c in out["clusters"]:
+    print(c["gpus"], c.get("error") or c.get("skipped") or "", c.get("copy_rates"), c.get("cluster_s"))
+    for r in c.get("runs", []):
+        print("  ", r["residency"], r["bins"], r["median_s"], r["where_time_goes"])
+    print("   alone:", c.get("one_partition_alone"))
+PY
 fi
 exit $status

@@ -98,12 +98,12 @@ if [[ $what == paths || $what == quick || $what == final || $what == check ]]; t
 fi
 
 if [[ $what == quick || $what == final ]]; then
-  echo "== gpu tests of exact integers, infinite edges, the numpy module, hist, flow and by= keys (all)"
+  echo "== gpu tests of exact integers, infinite edges, the numpy module, hist, flow, by= keys, explain (all)"
   timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
     tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_numpy_module.py \
     tests/test_polars_hist.py tests/test_flow_gpu.py tests/test_by_keys.py tests/test_accumulator_gpu.py \
     tests/test_by_value.py tests/test_by_several_keys.py tests/test_seam.py tests/test_numpy_suite.py \
-    2>&1 | tee "$OUT/pytest_gpu_new.log" | tail -15
+    tests/test_explain_runs.py 2>&1 | tee "$OUT/pytest_gpu_new.log" | tail -15
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== gpu tests: the engine's, the accumulator's, and a sample of the rest"
   timeout 210 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
@@ -147,7 +147,7 @@ fi
 if [[ $what == check || $what == all ]]; then
   echo "== gpu tests"
   python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py tests/test_gpu_engine.py tests/test_gpu_proof.py \
-    tests/test_accumulator_gpu.py tests/test_polars_hist.py 2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
+    tests/test_accumulator_gpu.py tests/test_polars_hist.py tests/test_explain_runs.py 2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool"

@@ -72,6 +72,14 @@ impl Spelling {
         }
     }
 
+    /// Time bins of a Polars duration (`"1w"`, `"1mo"`).
+    pub fn every(self, every: &str) -> String {
+        match self {
+            Spelling::Rust => format!("`Bins::every({every:?})`"),
+            Spelling::Python => format!("`bins={every:?}`"),
+        }
+    }
+
     /// A number of equal bins.
     pub fn count(self, n: usize) -> String {
         match self {

@@ -271,6 +271,43 @@ pub enum Rows<'a> {
     Device(DeviceRows),
 }
 
+/// Where a job's rows lie.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// Host columns, copied to the GPU if they go there.
+    Host,
+    /// Host columns with copies in GPU memory (`gpu::pin`), no weights: nothing to copy.
+    Pinned,
+    /// Arrays in GPU memory.
+    Device,
+}
+
+/// A job as the engine decides from it, without a row read: its axes, the type each column
+/// reaches the GPU as, its size and where its rows lie. A call takes it from its job
+/// (`gpu::outline`); `explain`, which has no rows, from the dtype and length it is given. Both
+/// then take the one decision (`engine::decide`).
+#[derive(Clone, Debug)]
+pub struct Outline<'j> {
+    pub axes: &'j [Axis],
+    pub dtypes: Vec<DType>,
+    pub rows: usize,
+    pub cells: usize,
+    pub weighted: bool,
+    /// Bytes a row takes in memory (values and weights): what a copy to the device moves.
+    pub row_bytes: usize,
+    pub location: Location,
+}
+
+impl Outline<'_> {
+    /// Whether this job goes by value on `counter` (see [`ByValue`]): 1-D only.
+    pub fn by_value(&self, counter: Counter) -> Option<ByValue> {
+        match (self.axes, self.dtypes.as_slice()) {
+            ([axis], [dtype]) => ByValue::of(axis, *dtype, self.rows, self.weighted, counter),
+            _ => None,
+        }
+    }
+}
+
 /// A histogram to count.
 pub struct Job<'a> {
     pub axes: Vec<Axis>,
@@ -315,10 +352,6 @@ impl<'a> Job<'a> {
         }
     }
 
-    pub fn rank(&self) -> usize {
-        self.axes.len()
-    }
-
     /// The value-by-value count of this job and the job that makes it, where it goes by value
     /// (see [`ByValue`]); the job's own axis then only folds.
     pub fn by_value(&self, counter: Counter) -> HistResult<Option<(ByValue, Job<'a>)>> {
@@ -331,18 +364,16 @@ impl<'a> Job<'a> {
 
     /// Whether this job goes by value on `counter` (see [`ByValue`]).
     pub fn counts_by_value(&self, counter: Counter) -> Option<ByValue> {
-        let dtype = self.rows_dtype(0);
-        (self.rank() == 1)
-            .then(|| {
-                ByValue::of(
-                    &self.axes[0],
-                    dtype,
-                    self.len(),
-                    self.is_weighted(),
-                    counter,
-                )
-            })
-            .flatten()
+        match self.axes.as_slice() {
+            [axis] => ByValue::of(
+                axis,
+                self.rows_dtype(0),
+                self.len(),
+                self.is_weighted(),
+                counter,
+            ),
+            _ => None,
+        }
     }
 
     /// The type of column `c`'s values.

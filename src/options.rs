@@ -262,6 +262,16 @@ pub enum Bins {
     Count(usize),
     Edges(Vec<Scalar>),
     Rule(BinRule),
+    /// Width or calendar bins of a temporal column (Python sends `{"every": "1w"}`).
+    Every(Every),
+}
+
+/// Time bins: a Polars duration string (`"1h"`, `"90m"`, `"1d12h"`, `"1w"`, `"1mo"`, `"1q"`,
+/// `"1y"`); the edges follow the column's time zone as `pl.datetime_range` steps
+/// (`crate::api::time_bins`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Every {
+    pub every: String,
 }
 
 impl Default for Bins {
@@ -274,6 +284,13 @@ impl Bins {
     /// Explicit edges from numbers.
     pub fn edges(edges: impl IntoIterator<Item = f64>) -> Bins {
         Bins::Edges(edges.into_iter().map(Scalar::Float).collect())
+    }
+
+    /// Time bins of a Polars duration: `Bins::every("1w")`.
+    pub fn every(every: impl Into<String>) -> Bins {
+        Bins::Every(Every {
+            every: every.into(),
+        })
     }
 }
 

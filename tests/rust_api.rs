@@ -140,3 +140,30 @@ fn more_than_u32_rows_per_bin_would_not_wrap() {
         vec![n as u64]
     );
 }
+
+/// Time bins from Rust (`Bins::every`) and from Python's shape (`{"every": "1w"}`): daily bins
+/// of a Date column, counted as the days' rows; a width on a Float column names the fix.
+#[test]
+fn time_bins_from_rust_and_from_the_python_shape() {
+    // 2024-01-01 (a Monday, day 19723) .. 2024-01-10, one row per day, two on the 3rd.
+    let days: Vec<i32> = (19_723..19_733).chain([19_725]).collect();
+    let dates = Column::new("d".into(), days).cast(&DataType::Date).unwrap();
+    let daily = HistogramOptions::default().bins(Bins::every("1d"));
+    let out = histogram_frame(&dates, None, &daily).unwrap();
+    assert_eq!(counts_u64(&out), vec![1, 1, 2, 1, 1, 1, 1, 1, 1, 1]);
+    assert_eq!(out.column("bin_start").unwrap().dtype(), &DataType::Date);
+    let weekly: HistogramOptions = serde_json::from_str(r#"{"bins": {"every": "1w"}}"#).unwrap();
+    assert_eq!(weekly.bins, Bins::every("1w"));
+    assert_eq!(
+        counts_u64(&histogram_frame(&dates, None, &weekly).unwrap()),
+        vec![8, 3]
+    );
+    let floats = Column::new("x".into(), [0.5, 1.5]);
+    let message = histogram_frame(&floats, None, &daily)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("`Bins::every(\"1d\")` names time bins"),
+        "{message}"
+    );
+}

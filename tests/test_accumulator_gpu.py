@@ -69,3 +69,26 @@ def test_statistics_and_conversions_of_a_gpu_fill_equal_the_cpu_ones(gpu: None) 
         )
     bh = pytest.importorskip("boost_histogram")
     np.testing.assert_array_equal(bh.Histogram(on_gpu).values(flow=True), on_cpu.values(flow=True))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint64"])
+def test_the_one_pass_flow_of_cupy_columns_equals_the_host_fill(gpu: None, dtype: str) -> None:
+    # Issue 35: one column in GPU memory is classified in one read (packed codes per block of
+    # 2**20 rows, and a tail): several blocks, NaN, values on and past both edges.
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(7)
+    n = 3 * (1 << 20) + 12_345
+    if dtype.startswith("float"):
+        x = rng.normal(0.5, 0.4, n).astype(dtype)
+        x[::1001] = np.nan
+        x[:4] = [0.0, 1.0, np.nextafter(np.float32(0), -1), np.nextafter(np.float32(1), 2)]
+    else:
+        x = rng.integers(0, 300, n).astype(dtype)
+    lo, hi = (0.0, 1.0) if dtype.startswith("float") else (10.0, 250.0)
+    on_gpu = gh.Histogram(333, range=(lo, hi)).fill(cp.asarray(x))
+    on_cpu = gh.Histogram(333, range=(lo, hi), device="cpu").fill(x)
+    assert on_gpu == on_cpu and on_gpu.flow == on_cpu.flow
+    assert on_gpu.flow.nan + on_gpu.flow.underflow + on_gpu.flow.overflow > 0
+    from polars_gpu_hist import _fill
+
+    assert not _fill._PACKED_FLOW_FAILED, "the one-pass flow ran, not the general path"

@@ -5,6 +5,7 @@ command line; counts equal numpy's on the non-null values."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 
 import numpy as np
@@ -206,3 +207,28 @@ def test_where_keeps_the_rows_of_a_sql_predicate(flights, capsys) -> None:
     assert main([str(path), "-c", "dep_delay", "-b", "8", "--where", "carrier = 'AA'"]) == 0
     n = frame.filter(pl.col("carrier") == "AA").height
     assert f"{n:,} rows:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("every", ["1w", "1mo", "1d"])
+def test_time_bins_of_csv_timestamps_on_the_cli_and_scan(flights, every: str, capsys) -> None:
+    """`-c time_hour --bins 1w`: the parsed timestamps binned as dt.truncate groups them."""
+    path, values = flights
+    stamps = pl.Series("t", values["time_hour"]).cast(pl.Datetime("us"))
+    expected = stamps.dt.truncate(every).value_counts(sort=True, name="n").sort("t")
+    h = gh.histogram_scan(path, "time_hour", every)
+    frame = h.to_frame().filter(pl.col("count") > 0)
+    assert frame["bin_start"].to_list() == expected["t"].to_list()
+    assert frame["count"].to_list() == expected["n"].to_list()
+    assert main([str(path), "-c", "time_hour", "--bins", every, "--all-bins"]) == 0
+    out = capsys.readouterr().out
+    # `[2013-01-07 00:00:00, 2013-01-14 00:00:00)  12  ###`: edges with spaces, then the count.
+    counts = [int(m.group(1)) for m in re.finditer(r"^[\[(][^\])]*[\])]\s+(\d+)", out, re.M)]
+    assert [c for c in counts if c] == expected["n"].to_list()
+    assert f"{ROWS:,} rows: {ROWS:,} counted" in out
+
+
+def test_time_bins_errors_on_the_cli(flights) -> None:
+    path, _ = flights
+    assert_usage_error(run_cli(str(path), "-c", "dep_delay", "--bins", "1w"), "time bins", "Int64")
+    assert_usage_error(run_cli(str(path), "-c", "time_hour", "--bins", "0d"), "is zero")
+    assert_usage_error(run_cli(str(path), "-c", "time_hour", "--bins", "1x"), "time bins", "1mo")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import pickle
 
 import numpy as np
 import polars as pl
@@ -106,3 +107,136 @@ def test_dask_errors_are_clear() -> None:
         ghd.histogram(pl.Series([1.0]), bins=3, range=(0, 1))
     # The same graph runs on any scheduler.
     assert ghd.histogram(x, bins=2, range=(0, 1)).compute().counts.tolist() == [10, 0]
+
+
+def test_dask_histogramdd_of_an_array_chunked_both_ways_equals_numpy(client) -> None:
+    rng = np.random.default_rng(11)
+    n = 30_000
+    x = rng.normal(0, 1, (n, 3))
+    x[::97, 1] = np.nan
+    w = rng.integers(0, 4, n).astype(np.float64)
+    chunks = (random_splits(rng, n, 6), (2, 1))  # columns split too: rechunked to whole rows
+    darr = da.from_array(x, chunks=chunks)
+    bins = [5, np.array([-2.0, -0.5, 0.0, 3.0]), 4]
+    rng_ = [(-1, 1), None, (-3, 3)]
+    got = ghd.histogramdd(darr, bins=bins, range=rng_, split_every=2).compute()
+    keep = ~np.isnan(x).any(axis=1)
+    expected, edges = np.histogramdd(x[keep], bins=[5, bins[1], 4], range=[(-1, 1), None, (-3, 3)])
+    np.testing.assert_array_equal(got.counts, expected, strict=False)
+    for mine, theirs in zip(got.edges, edges):
+        np.testing.assert_array_equal(mine, theirs)
+    assert got.flow.nan == int((~keep).sum()) and got.flow.rows == n
+    weighted = ghd.histogramdd(
+        darr, bins=bins, range=rng_, weights=da.from_array(w, chunks=5000)
+    ).compute()
+    expected, _ = np.histogramdd(x[keep], bins=[5, bins[1], 4], range=rng_, weights=w[keep])
+    np.testing.assert_array_equal(weighted.counts, expected)
+    squares, _ = np.histogramdd(x[keep], bins=[5, bins[1], 4], range=rng_, weights=w[keep] ** 2)
+    np.testing.assert_array_equal(weighted.variances(), squares)
+
+
+def test_dask_histogramdd_of_dataframe_columns_equals_numpy(client) -> None:
+    rng = np.random.default_rng(12)
+    n = 20_000
+    frame = pd.DataFrame({"x": rng.random(n), "y": rng.random(n), "w": rng.random(n)})
+    ddf = dd.from_pandas(frame, npartitions=5)
+    got = ghd.histogramdd(ddf[["x", "y"]], bins=[3, 4], range=[(0, 1), (0, 1)]).compute()
+    expected, *_ = np.histogramdd(frame[["x", "y"]].to_numpy(), bins=[3, 4], range=[(0, 1)] * 2)
+    np.testing.assert_array_equal(got.counts, expected, strict=False)
+    assert [a.name for a in got.axes] == ["x", "y"]
+
+
+def test_dask_float32_partitions_bin_with_float32_edges_and_keep_the_flow(client) -> None:
+    rng = np.random.default_rng(13)
+    x = rng.normal(0.5, 0.5, 50_000).astype(np.float32)
+    x[::101] = np.nan
+    got = ghd.histogram(da.from_array(x, chunks=7_000), bins=1000, range=(0.1, 0.9)).compute()
+    whole = gh.Histogram(1000, range=(0.1, 0.9)).fill(x)
+    assert got == whole and got.flow == whole.flow
+    expected, edges = np.histogram(x[~np.isnan(x)], bins=1000, range=(0.1, 0.9))
+    np.testing.assert_array_equal(got.counts, expected, strict=False)
+    np.testing.assert_array_equal(got.edges, edges.astype(np.float64))
+
+
+def test_dask_partials_of_dtypes_numpy_bins_differently_are_refused() -> None:
+    from polars_gpu_hist import _dask_tasks as tasks
+
+    kwargs = {"bins": 4, "range": (0, 1), "closed": "left", "weights": False, "device": "cpu"}
+    spec = tasks.Spec(kwargs, "test-mixed-dtypes")
+    f32 = tasks.fill(spec, np.array([0.5], np.float32), None, "column")
+    f64 = tasks.fill(spec, np.array([0.5]), None, "column")
+    i64 = tasks.fill(spec, np.array([0, 1]), None, "column")
+    assert tasks.finish(spec, tasks.merge(f64, i64)).counts.tolist() == [1, 0, 1, 1]
+    with pytest.raises(ValueError, match=r"[Ff]loat32"):
+        tasks.finish(spec, tasks.merge(f32, f64))
+
+
+def test_dask_weighted_series_and_the_threaded_scheduler_equal_numpy() -> None:
+    rng = np.random.default_rng(14)
+    frame = pd.DataFrame({"x": rng.random(10_000), "w": rng.random(10_000)})
+    frame.loc[::7, "w"] = np.nan  # a NaN weight is summed as numpy sums it
+    ddf = dd.from_pandas(frame, npartitions=9)
+    with dask.config.set(scheduler="threads"):
+        got = ghd.histogram(ddf["x"], bins=50, range=(0, 1), weights=ddf["w"]).compute()
+    expected, _ = np.histogram(frame["x"], bins=50, range=(0, 1), weights=frame["w"])
+    np.testing.assert_array_equal(got.counts, expected)
+
+
+@pytest.mark.parametrize("weights", [None, "w"])
+def test_dask_by_groups_equal_polars_on_the_whole_frame(client, weights: str | None) -> None:
+    rng = np.random.default_rng(15)
+    n = 20_000
+    frame = pd.DataFrame(
+        {
+            "x": rng.normal(0.5, 0.3, n),
+            "g": rng.choice(np.array(["a", "b", "c", None], dtype=object), n),
+            "k": rng.integers(0, 3, n),
+            "w": rng.integers(0, 5, n).astype(np.float64),
+        }
+    )
+    # Groups that first appear in later partitions, and one only in the last.
+    frame.loc[: n // 2, "k"] = 0
+    frame.loc[n - 5 :, "g"] = "late"
+    ddf = dd.from_pandas(frame, npartitions=6)
+    got = ghd.histogram(
+        ddf, "x", bins=8, range=(0, 1), weights=weights, by=["g", "k"], split_every=2
+    ).compute()
+    whole = pl.from_pandas(frame, nan_to_null=False)
+    expected = whole.select(
+        gh.histogram_expr("x", 8, range=(0, 1), weights=weights, by=["g", "k"])
+    ).unnest("x")
+    assert got.equals(expected), (got, expected)
+
+
+def test_dask_histogramdd_and_by_errors_are_clear() -> None:
+    ddf = dd.from_pandas(pd.DataFrame({"x": [1.0], "g": [1]}), npartitions=1)
+    with pytest.raises(ValueError, match="by= takes a Dask DataFrame and `column`"):
+        ghd.histogram(ddf["x"], bins=3, range=(0, 1), by="g")
+    with pytest.raises(KeyError, match="no column 'h'"):
+        ghd.histogram(ddf, "x", bins=3, range=(0, 1), by="h")
+    with pytest.raises(ValueError, match="needs `range"):
+        ghd.histogram(ddf, "x", bins=3, by="g")
+    with pytest.raises(ValueError, match="2 axes; the data has 3 columns"):
+        ghd.histogramdd(da.zeros((4, 3)), bins=[2, 2], range=[(0, 1), (0, 1)])
+    with pytest.raises(ValueError, match=r"\(n, d\) Dask Array"):
+        ghd.histogramdd(da.zeros(4), bins=2, range=[(0, 1)])
+    with pytest.raises(ValueError, match="`split_every`"):
+        ghd.histogram(da.zeros(4), bins=2, range=(0, 1), split_every=1)
+
+
+def test_dask_result_keeps_the_device_and_empty_partitions_add_nothing() -> None:
+    from polars_gpu_hist import _dask_tasks as tasks
+
+    x = da.from_array(np.array([0.1, 0.2, 0.9]), chunks=((0, 2, 0, 1),))
+    empty = da.from_array(np.array([], np.float32), chunks=((0, 0),))
+    with dask.config.set(scheduler="threads"):
+        cases = [
+            (x, "auto", [2, 1], "Float64"),
+            (x, "cpu", [2, 1], "Float64"),
+            (empty, "gpu", [0, 0], "Float32"),
+        ]
+        for data, device, counts, dtype in cases:
+            got = ghd.histogram(data, bins=2, range=(0, 1), device=device).compute()
+            assert got.counts.tolist() == counts
+            assert pickle.loads(got._native.to_bytes())["device"] == tasks._device_state(device)
+            assert got._native.dtypes == [dtype]

@@ -7,6 +7,8 @@ file also runs (``run()``), so the calls are right at run time too.
 
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 import polars as pl
 
@@ -59,6 +61,13 @@ def run() -> pl.DataFrame:
     text: str = plot.bars(results[0], width=20, closed="left")
     assert counts.sum() == 102 and scanned.counts.sum() == 101 and plan and text
     assert isinstance(usable, bool) and per_group.height == 2 and frame.height == 5
+    times = pl.datetime_range(dt.datetime(2024, 3, 1), dt.datetime(2024, 4, 30), "5h", eager=True)
+    times = times.alias("t")
+    weekly: pl.DataFrame = gh.histogram(times, "1w", device="cpu")
+    hourly: pl.Expr = gh.histogram_expr("t", bins=dt.timedelta(hours=6), by="g")
+    per_axis = gh.histogramdd(times, times.dt.hour().alias("hour"), bins=["1mo", 24])
+    assert weekly.height == 10 and per_axis.height == 2 * 24
+    assert pl.DataFrame({"t": times, "g": times.dt.weekday()}).select(hourly).height > 0
     return results[3].unnest("x")
 
 

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polars_gpu_hist import Histogram, histogram_scan, plot
+from polars_gpu_hist import Histogram, _args, histogram_scan, plot
 from polars_gpu_hist._args import BIN_RULES
 from polars_gpu_hist._csv import CSV_NULL_VALUES, TextColumnError, csv_hint, text_column_error
 from polars_gpu_hist._scan import is_csv, scan_source
@@ -86,9 +86,13 @@ def close(word: str, options: Any) -> str | None:
 
 
 def bins_arg(text: str) -> int | str | list[float]:
-    """``--bins``: a number of equal bins, comma-separated edges, or a rule (numpy's
-    estimators, or ``integer``)."""
-    if text in BIN_RULES:
+    """``--bins``: a number of equal bins, comma-separated edges, a rule (numpy's estimators,
+    or ``integer``), or time bins (a Polars duration such as ``1h``, ``1w``, ``1mo``)."""
+    if text in BIN_RULES or _args.is_time_bins(text):
+        try:
+            _args.bins(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
         return text
     if "," not in text:
         try:
@@ -96,8 +100,8 @@ def bins_arg(text: str) -> int | str | list[float]:
         except ValueError:
             guess = close(text, BIN_RULES)
             raise argparse.ArgumentTypeError(
-                f"{text!r} is neither a number of bins, comma-separated edges nor a rule "
-                f"(e.g. 20, -50,0,50 or one of {', '.join(BIN_RULES)})"
+                f"{text!r} is neither a number of bins, comma-separated edges, a rule nor time "
+                f"bins (e.g. 20, -50,0,50, one of {', '.join(BIN_RULES)}, or 1h, 1d, 1w, 1mo)"
                 + (f"; did you mean {guess}?" if guess else "")
             ) from None
         if count < 1:
@@ -211,8 +215,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=bins_arg,
         help="number of equal bins, comma-separated edges such as -50,0,50, or a rule: "
         "numpy's estimators auto, fd, doane, scott, stone, rice, sturges, sqrt, or integer "
-        "(one bin per integer); auto, fd, doane, scott and stone read the column into memory "
-        "(default 20)",
+        "(one bin per integer), or time bins of a date/time column: a Polars duration such as "
+        "1h, 1d, 1w, 1mo, 1q, 1y or 90m (calendar bins in the column's time zone); auto, fd, "
+        "doane, scott, stone and time bins read the column into memory (default 20)",
     )
     p.add_argument("-r", "--range", nargs=2, type=float, metavar=("MIN", "MAX"))
     p.add_argument("-w", "--weights", help="column of weights")

@@ -10,6 +10,7 @@ import builtins
 import datetime as dt
 import math
 import operator
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, SupportsFloat, SupportsIndex, TypeVar, Union, cast
@@ -21,6 +22,7 @@ from polars_gpu_hist._options import (
     BinRule,
     Bins,
     CommonKwargs,
+    EveryBins,
     FamilyName,
     HistogramDdKwargs,
     HistogramKwargs,
@@ -38,11 +40,17 @@ BIN_RULES = (*ESTIMATORS, "integer")
 # An edge: a number (numpy scalars too) or, for temporal columns, a date, datetime or duration.
 # Not `Any`: a string is an iterable too, and `bins="ten"` must not type-check.
 Edge = Union[SupportsFloat, dt.date, dt.timedelta]
-BinsArg = Union[SupportsIndex, BinRule, Iterable[Edge]]
+# Time bins as type checkers see them: the usual Polars durations (any other duration string,
+# "90m" or "1d12h", works at run time; a timedelta or `pl.duration(...)` types any width).
+TimeBins = Literal[
+    "1s", "1m", "5m", "10m", "15m", "30m", "1h", "2h", "3h", "6h", "12h", "1d", "2d", "7d",
+    "1w", "2w", "1mo", "3mo", "6mo", "1q", "1y",
+]  # fmt: skip
+BinsArg = Union[SupportsIndex, BinRule, TimeBins, dt.timedelta, pl.Expr, Iterable[Edge]]
 RangeArg = Union[tuple[Edge, Edge], Iterable[Edge], None]
 # n-D: one count or rule for every dimension, or one entry per dimension (a flat list of numbers
 # is not one: it would read as one entry per dimension).
-DdBinsArg = Union[SupportsIndex, BinRule, Sequence[BinsArg]]
+DdBinsArg = Union[SupportsIndex, BinRule, TimeBins, dt.timedelta, Sequence[BinsArg]]
 DdRangeArg = Union[Sequence[RangeArg], None]
 # Polars' `Expr.hist` edges: numbers (a list, Series or array) or an expression. Not a column
 # name: `bins="ten"` must not type-check.
@@ -149,17 +157,20 @@ def _numpy() -> Any:
 
 
 def bins(value: Any, repeated_edges: bool = False) -> Bins:
-    """`bins`: a positive count, a rule's name, or a sequence of edges (strictly increasing, or
-    with `repeated_edges` never decreasing, as numpy takes them)."""
+    """`bins`: a positive count, a rule's name, time bins (a Polars duration string, a
+    timedelta or a Polars duration), or a sequence of edges (strictly increasing, or with
+    `repeated_edges` never decreasing, as numpy takes them)."""
     if isinstance(value, bool):
         raise TypeError(f"`bins` must be an int, a rule name or a sequence of edges, got {value!r}")
     if isinstance(value, str):
         if value in BIN_RULES:
             return cast(BinRule, value)
-        names = ", ".join(repr(r) for r in BIN_RULES)
         if value.strip().lstrip("+-").replace(".", "", 1).isdigit():
             raise TypeError(f"`bins` must be a number, not the string {value!r}")
-        raise ValueError(f"`bins` names no rule: {value!r}; use one of {names}")
+        return every(value)
+    duration = _duration_text(value)
+    if duration is not None:
+        return every(duration)
     try:
         count = operator.index(value)
     except TypeError:
@@ -188,6 +199,75 @@ def bins(value: Any, repeated_edges: bool = False) -> Bins:
     edges = [scalar(edge, f"`bins` edge {i}") for i, edge in enumerate(value)]
     _check_edges(edges, repeated_edges)
     return edges
+
+
+# A Polars duration string: number-unit pairs, as `pl.datetime_range`'s `interval` takes them.
+_DURATION = re.compile(r"(?:\d+(?:ns|us|ms|mo|s|m|h|d|w|q|y))+")
+_TIME_BINS_HELP = (
+    'give a positive Polars duration such as "1h", "90m", "1d", "1w", "1mo", "1q" or "1y" '
+    "(units ns, us, ms, s, m, h, d, w, mo, q, y), or a timedelta"
+)
+
+
+def every(text: str) -> EveryBins:
+    """Time bins of a Polars duration string, checked here; the plugin checks them against
+    the column's dtype (time bins need a Date, Datetime or Duration column)."""
+    if text.startswith("-") and _DURATION.fullmatch(text[1:]):
+        raise ValueError(f"`bins={text!r}` is negative: {_TIME_BINS_HELP}")
+    if not _DURATION.fullmatch(text):
+        names = ", ".join(repr(r) for r in BIN_RULES)
+        raise ValueError(
+            f"`bins` names no rule and no duration: {text!r}; use one of {names}, or time bins: "
+            + _TIME_BINS_HELP
+        )
+    if not any(int(n) for n in re.findall(r"\d+", text)):
+        raise ValueError(f"`bins={text!r}` is zero: {_TIME_BINS_HELP}")
+    if any(len(n) > 12 for n in re.findall(r"\d+", text)):
+        raise ValueError(f"`bins={text!r}` has a number too large for a duration")
+    return {"every": text}
+
+
+def is_time_bins(value: Any) -> bool:
+    """Whether `bins` asks for time bins (a duration string, negative or zero ones too, which
+    `bins` refuses; a timedelta; a Polars duration)."""
+    if isinstance(value, str):
+        return value not in BIN_RULES and bool(_DURATION.fullmatch(value.lstrip("-")))
+    return _duration_text(value) is not None
+
+
+def _duration_text(value: Any) -> str | None:
+    """A timedelta, numpy timedelta64 or Polars duration (an expression such as
+    ``pl.duration(weeks=1)``) as a Polars duration string: whole days stay calendar days, as
+    ``pl.datetime_range`` reads a timedelta. ``None`` for anything else."""
+    if isinstance(value, pl.Expr):
+        try:
+            series = pl.select(value).to_series()
+        except pl.exceptions.PolarsError:
+            return None
+        if series.dtype != pl.Duration or series.len() != 1 or series.null_count():
+            return None
+        value = series.item()
+    np = _numpy()
+    if np is not None and isinstance(value, np.timedelta64):
+        if np.isnat(value):
+            raise ValueError("`bins` is NaT: give a positive duration")
+        unit, count = np.datetime_data(value.dtype)
+        names = {"Y": "y", "M": "mo", "W": "w", "D": "d", "h": "h", "m": "m", "s": "s"}
+        names.update({"ms": "ms", "us": "us", "ns": "ns"})
+        if unit not in names:
+            raise ValueError(f"`bins` is in numpy unit {unit!r}, which Polars has no duration for")
+        amount = int(value.astype("int64")) * count
+        if amount <= 0:
+            raise ValueError(
+                f"`bins` must be a positive duration, got {value!r}: {_TIME_BINS_HELP}"
+            )
+        return f"{amount}{names[unit]}"
+    if not isinstance(value, dt.timedelta):
+        return None
+    if value <= dt.timedelta(0):
+        raise ValueError(f"`bins` must be a positive duration, got {value!r}: {_TIME_BINS_HELP}")
+    parts = [(value.days, "d"), (value.seconds, "s"), (value.microseconds, "us")]
+    return "".join(f"{n}{unit}" for n, unit in parts if n)
 
 
 def _plain(value: Scalar) -> tuple[str, float] | None:
@@ -394,7 +474,7 @@ def histogram_kwargs(
 def _check_flow_bins(per_dim: list[Bins]) -> None:
     """With ``flow=True`` each axis gets two more bins: the cells, flow bins included, must fit
     the limit (rules are checked where the data resolves them)."""
-    sizes = [b if isinstance(b, int) else len(b) - 1 for b in per_dim if not isinstance(b, str)]
+    sizes = [b if isinstance(b, int) else len(b) - 1 for b in per_dim if isinstance(b, (int, list))]
     if len(sizes) != len(per_dim):
         return
     cells = math.prod(n + 2 for n in sizes)
@@ -419,7 +499,7 @@ def dd_kwargs(
     repeated_edges: bool = False,
 ) -> HistogramDdKwargs:
     """The plugin's kwargs for `histogramdd`: one `bins` (and `range`) per dimension."""
-    if isinstance(bins_, (str, bytes, bool)) or _is_count(bins_):
+    if isinstance(bins_, (str, bytes, bool, dt.timedelta, pl.Expr)) or _is_count(bins_):
         per_dim = [bins(bins_, repeated_edges)] * dims
     else:
         if isinstance(bins_, (dict, set)) or not isinstance(bins_, Iterable):

@@ -88,6 +88,11 @@ def _plain(value: Any, what: str) -> float:
 
 
 def numbers(bins: Any, what: str) -> int | list[float]:
+    if isinstance(bins, dict):  # time bins
+        raise ValueError(
+            f"bins={bins['every']!r} (time bins) needs the data: a Histogram's binning is fixed "
+            "before its first fill; give edges (e.g. `pl.datetime_range(..., eager=True)`)"
+        )
     if isinstance(bins, str):
         raise ValueError(
             f"bins={bins!r} needs the data: a Histogram's binning is fixed before its first "

@@ -100,13 +100,16 @@ def histogram_expr(
         The column: a name or an expression.
     bins
         The number of equal-width bins over ``range`` (or over the [min, max] of the column's
-        valid values); a sequence of strictly increasing edges (numbers, or dates, datetimes,
-        durations for temporal columns); one of numpy's estimators ``"auto"``, ``"fd"``,
-        ``"doane"``, ``"scott"``, ``"stone"``, ``"rice"``, ``"sturges"``, ``"sqrt"``; or
-        ``"integer"``: one bin per integer (integer and temporal columns).
+        valid values); strictly increasing edges (numbers, or dates, datetimes, durations for
+        temporal columns); numpy's estimators ``"auto"``, ``"fd"``, ``"doane"``, ``"scott"``,
+        ``"stone"``, ``"rice"``, ``"sturges"``, ``"sqrt"``; ``"integer"``: one bin per integer
+        (integer and temporal columns); or time bins of a temporal column: a Polars duration
+        (``"1h"``, ``"90m"``, ``"1w"``, ``"1mo"``, ``"1q"``, ``"1y"``, a ``timedelta``,
+        ``pl.duration(...)``), stepped in the column's time zone as ``pl.datetime_range``
+        steps, from ``dt.truncate``'s boundary before the data.
     range
-        ``(min, max)`` of the equal-width bins (numbers, or temporal values for temporal
-        columns; numpy float32 scalars make float32 edges, as in numpy).
+        ``(min, max)`` of the equal-width bins (numbers or temporal values; numpy float32
+        scalars make float32 edges); time bins start at min, end at the first edge >= max.
     weights
         A column of the same length: ``count`` becomes the sum of the weights in each bin
         (Float64). A null in either the value or its weight skips the row.
@@ -436,8 +439,8 @@ def histogramdd(
     Parameters
     ----------
     bins
-        One entry for every dimension, or one per dimension: a number of equal bins, edges, or
-        a rule (see :func:`histogram_expr`; an estimator is applied to each column alone).
+        One entry for every dimension, or one per dimension: a number of equal bins, edges, a
+        rule or time bins (see :func:`histogram_expr`; an estimator bins each column alone).
     range
         ``None``, or one ``(min, max)`` (or ``None``) per dimension for its equal bins.
     weights

@@ -165,6 +165,9 @@ class Histogram:
 def _histogram_by_report(
     values: Series, keys: Series, pickled_options: bytes
 ) -> tuple[Series, str]: ...
+def _histogram_report(
+    values: Series, pickled_options: bytes, weights: Series | None = None
+) -> tuple[Series, str]: ...
 def _proof_walks(
     bins: int, range: tuple[float, float], dtype: str, range_type: str
 ) -> tuple[tuple[bool, float], tuple[bool, float]] | None: ...

@@ -43,8 +43,17 @@ class TemporalScalar(TypedDict):
 Scalar = Union[float, ExactInt, Float32Scalar, Float64Scalar, TemporalScalar]
 # `BinRule`: numpy's estimators and one bin per integer, by the names users give.
 BinRule = Literal["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt", "integer"]
-# `Bins` (untagged): a count, explicit edges, or a rule.
-Bins = Union[int, list[Scalar], BinRule]
+
+
+@final
+class EveryBins(TypedDict):
+    """Time bins: a Polars duration string such as ``"1w"`` (`Bins::Every`)."""
+
+    every: str
+
+
+# `Bins` (untagged): a count, explicit edges, a rule, or time bins.
+Bins = Union[int, list[Scalar], BinRule, EveryBins]
 # `range`: `(min, max)` or none.
 Range = Union[tuple[Scalar, Scalar], None]
 ClosedName = Literal["left", "right"]

@@ -15,6 +15,7 @@ from typing import Any, Literal, SupportsIndex, TextIO, Union, cast
 import polars as pl
 
 from polars_gpu_hist import BinsArg, Closed, Device, RangeArg, _args, _internal, _options
+from polars_gpu_hist import _scan_memory as in_memory
 from polars_gpu_hist import _scan_passes as passes
 from polars_gpu_hist._accumulator import Histogram
 from polars_gpu_hist._binning import number_range
@@ -158,7 +159,9 @@ def histogram_scan(
         extremes, found in a first streaming pass (the data is read twice, memory stays
         bounded). ``"auto"``, ``"fd"``, ``"doane"``, ``"scott"`` and ``"stone"`` need every
         value (percentiles, moments): the column is read once, into memory, **so it must fit
-        there**. Estimators refuse ``weights`` (``TypeError``), as numpy does.
+        there**. Estimators refuse ``weights`` (``TypeError``), as numpy does. Time bins of a
+        temporal column (``"1h"``, ``"1w"``, ``"1mo"``, a ``timedelta``: see
+        :func:`histogram_expr`) read it into memory too.
     range
         ``(min, max)`` of the equal bins, or ``"auto"`` for the [min, max] of the column's
         valid values as numpy takes it (NaN, nulls and rows with null weights left out; float32
@@ -298,11 +301,15 @@ def _scan_histogram(
         selected = lf.select(column if weights in (None, column) else [column, weights])
         return selected.collect_batches(chunk_size=chunk_size, maintain_order=False)
 
+    if _args.is_time_bins(bins):
+        in_memory.check_time_bins(bins, range, weights, schema[column])
+        values = _read_column(batches, column, schema[column], new_bar())
+        return in_memory.time_bins(values, bins, cast(RangeArg, range), closed, device)
     if isinstance(bins, str):
         rule, span = _check_rule(bins, range, weights, schema, column)
         if rule in IN_MEMORY_RULES:
             values = _read_column(batches, column, schema[column], new_bar())
-            return _in_memory(values, rule, span, closed, device)
+            return in_memory.estimator(values, rule, span, closed, device)
         hist, check = _streamed_rule(
             lf, source, rule, span, schema, column, weights, closed, device
         )
@@ -491,24 +498,6 @@ def _read_column(
         # An empty file: numpy's answer for an empty column of its dtype, not of Null.
         return pl.Series(column, [], dtype=dtype)
     return pl.concat(parts, rechunk=False)
-
-
-def _in_memory(
-    values: pl.Series, rule: _options.BinRule, range: RangeArg, closed: Closed, device: Device
-) -> Histogram:
-    """The histogram of an estimator that needs every value, over the column in memory: the
-    bin count the expression finds (numpy's), then one fill."""
-    from polars_gpu_hist import histogram
-
-    pair = number_range(range)
-    bins = histogram(values, rule, range=pair, device=device).height
-    if pair is not None:
-        return Histogram(bins, range=pair, closed=closed, device=device).fill(values)
-    first = passes.first_pass(values.to_frame().lazy(), values.name, values.dtype, None)
-    hist = Histogram._from_data_range(
-        bins, first.value(), closed=closed, weights=False, device=device
-    )
-    return hist.fill(values)
 
 
 def _fill_empty(hist: Histogram, schema: pl.Schema, column: str, weights: str | None) -> None:

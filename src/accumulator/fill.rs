@@ -34,12 +34,13 @@ impl Histogram {
         let resolved = self.binnings_for(&dtypes, kind)?;
         let specs = self.specs_with(&resolved);
         let weights = weights.map(|w| weights_f64(len, w)).transpose()?;
-        let counts = self.count(&specs, host_rows(&sample, weights.as_ref())?)?;
+        let placement = self.placement();
+        let counts = self.count(&specs, host_rows(&sample, weights.as_ref())?, &placement)?;
         let squares = match &weights {
             Some(w) if self.squares.is_some() => {
                 let w = w.f64()?;
                 let squared = (w * w).into_series();
-                Some(self.count(&specs, host_rows(&sample, Some(&squared))?)?)
+                Some(self.count(&specs, host_rows(&sample, Some(&squared))?, &placement)?)
             }
             _ => None,
         };
@@ -80,10 +81,11 @@ impl Histogram {
                 len,
             })
         };
-        let counts = self.count(&specs, device_rows(weights.map(|w| w.values)))?;
+        let placement = self.placement();
+        let counts = self.count(&specs, device_rows(weights.map(|w| w.values)), &placement)?;
         let squares = match weights {
             Some(w) if self.squares.is_some() => {
-                Some(self.count(&specs, device_rows(Some(w.squares)))?)
+                Some(self.count(&specs, device_rows(Some(w.squares)), &placement)?)
             }
             _ => None,
         };
@@ -92,20 +94,23 @@ impl Histogram {
         Ok(())
     }
 
+    /// Where this histogram counts, with the settings the environment gives now (once a fill).
     fn placement(&self) -> Placement {
-        Placement {
-            device: self.options.device,
-            kernel: self.options.kernel,
-        }
+        Placement::asked(self.options.device, self.options.kernel)
     }
 
-    fn count(&self, specs: &[&BinSpec], rows: Rows<'_>) -> HistResult<Counts> {
+    fn count(
+        &self,
+        specs: &[&BinSpec],
+        rows: Rows<'_>,
+        placement: &Placement,
+    ) -> HistResult<Counts> {
         let axes = specs
             .iter()
             .map(|s| Ok(job::Axis::bins(s.try_clone()?, false)))
             .collect::<HistResult<_>>()?;
         let job = Job::new(axes, rows)?;
-        Ok(engine::count(&job, self.placement())?.0)
+        Ok(engine::count(&job, placement)?.0)
     }
 }
 

@@ -77,6 +77,7 @@ pub(crate) fn resolve_axis(
     weighted: bool,
     data: &dyn AxisData,
 ) -> HistResult<BinSpec> {
+    let given_range = range;
     let exact_range = integer_range(range, dtype)?;
     let range = range_for(range, dtype)?;
     let binning = match bins {
@@ -95,6 +96,7 @@ pub(crate) fn resolve_axis(
         Bins::Rule(BinRule::Integer) => {
             integer_edges(range.map(|r| (r.lo, r.hi)), exact_range, kind, dtype, data)?
         }
+        Bins::Every(every) => super::time_bins::time_edges(&every.every, given_range, dtype, data)?,
         &Bins::Rule(rule) => {
             if weighted {
                 let estimator = rule
@@ -105,9 +107,9 @@ pub(crate) fn resolve_axis(
             Binning::Count(data.estimate(rule, range.map(|r| (r.lo, r.hi)), kind)?)
         }
     };
-    // An integer rule names its edges itself: the range is in them already.
+    // An integer rule and time bins name their edges themselves: the range is in them already.
     let range = match bins {
-        Bins::Rule(BinRule::Integer) => None,
+        Bins::Rule(BinRule::Integer) | Bins::Every(_) => None,
         _ => range,
     };
     match flavour {
@@ -185,7 +187,8 @@ fn integer_edges(
         let hint = match dtype {
             DataType::Datetime(unit, _) | DataType::Duration(unit) => format!(
                 " (a {} column counts one bin per {unit}; for hourly, daily or monthly bins give \
-                 edges, e.g. `bins=pl.datetime_range(start, end, \"1h\", eager=True)`)",
+                 time bins such as `bins=\"1h\"`, `\"1d\"` or `\"1mo\"`, or truncate the \
+                 column first with `.dt.truncate(\"1h\")`)",
                 dtype::name(dtype)
             ),
             _ => String::new(),

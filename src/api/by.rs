@@ -146,12 +146,9 @@ pub(crate) fn histogram_by_with_report(
             Axis::bins(spec, options.flow),
         ];
         let job = Job::new(axes, Rows::Host(rows))?;
-        let placement = Placement {
-            device: options.device,
-            kernel: options.kernel,
-        };
+        let placement = Placement::asked(options.device, options.kernel);
         let resolved = clock.lap();
-        let (counts, report) = engine::count(&job, placement)?;
+        let (counts, report) = engine::count(&job, &placement)?;
         if matches!(&job.axes[0].rule, Rule::Groups(g) if g.keys.strayed()) {
             // The first rows did not show every key: these counts are not the answer.
             strayed = Some(grouped + resolved + clock.lap());
@@ -175,7 +172,7 @@ pub(crate) fn histogram_by_with_report(
             ),
         ];
         let series = output::to_struct(values.name().clone(), &out, counts, options.density)?;
-        let mut report = report.between(resolved, clock.lap());
+        let mut report = report.between(resolved, ("output", clock.lap()));
         report.phases.insert(0, ("groups", combined + grouped));
         if let Some(ms) = strayed {
             report

@@ -11,7 +11,7 @@ use crate::api::axes::{histogram_axis, resolve_axis, AxisData, EdgeOrder, Flavou
 use crate::api::histdd::check_dims;
 use crate::bins::{BinSpec, Extremes};
 use crate::dtype::DType;
-use crate::engine::{self, Backend, Placement, Report};
+use crate::engine::{self, Placement, Report};
 use crate::error::{HistError, HistResult};
 use crate::gpu::{self, DeviceCounts, Gpu};
 use crate::job::{Axis, DeviceColumn, DeviceRows, Job, Rows};
@@ -245,7 +245,7 @@ fn job_dd(
 }
 
 fn placement(device: Device, kernel: Option<gpu::Family>) -> Placement {
-    Placement { device, kernel }
+    Placement::asked(device, kernel)
 }
 
 /// The histogram of an array in GPU memory (optionally weighted by a float64 array of the same
@@ -261,12 +261,12 @@ pub fn histogram_device(
     let stream = gpu.stream_after_default()?;
     let job = job_1d(gpu, &stream, values, weights, options)?;
     let resolve = clock.lap();
-    let (counts, report) = engine::count(&job, placement(options.device, options.kernel))?;
+    let (counts, report) = engine::count(&job, &placement(options.device, options.kernel))?;
     clock.lap();
     let spec = job.axes[0].spec().expect("a binned axis");
     let axes = [AxisOut::bins(spec, values.dtype.polars(), options.flow)];
     let series = output::to_struct(name.into(), &axes, counts, options.density)?;
-    Ok((series, report.between(resolve, clock.lap())))
+    Ok((series, report.between(resolve, ("output", clock.lap()))))
 }
 
 /// The n-D histogram of arrays in GPU memory (all of one dtype and length, no nulls), counted
@@ -289,7 +289,7 @@ pub fn histogramdd_device(
     let stream = gpu.stream_after_default()?;
     let job = job_dd(gpu, &stream, dims, weights, options)?;
     let resolve = clock.lap();
-    let (counts, report) = engine::count(&job, placement(options.device, options.kernel))?;
+    let (counts, report) = engine::count(&job, &placement(options.device, options.kernel))?;
     clock.lap();
     let dtype = dims[0].array.dtype.polars();
     let axes: Vec<AxisOut> = job
@@ -306,7 +306,7 @@ pub fn histogramdd_device(
         })
         .collect();
     let series = output::to_struct(names[0].into(), &axes, counts, options.density)?;
-    Ok((series, report.between(resolve, clock.lap())))
+    Ok((series, report.between(resolve, ("output", clock.lap()))))
 }
 
 /// Where the numpy drop-in's results go when their sizes are known before the bins are
@@ -342,7 +342,8 @@ pub fn histogram_into(
     let gpu = gpu::get()?;
     let stream = gpu.borrowed_stream(target.stream);
     let job = job_1d(gpu, &stream, values, weights, options)?;
-    fill(gpu, &stream, job, options.kernel, target, &clock)
+    let placement = placement(options.device, options.kernel);
+    fill(gpu, &stream, job, placement, target, &clock)
 }
 
 /// `numpy.histogramdd` of device columns into `target`, queued on the caller's stream.
@@ -356,14 +357,16 @@ pub fn histogramdd_into(
     let gpu = gpu::get()?;
     let stream = gpu.borrowed_stream(target.stream);
     let job = job_dd(gpu, &stream, dims, weights, options)?;
-    fill(gpu, &stream, job, options.kernel, target, &clock)
+    let placement = placement(options.device, options.kernel);
+    fill(gpu, &stream, job, placement, target, &clock)
 }
 
+/// Counts `job` into the caller's arrays of `target` and makes the edges wanted beside them.
 fn fill(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
     job: Job<'static>,
-    kernel: Option<gpu::Family>,
+    placement: Placement,
     target: &Target,
     clock: &gpu::Clock,
 ) -> HistResult<Filled> {
@@ -380,8 +383,8 @@ fn fill(
     for (ptr, _) in target.edges.iter().flatten() {
         gpu.check_readable(*ptr, "the edges' array")?;
     }
-    let mut phases = vec![("resolve", clock.lap())];
-    let run = gpu::queue(gpu, stream, &job, kernel, target.counts, clock)?.pending();
+    let resolve = clock.lap();
+    let report = engine::count_into(&job, &placement, stream, target.counts, clock)?;
     let mut host_edges = Vec::with_capacity(job.axes.len());
     for (axis, want) in job.axes.iter().zip(&target.edges) {
         let spec = axis.spec().expect("binned axes");
@@ -391,19 +394,9 @@ fn fill(
         };
         host_edges.push((!made).then(|| spec.edges_f64()).transpose()?);
     }
-    phases.extend(run.phases);
-    phases.push(("edges", clock.lap()));
     Ok(Filled {
         host_edges,
-        report: Report {
-            backend: Backend::Gpu,
-            why: "the data is in GPU memory".into(),
-            plan: Some(run.plan),
-            route: None,
-            fallback: None,
-            kernel_ms: None,
-            phases,
-        },
+        report: report.between(resolve, ("edges", clock.lap())),
     })
 }
 
@@ -433,19 +426,13 @@ impl DeviceHistogram {
 
 /// Counts `job` into counts allocated on `stream` and waits for them.
 fn allocated(
-    gpu: &Gpu,
     stream: Arc<CudaStream>,
     job: Job<'static>,
-    kernel: Option<gpu::Family>,
+    placement: Placement,
     clock: &gpu::Clock,
 ) -> HistResult<DeviceHistogram> {
-    let mut phases = vec![("resolve", clock.lap())];
-    let counts = DeviceCounts::alloc(gpu, &stream, job.cells, job.is_weighted())?;
-    let queued = gpu::queue(gpu, &stream, &job, kernel, counts.ptr(&stream), clock)?;
-    stream
-        .synchronize()
-        .map_err(gpu::driver("running the kernels"))?;
-    let run = queued.finished(clock)?;
+    let resolve = clock.lap();
+    let (counts, report) = engine::count_on_device(&job, &placement, &stream, clock)?;
     // Moved, not cloned: millions of bins are megabytes of edges.
     let specs = job
         .axes
@@ -455,20 +442,11 @@ fn allocated(
             crate::job::Rule::Groups(_) | crate::job::Rule::Values { .. } => None,
         })
         .collect();
-    phases.extend(run.phases);
     Ok(DeviceHistogram {
         counts,
         stream,
         specs,
-        report: Report {
-            backend: Backend::Gpu,
-            why: "the data is in GPU memory".into(),
-            plan: Some(run.plan),
-            route: None,
-            fallback: None,
-            kernel_ms: run.kernel_ms,
-            phases,
-        },
+        report: report.before(resolve),
     })
 }
 
@@ -482,7 +460,12 @@ pub fn histogram_on_device(
     let gpu = gpu::get()?;
     let stream = gpu.stream_after_default()?;
     let job = job_1d(gpu, &stream, values, weights, options)?;
-    allocated(gpu, stream, job, options.kernel, &clock)
+    allocated(
+        stream,
+        job,
+        placement(options.device, options.kernel),
+        &clock,
+    )
 }
 
 /// `numpy.histogramdd` of device columns, the counts left on the device.
@@ -495,7 +478,12 @@ pub fn histogramdd_on_device(
     let gpu = gpu::get()?;
     let stream = gpu.stream_after_default()?;
     let job = job_dd(gpu, &stream, dims, weights, options)?;
-    allocated(gpu, stream, job, options.kernel, &clock)
+    allocated(
+        stream,
+        job,
+        placement(options.device, options.kernel),
+        &clock,
+    )
 }
 
 #[cfg(test)]

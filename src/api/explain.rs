@@ -5,10 +5,11 @@ use polars::prelude::DataType;
 use crate::api::axes::{histogram_axis, AxisData};
 use crate::bins::Extremes;
 use crate::dtype::{self, ValueKind};
-use crate::engine::{self, Backend, Placement, Report, Shape};
+use crate::engine::{self, Backend, Placement, Report};
 use crate::error::{HistError, HistResult};
 use crate::gpu;
-use crate::job::{row_major, Axis, ByValue, Counter};
+pub use crate::job::Location;
+use crate::job::{row_major, Axis, Outline};
 use crate::options::{BinRule, HistogramOptions};
 
 /// Stands in for data that `explain` does not have: the kernel choice does not depend on where
@@ -35,19 +36,10 @@ impl AxisData for NoData {
     }
 }
 
-/// Where the values to explain are.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Location {
-    /// A host column, copied to the GPU if it goes there.
-    Host,
-    /// A host column pinned in GPU memory (`gpu::pin`).
-    Pinned,
-    /// An array in GPU memory.
-    Device,
-}
-
 /// Which backend and kernel would histogram `rows` values of `dtype` at `location` with
-/// `options`, and why.
+/// `options`, and why: the engine's decision for the call (`engine::explain`), so the plan
+/// printed is the plan the call runs (a look at the rows aside: past shared memory, the rows a
+/// call samples may choose the global family).
 pub fn explain(
     dtype: &DataType,
     rows: u64,
@@ -55,7 +47,25 @@ pub fn explain(
     weighted: bool,
     location: Location,
 ) -> HistResult<String> {
-    let on_device = location == Location::Device;
+    let report = decision(dtype, rows, options, weighted, location)?;
+    let mut text = report.to_string();
+    if report.backend == Backend::Gpu {
+        let gpu = gpu::get()?;
+        let prebuilt = gpu::bundle::describe(gpu.arch, gpu.driver_version, gpu.kernel_source);
+        text += &format!("\nkernels  {prebuilt}");
+        text += &cache_line(gpu::compile::cache_status(gpu.kernel_cache.as_deref()));
+    }
+    Ok(text)
+}
+
+/// The engine's report for a call of `rows` values of `dtype`, before anything runs.
+fn decision(
+    dtype: &DataType,
+    rows: u64,
+    options: &HistogramOptions,
+    weighted: bool,
+    location: Location,
+) -> HistResult<Report> {
     let physical = dtype::reading(dtype)?.dtype();
     let spec = histogram_axis(
         options,
@@ -66,104 +76,17 @@ pub fn explain(
     )?;
     let axes = [Axis::bins(spec, options.flow)];
     let (_, cells) = row_major(&[axes[0].len()])?;
-    let shape = Shape {
+    let job = Outline {
+        axes: &axes,
+        dtypes: vec![physical],
         rows: rows as usize,
-        row_bytes: physical.size() + 8 * weighted as usize,
-        rank: 1,
         cells,
-        on_device: location == Location::Device,
-        pinned: location == Location::Pinned && !weighted,
-        cpu_only: matches!(dtype::reading(dtype)?, dtype::Reading::Float16),
+        weighted,
+        row_bytes: physical.size() + 8 * weighted as usize,
+        location,
     };
-    let placement = Placement {
-        device: options.device,
-        kernel: options.kernel,
-    };
-    let (backend, why) = match (on_device, options.device) {
-        (true, crate::options::Device::Cpu) => {
-            return Err(HistError::argument(|s| {
-                format!(
-                    "the data is in GPU memory: {} would copy it to the host",
-                    s.device("cpu")
-                )
-            }))
-        }
-        (true, _) => {
-            gpu::get()?;
-            (Backend::Gpu, "the data is in GPU memory".to_string())
-        }
-        (false, _) => engine::choose(shape, placement)?,
-    };
-    // A count by value plans its value axis, then folds (`Job::by_value`).
-    let by_value = match backend {
-        Backend::Cpu => ByValue::of(&axes[0], physical, rows as usize, weighted, Counter::Cpu),
-        Backend::Gpu => ByValue::of(&axes[0], physical, rows as usize, weighted, Counter::Gpu)
-            .filter(|_| options.kernel.is_none()),
-    };
-    let plan = match backend {
-        Backend::Gpu => {
-            let props = &settled_on_device(&axes)?.props;
-            Some(match by_value {
-                Some(by_value) => gpu::plan::plan(
-                    props,
-                    &[by_value.axis()],
-                    &[physical],
-                    by_value.values,
-                    false,
-                    rows,
-                    options.kernel,
-                    None,
-                )?
-                .folded(by_value, physical, cells),
-                None => gpu::plan::plan(
-                    props,
-                    &axes,
-                    &[physical],
-                    cells,
-                    weighted,
-                    rows,
-                    options.kernel,
-                    None,
-                )?,
-            })
-        }
-        Backend::Cpu => None,
-    };
-    let why = match (backend, by_value) {
-        (Backend::Cpu, Some(by_value)) => {
-            format!("{why}; {}", by_value.describe(physical, cells))
-        }
-        _ => why,
-    };
-    let copied = match location {
-        Location::Host => shape.row_bytes,
-        Location::Pinned => 8 * weighted as usize,
-        Location::Device => 0,
-    };
-    let route = match (&plan, location) {
-        (Some(plan), Location::Host | Location::Pinned) => {
-            Some(gpu::expected_route(rows as usize, copied, plan))
-        }
-        _ => None,
-    };
-    let report = Report {
-        backend,
-        why,
-        plan,
-        route,
-        fallback: None,
-        kernel_ms: None,
-        phases: Vec::new(),
-    };
-    let mut text = report.to_string();
-    if backend == Backend::Gpu {
-        if let Ok(gpu) = gpu::get() {
-            let prebuilt = gpu::bundle::describe(gpu.arch, gpu.driver_version, gpu.kernel_source);
-            text += &format!("\nkernels  {prebuilt}");
-        }
-        text += &cache_line(gpu::compile::cache_status());
-    }
-    Ok(text)
+    let placement = Placement::asked(options.device, options.kernel);
+    engine::explain(&job, &placement)
 }
 
 /// Where compiled kernels are kept, as `explain` says it.
@@ -174,16 +97,68 @@ fn cache_line(status: Result<std::path::PathBuf, String>) -> String {
     }
 }
 
-/// The GPU, with the proofs of `axes` settled on it as a call would settle them (a walk on the
-/// host could take longer than the call explained).
-fn settled_on_device(axes: &[Axis]) -> HistResult<&'static gpu::Gpu> {
-    let gpu = gpu::get()?;
-    gpu::proof::settle(gpu, axes)?;
-    Ok(gpu)
-}
-
 #[cfg(test)]
 mod tests {
+    use polars::prelude::*;
+
+    use super::*;
+    use crate::options::{Bins, Device, Scalar};
+
+    /// `explain` takes the decision the call takes: the same backend, reason and plan, for
+    /// each way a column is counted (by value, row by row, weighted) and each device a machine
+    /// has (the GPU's cases run where there is one).
+    #[test]
+    fn explain_decides_as_the_call_does() {
+        let bytes: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let floats: Vec<f64> = (0..20_000u32).map(|i| (i % 1000) as f64 / 7.0).collect();
+        let columns = [
+            Series::new("few".into(), &bytes[..100]),
+            Series::new("bytes".into(), bytes),
+            Series::new("floats".into(), floats),
+        ];
+        let mut devices = vec![Device::Cpu, Device::Auto];
+        if gpu::available() {
+            devices.push(Device::Gpu);
+        }
+        for values in &columns {
+            let weights = Series::new("w".into(), vec![0.5f64; values.len()]);
+            for (device, weighted) in devices.iter().flat_map(|&d| [(d, false), (d, true)]) {
+                let options = HistogramOptions {
+                    bins: Bins::Count(64),
+                    range: Some((Scalar::Float(0.0), Scalar::Float(300.0))),
+                    device,
+                    ..Default::default()
+                };
+                let weights = weighted.then_some(&weights);
+                let (_, ran) =
+                    crate::api::hist1d::histogram_with_report(values, weights, &options).unwrap();
+                let said = decision(
+                    values.dtype(),
+                    values.len() as u64,
+                    &options,
+                    weighted,
+                    Location::Host,
+                )
+                .unwrap();
+                let case = format!("{} on {device:?}, weighted {weighted}", values.name());
+                assert_eq!(said.backend, ran.backend, "{case}");
+                assert_eq!(said.why, ran.why, "{case}");
+                assert_eq!(said.plan, ran.plan, "{case}");
+                assert_eq!(said.fallback, ran.fallback, "{case}");
+            }
+        }
+        // Without a GPU, a CPU call's report is the whole of what `explain` prints.
+        if !gpu::available() {
+            let options = HistogramOptions::default();
+            let values = &columns[1];
+            let (_, ran) =
+                crate::api::hist1d::histogram_with_report(values, None, &options).unwrap();
+            let said = explain(values.dtype(), 20_000, &options, false, Location::Host).unwrap();
+            assert_eq!(said, ran.to_string());
+            assert!(said.contains("one counter per uint8 value"), "{said}");
+        }
+    }
+
     #[test]
     fn explain_says_when_kernels_are_not_cached() {
         let line = super::cache_line(Err("/tmp/x belongs to another user".into()));

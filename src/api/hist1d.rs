@@ -83,11 +83,8 @@ pub(crate) fn histogram_with_report(
         },
     )?;
     let job = Job::new(vec![Axis::bins(spec, options.flow)], Rows::Host(rows))?;
-    let placement = Placement {
-        device: options.device,
-        kernel: options.kernel,
-    };
-    let (counts, report) = engine::count(&job, placement)?;
+    let placement = Placement::asked(options.device, options.kernel);
+    let (counts, report) = engine::count(&job, &placement)?;
     let spec = job.axes[0].spec().expect("a binned axis");
     let axes = [AxisOut::bins(spec, values.dtype().clone(), options.flow)];
     let series = output::to_struct(values.name().clone(), &axes, counts, options.density)?;

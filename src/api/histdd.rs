@@ -143,11 +143,8 @@ pub(crate) fn histogramdd_with_report(
         })
         .collect::<HistResult<Vec<_>>>()?;
     let job = Job::new(axes, Rows::Host(host_rows))?;
-    let placement = Placement {
-        device: options.device,
-        kernel: options.kernel,
-    };
-    let (counts, report) = engine::count(&job, placement)?;
+    let placement = Placement::asked(options.device, options.kernel);
+    let (counts, report) = engine::count(&job, &placement)?;
     let out: Vec<AxisOut> = job
         .axes
         .iter()

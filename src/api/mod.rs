@@ -10,3 +10,4 @@ pub mod hist1d;
 pub mod histdd;
 #[cfg(feature = "lazy")]
 pub mod lazy;
+pub(crate) mod time_bins;

@@ -8,6 +8,7 @@ use std::time::Instant;
 use crate::bins::{BinSpec, Binning, Closed, Range, ValueKind};
 use crate::dtype::DType;
 use crate::error::HistResult;
+use crate::gpu::{Settings, Transfer};
 use crate::input::{Chunk, HostColumn, Values};
 use crate::job::{Axis, HostRows, Job, Rows};
 
@@ -41,20 +42,23 @@ pub struct Costs {
 }
 
 impl Costs {
-    /// The costs measured on this machine, once a process.
-    pub fn measured() -> &'static Costs {
+    /// The costs measured on this machine, once a process (under the settings of the call that
+    /// asks first).
+    pub fn measured(settings: &Settings) -> &'static Costs {
         static MEASURED: OnceLock<Costs> = OnceLock::new();
         MEASURED.get_or_init(|| {
-            measure().unwrap_or_else(|e| Costs::assumed(format!("calibration failed: {e}")))
+            measure(settings).unwrap_or_else(|e| {
+                Costs::assumed(format!("calibration failed: {e}"), settings.transfer)
+            })
         })
     }
 
     /// Figures of an H200 host (16 cores; BENCHMARKS.md), where nothing could be measured.
-    pub fn assumed(why: String) -> Costs {
+    pub fn assumed(why: String, transfer: Transfer) -> Costs {
         Costs {
             cpu_rows_per_ns: 1.6,
             gpu_setup_ms: 1.0,
-            gpu_ns_per_byte: crate::gpu::Transfer::from_env().ns_per_byte(),
+            gpu_ns_per_byte: transfer.ns_per_byte(),
             gpu_ns_per_resident_row: 0.005,
             source: format!("assumed ({why})"),
         }
@@ -81,7 +85,7 @@ impl Costs {
 
 /// Times the CPU and the GPU on the same float64 column into equal bins: the CPU's fastest of
 /// three, the GPU's fixed cost from a call of one row and its cost per byte from the column.
-fn measure() -> HistResult<Costs> {
+fn measure(settings: &Settings) -> HistResult<Costs> {
     let values: Vec<f64> = (0..CALIBRATION_ROWS)
         .map(|i| (i.wrapping_mul(2_654_435_761) % 1_000_003) as f64 / 1_000_003.0)
         .collect();
@@ -103,8 +107,14 @@ fn measure() -> HistResult<Costs> {
     };
     let cpu_ms = fastest(&|| crate::cpu::count(&whole, rows).map(drop))?;
     let gpu = crate::gpu::get()?;
-    let quarter_ms = fastest(&|| crate::gpu::count(gpu, &quarter, None).map(drop))?;
-    let twice_ms = fastest(&|| crate::gpu::count(gpu, &twice, None).map(drop))?;
+    // Planned as a call plans, inside the time.
+    let on_gpu = |job: &Job<'_>| {
+        let clock = crate::gpu::Clock::start();
+        let plan = crate::gpu::plan_job(gpu, &crate::gpu::outline(job), None)?;
+        crate::gpu::count(gpu, job, plan, settings, &clock).map(drop)
+    };
+    let quarter_ms = fastest(&|| on_gpu(&quarter))?;
+    let twice_ms = fastest(&|| on_gpu(&twice))?;
     let (quarter_bytes, twice_bytes) = (
         (CALIBRATION_ROWS * 2) as f64,
         (CALIBRATION_ROWS * 16) as f64,
@@ -181,16 +191,18 @@ mod tests {
         // 2^26 float64 rows into 256 bins: a 16-core CPU at 4 rows/ns (17.7 ms) beside a PCIe
         // copy at 0.028 ns/byte (15.5 ms): the GPU; at 5 rows/ns (14.1 ms): the CPU.
         let rows = 1 << 26;
-        let (backend, why) = weigh(&shape(rows, 8, false), &injected(4.0, 0.028));
+        let settings = Settings::default();
+        let weigh = |shape, costs| weigh(&shape, &costs, &settings);
+        let (backend, why) = weigh(shape(rows, 8, false), injected(4.0, 0.028));
         assert_eq!(backend, Backend::Gpu, "{why}");
-        let (backend, why) = weigh(&shape(rows, 8, false), &injected(5.0, 0.028));
+        let (backend, why) = weigh(shape(rows, 8, false), injected(5.0, 0.028));
         assert_eq!(backend, Backend::Cpu, "{why}");
         assert!(why.contains("costs injected"), "{why}");
         // Pinned columns are not copied: the GPU wins where the copy lost it.
-        let (backend, _) = weigh(&shape(rows, 8, true), &injected(5.0, 0.028));
+        let (backend, _) = weigh(shape(rows, 8, true), injected(5.0, 0.028));
         assert_eq!(backend, Backend::Gpu);
         // Small calls stay on the CPU: the GPU's fixed cost is more than the whole count.
-        let (backend, _) = weigh(&shape(1000, 8, true), &injected(0.2, 0.028));
+        let (backend, _) = weigh(shape(1000, 8, true), injected(0.2, 0.028));
         assert_eq!(backend, Backend::Cpu);
     }
 
@@ -223,9 +235,9 @@ mod tests {
         }
         let placement = Placement {
             device: Device::Auto,
-            kernel: None,
+            ..Default::default()
         };
-        let (backend, why) = choose(shape(1 << 26, 8, false), placement).unwrap();
+        let (backend, why) = choose(shape(1 << 26, 8, false), &placement).unwrap();
         assert_eq!(backend, Backend::Cpu);
         assert!(why.starts_with("no GPU"), "{why}");
     }

@@ -1,23 +1,43 @@
-//! Takes a job to a backend: the cost model behind `device="auto"`, the GPU attempt, the fallback
-//! to the CPU, and one report of what happened (which `explain` prints).
+//! The one road from a job to a backend. [`decide`] takes the decision (the backend, why, and on
+//! the GPU the plan: the cost model behind `device="auto"`, the fallback to the CPU) from the
+//! job's outline, before a row is read; `explain` prints it, and every call runs it: counts back
+//! to the host ([`count`]), left on the device ([`count_on_device`]) or written into the caller's
+//! arrays ([`count_into`]). Reports are built here only.
 
 use std::fmt;
+use std::sync::Arc;
+
+use cudarc::driver::CudaStream;
 
 use crate::counts::Counts;
 use crate::error::{HistError, HistResult};
-use crate::gpu::{self, Family, Plan};
-use crate::job::{Job, Rows};
+use crate::gpu::{self, DeviceCounts, Family, Plan};
+use crate::job::{Counter, Job, Location, Outline, Rows};
 use crate::options::Device;
 
 pub mod costs;
 pub use costs::Costs;
 
-/// Where a job runs, and on the GPU with which kernel.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Where a job runs, on the GPU with which kernel, and under which settings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Placement {
     pub device: Device,
     /// Pins the GPU kernel family (benchmarks and tests).
     pub kernel: Option<Family>,
+    /// What the environment asks (copies, device memory), read once where the call entered.
+    pub settings: gpu::Settings,
+}
+
+impl Placement {
+    /// The placement a call asks for, with the settings the environment gives now: made once
+    /// where the call enters the library, then passed down.
+    pub fn asked(device: Device, kernel: Option<Family>) -> Placement {
+        Placement {
+            device,
+            kernel,
+            settings: gpu::Settings::from_env(),
+        }
+    }
 }
 
 /// Which backend a job takes.
@@ -46,11 +66,67 @@ pub struct Report {
 }
 
 impl Report {
-    /// The report of a call that resolved its bins in `resolve` ms before the count and built
-    /// its result in `output` ms after it.
-    pub fn between(mut self, resolve: f32, output: f32) -> Self {
+    /// This decision as it ran on the GPU.
+    fn ran(self, run: gpu::Run) -> Report {
+        Report {
+            plan: Some(run.plan),
+            route: run.route,
+            kernel_ms: run.kernel_ms,
+            phases: run.phases,
+            ..self
+        }
+    }
+
+    /// This decision on the CPU: the CPU's way of counting said. Rows in GPU memory stay there.
+    fn on_cpu(self, job: &Outline<'_>) -> HistResult<Report> {
+        if job.location == Location::Device {
+            return Err(rows_on_device());
+        }
+        let why = match job.by_value(Counter::Cpu) {
+            Some(by_value) => format!(
+                "{}; {}",
+                self.why,
+                by_value.describe(job.dtypes[0], job.cells)
+            ),
+            None => self.why,
+        };
+        Ok(Report {
+            backend: Backend::Cpu,
+            why,
+            plan: None,
+            ..self
+        })
+    }
+
+    /// This decision after the GPU failed with `e`: on the CPU under `Device::Auto` for host
+    /// rows, else the error.
+    fn fell_back(
+        self,
+        job: &Outline<'_>,
+        placement: &Placement,
+        e: HistError,
+    ) -> HistResult<Report> {
+        if placement.device != Device::Auto || job.location == Location::Device {
+            return Err(e);
+        }
+        Report {
+            fallback: Some(e.to_string()),
+            ..self
+        }
+        .on_cpu(job)
+    }
+
+    /// The report of a call that resolved its bins in `resolve` ms before the count, then took
+    /// `after` (what, ms) after it (its result, its edges).
+    pub fn between(self, resolve: f32, after: (&'static str, f32)) -> Self {
+        let mut report = self.before(resolve);
+        report.phases.push(after);
+        report
+    }
+
+    /// The report of a call that resolved its bins in `resolve` ms before the count.
+    pub fn before(mut self, resolve: f32) -> Self {
         self.phases.insert(0, ("resolve", resolve));
-        self.phases.push(("output", output));
         self
     }
 }
@@ -105,24 +181,22 @@ pub struct Shape {
     pub cells: usize,
     /// The rows are in device memory only (CuPy, PyTorch): there is no host copy to count.
     pub on_device: bool,
-    /// A host column with a copy in device memory (`gpu::pin`): the GPU path copies nothing.
+    /// A host column with a copy in device memory (`gpu::pin`), unweighted: the GPU path copies
+    /// nothing.
     pub pinned: bool,
     /// Some rule has no kernel (Float16 columns bin on the CPU).
     pub cpu_only: bool,
 }
 
 impl Shape {
-    pub fn of(job: &Job<'_>) -> Shape {
+    pub fn of(job: &Outline<'_>) -> Shape {
         Shape {
-            rows: job.len(),
-            row_bytes: job.row_bytes(),
-            rank: job.rank(),
+            rows: job.rows,
+            row_bytes: job.row_bytes,
+            rank: job.axes.len(),
             cells: job.cells,
-            on_device: matches!(job.rows, Rows::Device(_)),
-            pinned: match &job.rows {
-                Rows::Device(_) => false,
-                Rows::Host(h) => gpu::is_pinned(h),
-            },
+            on_device: job.location == Location::Device,
+            pinned: job.location == Location::Pinned && !job.weighted,
             cpu_only: job
                 .axes
                 .iter()
@@ -132,7 +206,7 @@ impl Shape {
 }
 
 /// The backend `placement` gives a job of this shape, and why.
-pub fn choose(shape: Shape, placement: Placement) -> HistResult<(Backend, String)> {
+pub fn choose(shape: Shape, placement: &Placement) -> HistResult<(Backend, String)> {
     match placement.device {
         Device::Cpu => Ok((Backend::Cpu, "device=\"cpu\" was asked for".into())),
         Device::Gpu => match gpu::get() {
@@ -159,17 +233,21 @@ pub fn choose(shape: Shape, placement: Placement) -> HistResult<(Backend, String
                 };
                 return Ok((Backend::Cpu, format!("no GPU: {why}")));
             }
-            Ok(weigh(&shape, Costs::measured()))
+            Ok(weigh(
+                &shape,
+                Costs::measured(&placement.settings),
+                &placement.settings,
+            ))
         }
     }
 }
 
 /// The faster backend for host rows of `shape` under `costs`, and the estimate that says so.
-pub fn weigh(shape: &Shape, costs: &Costs) -> (Backend, String) {
+pub fn weigh(shape: &Shape, costs: &Costs, settings: &gpu::Settings) -> (Backend, String) {
     let (cpu_ms, gpu_ms) = costs.estimate(shape);
     let how = match shape.pinned {
         true => "pinned in device memory".to_string(),
-        false => format!("copied by {}", gpu::Transfer::from_env().name()),
+        false => format!("copied by {}", settings.transfer.name()),
     };
     let estimate = format!(
         "for {} rows of {} bytes: about {cpu_ms:.1} ms on {} CPU threads, {gpu_ms:.1} ms on the \
@@ -186,11 +264,12 @@ pub fn weigh(shape: &Shape, costs: &Costs) -> (Backend, String) {
     (backend, estimate)
 }
 
-/// Counts `job` where `placement` says: a GPU failure under `Device::Auto` is not the user's
-/// problem, so the CPU counts instead and the report says why.
-pub fn count(job: &Job<'_>, placement: Placement) -> HistResult<(Counts, Report)> {
+/// What the engine decides for `job` before a row is read: the backend, why, and on the GPU the
+/// plan. A GPU that cannot take the job under `Device::Auto` is not the user's problem: the CPU
+/// counts instead and the report says why. `explain` prints this; a call runs it.
+pub fn decide(job: &Outline<'_>, placement: &Placement) -> HistResult<Report> {
     let (backend, why) = choose(Shape::of(job), placement)?;
-    let mut report = Report {
+    let report = Report {
         backend,
         why,
         plan: None,
@@ -199,34 +278,101 @@ pub fn count(job: &Job<'_>, placement: Placement) -> HistResult<(Counts, Report)
         kernel_ms: None,
         phases: Vec::new(),
     };
-    if backend == Backend::Gpu {
-        match gpu::count(gpu::get()?, job, placement.kernel) {
-            Ok((counts, run)) => {
-                report.plan = Some(run.plan);
-                report.route = run.route;
-                report.kernel_ms = run.kernel_ms;
-                report.phases = run.phases;
-                return Ok((counts, report));
-            }
-            Err(e) if placement.device == Device::Auto && matches!(job.rows, Rows::Host(_)) => {
-                report.backend = Backend::Cpu;
-                report.fallback = Some(e.to_string());
-            }
-            Err(e) => return Err(e),
-        }
+    match backend {
+        Backend::Cpu => report.on_cpu(job),
+        Backend::Gpu => match gpu::plan_job(gpu::get()?, job, placement.kernel) {
+            Ok(plan) => Ok(Report {
+                plan: Some(plan),
+                ..report
+            }),
+            Err(e) => report.fell_back(job, placement, e),
+        },
     }
-    if let Some(by_value) = job.counts_by_value(crate::job::Counter::Cpu) {
-        let path = by_value.describe(job.rows_dtype(0), job.cells);
-        report.why = format!("{}; {path}", report.why);
+}
+
+/// [`decide`], with the way the rows would reach the device: what `explain` prints.
+pub fn explain(job: &Outline<'_>, placement: &Placement) -> HistResult<Report> {
+    let mut report = decide(job, placement)?;
+    if let Some(plan) = &report.plan {
+        let copied = match job.location {
+            Location::Host => Some(job.row_bytes),
+            Location::Pinned => Some(8 * job.weighted as usize),
+            Location::Device => None,
+        };
+        report.route =
+            copied.map(|bytes| gpu::expected_route(job.rows, bytes, plan, &placement.settings));
+    }
+    Ok(report)
+}
+
+/// Counts `job` where [`decide`] says, the counts back on the host.
+pub fn count(job: &Job<'_>, placement: &Placement) -> HistResult<(Counts, Report)> {
+    let clock = gpu::Clock::start();
+    let outline = gpu::outline(job);
+    let mut report = decide(&outline, placement)?;
+    if let Some(plan) = report.plan.take() {
+        match gpu::count(gpu::get()?, job, plan, &placement.settings, &clock) {
+            Ok((counts, run)) => return Ok((counts, report.ran(run))),
+            Err(e) => report = report.fell_back(&outline, placement, e)?,
+        }
     }
     match &job.rows {
         Rows::Host(rows) => Ok((crate::cpu::count(job, rows)?, report)),
-        Rows::Device(_) => Err(HistError::argument(|s| {
-            format!(
-                "the rows are in GPU memory: {} would copy them to the host; copy them yourself \
-                 to histogram them there",
-                s.device("cpu")
-            )
-        })),
+        Rows::Device(_) => Err(rows_on_device()),
     }
+}
+
+/// Queues the count of `job` on `stream` into the caller's `out` (the job's cells: u64 counts,
+/// or f64 sums when weighted), zeroed first, and returns without waiting (the kernels' time is
+/// then unknown). For rows in GPU memory.
+pub fn count_into(
+    job: &Job<'_>,
+    placement: &Placement,
+    stream: &Arc<CudaStream>,
+    out: u64,
+    clock: &gpu::Clock,
+) -> HistResult<Report> {
+    let mut report = decide(&gpu::outline(job), placement)?;
+    let plan = report.plan.take().ok_or_else(rows_on_device)?;
+    let queued = gpu::queue(
+        gpu::get()?,
+        stream,
+        job,
+        plan,
+        &placement.settings,
+        out,
+        clock,
+    )?;
+    Ok(report.ran(queued.pending()))
+}
+
+/// Counts `job` into counts allocated on `stream`, left on the device, and waits for them. For
+/// rows in GPU memory.
+pub fn count_on_device(
+    job: &Job<'_>,
+    placement: &Placement,
+    stream: &Arc<CudaStream>,
+    clock: &gpu::Clock,
+) -> HistResult<(DeviceCounts, Report)> {
+    let mut report = decide(&gpu::outline(job), placement)?;
+    let plan = report.plan.take().ok_or_else(rows_on_device)?;
+    let gpu = gpu::get()?;
+    let counts = DeviceCounts::alloc(gpu, stream, job.cells, job.is_weighted())?;
+    let settings = &placement.settings;
+    let queued = gpu::queue(gpu, stream, job, plan, settings, counts.ptr(stream), clock)?;
+    stream
+        .synchronize()
+        .map_err(gpu::driver("running the kernels"))?;
+    Ok((counts, report.ran(queued.finished(clock)?)))
+}
+
+/// Why rows in GPU memory are not counted on the CPU.
+fn rows_on_device() -> HistError {
+    HistError::argument(|s| {
+        format!(
+            "the rows are in GPU memory: {} would copy them to the host; copy them yourself \
+             to histogram them there",
+            s.device("cpu")
+        )
+    })
 }

@@ -158,21 +158,9 @@ unsafe fn cubin_of(program: nvrtc_sys::nvrtcProgram) -> Result<Vec<u8>, nvrtc::N
     Ok(out)
 }
 
-/// The cache directory asked for: `$POLARS_GPU_HIST_CACHE`, else `$XDG_CACHE_HOME` or
-/// `~/.cache`, under `polars-gpu-hist`.
-fn cache_dir_asked() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("POLARS_GPU_HIST_CACHE") {
-        return Some(PathBuf::from(dir));
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("polars-gpu-hist"))
-}
-
-/// The disk cache in use, or why none is.
-pub fn cache_status() -> Result<PathBuf, String> {
-    let dir = cache_dir_asked().ok_or("no cache directory (no HOME)")?;
+/// The disk cache at `asked` (`Settings::kernel_cache`), made if missing, or why it is not used.
+pub fn cache_status(asked: Option<&Path>) -> Result<PathBuf, String> {
+    let dir = asked.ok_or("no cache directory (no HOME)")?.to_path_buf();
     if !dir.exists() {
         fs::DirBuilder::new()
             .recursive(true)
@@ -210,11 +198,12 @@ fn private_dir(dir: &Path, me: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// The CUBIN of kernel `id` for `sm_{arch}`: from the disk cache, or compiled (and cached).
-pub fn cubin(id: &KernelId, arch: u32) -> HistResult<Vec<u8>> {
+/// The CUBIN of kernel `id` for `sm_{arch}`: from the disk cache at `cache`, or compiled (and
+/// cached there).
+pub fn cubin(id: &KernelId, arch: u32, cache: Option<&Path>) -> HistResult<Vec<u8>> {
     let (major, minor) = nvrtc_version()?;
     let file = format!("{KERNELS_HASH}-{id}-sm{arch}-nvrtc{major}.{minor}.cubin");
-    let dir = cache_status().ok();
+    let dir = cache_status(cache).ok();
     if let Some(bytes) = dir.as_ref().and_then(|d| read_entry(&d.join(&file))) {
         return Ok(bytes);
     }

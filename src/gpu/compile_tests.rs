@@ -282,11 +282,13 @@ fn a_cache_others_can_write_is_not_used() {
     let dir = std::env::temp_dir().join(format!("pgh-open-cache-{}", std::process::id()));
     fs::DirBuilder::new().mode(0o777).create(&dir).unwrap();
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
-    // SAFETY: tests in this crate that read POLARS_GPU_HIST_CACHE run in this test only.
-    unsafe { std::env::set_var("POLARS_GPU_HIST_CACHE", &dir) };
-    let status = cache_status();
-    unsafe { std::env::remove_var("POLARS_GPU_HIST_CACHE") };
+    // The directory a call's settings name, as the environment would give it.
+    let settings = crate::gpu::Settings::from_vars(|name| {
+        (name == crate::gpu::settings::CACHE_ENV).then(|| dir.clone().into_os_string())
+    });
+    let status = cache_status(settings.kernel_cache.as_deref());
     assert!(status.unwrap_err().contains("can be written by others"));
+    assert!(cache_status(None).unwrap_err().contains("no HOME"));
     fs::remove_dir_all(&dir).unwrap();
 }
 

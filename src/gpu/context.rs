@@ -3,7 +3,8 @@
 
 use std::cell::OnceCell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{
@@ -12,8 +13,10 @@ use cudarc::driver::{
 
 use crate::error::{HistError, HistResult};
 use crate::gpu::kernel::KernelId;
+use crate::gpu::made_once::MadeOnce;
 use crate::gpu::plan::DeviceProps;
 use crate::gpu::scratch::ScratchPool;
+use crate::gpu::settings::Settings;
 use crate::gpu::{bundle, compile};
 
 /// The process's GPU, opened on first use.
@@ -30,7 +33,11 @@ pub struct Gpu {
     pub kernel_source: bundle::Source,
     /// Where the kernels' scratch comes from (None: the driver's default pool).
     pub(crate) scratch: Option<ScratchPool>,
-    kernels: Mutex<HashMap<KernelId, Loaded>>,
+    /// Kernels loaded so far: a first use compiles outside the map's lock.
+    kernels: MadeOnce<KernelId, Loaded>,
+    /// Where compiled kernels are kept (the settings' when the GPU was opened: kernels load
+    /// once a process).
+    pub kernel_cache: Option<PathBuf>,
 }
 
 /// A kernel loaded once, with what the driver said of it: each is a call that every launch
@@ -156,7 +163,8 @@ impl Gpu {
             driver_version: chosen_driver_version(driver_version as u32)?,
             kernel_source,
             props,
-            kernels: Mutex::new(HashMap::new()),
+            kernels: MadeOnce::default(),
+            kernel_cache: Settings::from_env().kernel_cache,
         })
     }
 
@@ -337,7 +345,11 @@ impl Gpu {
                 .map_err(|_| HistError::Gpu(format!("the bundle's PTX of {id} is not text"))),
             None => {
                 compile::check_driver(self.driver_version)?;
-                Ok(Ptx::from_binary(compile::cubin(id, self.arch)?))
+                Ok(Ptx::from_binary(compile::cubin(
+                    id,
+                    self.arch,
+                    self.kernel_cache.as_deref(),
+                )?))
             }
         }
     }
@@ -348,26 +360,38 @@ impl Gpu {
         shared_bytes: u32,
         f: impl FnOnce(&mut Loaded) -> HistResult<T>,
     ) -> HistResult<T> {
-        let mut kernels = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
-        let loaded = match kernels.entry(id) {
-            std::collections::hash_map::Entry::Occupied(found) => found.into_mut(),
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                let image = self.kernel_image(&id)?;
-                let module = self
-                    .ctx
-                    .load_module(image)
-                    .map_err(driver("loading a kernel"))?;
-                let func = module
-                    .load_function(id.entry())
-                    .map_err(driver("looking up a kernel"))?;
-                slot.insert(Loaded {
-                    _module: module,
-                    func,
-                    shared_allowed: 48 * 1024,
-                    occupancy: HashMap::new(),
-                })
-            }
-        };
+        self.kernels.with(
+            &id,
+            || self.load(id),
+            |loaded| Self::allow(loaded, shared_bytes, f),
+        )
+    }
+
+    /// Kernel `id`, found prebuilt (the wheel's bundle: see [`Self::kernel_image`]), in the disk
+    /// cache or compiled, and loaded into the context.
+    fn load(&self, id: KernelId) -> HistResult<Loaded> {
+        let image = self.kernel_image(&id)?;
+        let module = self
+            .ctx
+            .load_module(image)
+            .map_err(driver("loading a kernel"))?;
+        let func = module
+            .load_function(id.entry())
+            .map_err(driver("looking up a kernel"))?;
+        Ok(Loaded {
+            _module: module,
+            func,
+            shared_allowed: 48 * 1024,
+            occupancy: HashMap::new(),
+        })
+    }
+
+    /// `f` of `loaded`, once it may take `shared_bytes` of dynamic shared memory.
+    fn allow<T>(
+        loaded: &mut Loaded,
+        shared_bytes: u32,
+        f: impl FnOnce(&mut Loaded) -> HistResult<T>,
+    ) -> HistResult<T> {
         if shared_bytes > loaded.shared_allowed {
             use cudarc::driver::sys::CUfunction_attribute as F;
             loaded

@@ -14,11 +14,12 @@ use crate::gpu::abi::{self, CountParams, DeviceRule};
 use crate::gpu::context::{driver, Gpu};
 use crate::gpu::kernel::Family;
 use crate::gpu::kernel::KernelId;
-use crate::gpu::plan::{self, Plan, SegmentLayout};
+use crate::gpu::plan::{self, Fold, Plan, SegmentLayout};
 use crate::gpu::scratch::{Scratch, ScratchPool};
+use crate::gpu::settings::Settings;
 use crate::gpu::transfer::download;
 use crate::gpu::upload::{self, DeviceLayout, DevicePiece, Route};
-use crate::job::{Counter, Job, Rows};
+use crate::job::{Job, Location, Outline, Rows};
 
 /// What a GPU count did: its plan, how host rows reached the device, the kernels' time (when
 /// the call waited for them), and where the host's time went (ms per phase), so that a slow
@@ -76,18 +77,50 @@ impl DeviceCounts {
     }
 }
 
-/// The counts of `job` on the GPU, back on the host (the calling thread's stream, waited for).
+/// The counts of `job` on the GPU by `plan`, back on the host (the calling thread's stream,
+/// waited for).
 pub fn count(
     gpu: &Gpu,
     job: &Job<'_>,
-    force: Option<crate::gpu::Family>,
+    plan: Plan,
+    settings: &Settings,
+    clock: &Clock,
 ) -> HistResult<(Counts, Run)> {
-    let clock = Clock::start();
     let stream = gpu.stream_after_default()?;
     let out = DeviceCounts::alloc(gpu, &stream, job.cells, job.is_weighted())?;
-    let queued = queue(gpu, &stream, job, force, out.ptr(&stream), &clock)?;
+    let queued = queue(gpu, &stream, job, plan, settings, out.ptr(&stream), clock)?;
     let counts = out.to_host(gpu, &stream)?;
-    Ok((counts, queued.finished(&clock)?))
+    Ok((counts, queued.finished(clock)?))
+}
+
+/// The plan of `job` on this GPU ([`plan::plan`]), the proofs of its axes settled on the device
+/// first where it bins row by row, as its rule variants read them (a walk on the host could
+/// take longer than the count).
+pub fn plan_job(gpu: &Gpu, job: &Outline<'_>, force: Option<Family>) -> HistResult<Plan> {
+    if plan::by_value(job, force).is_none() {
+        crate::gpu::proof::settle(gpu, job.axes)?;
+    }
+    plan::plan(&gpu.props, job, force, None)
+}
+
+/// `job` as the plan reads it: its columns' types as they reach the device (group keys may
+/// travel narrower: `DeviceLayout`), and where its rows lie.
+pub fn outline<'j>(job: &'j Job<'_>) -> Outline<'j> {
+    let layout = DeviceLayout::of(&job.rows, &job.axes);
+    let location = match &job.rows {
+        Rows::Device(_) => Location::Device,
+        Rows::Host(_) if layout.all_pinned() => Location::Pinned,
+        Rows::Host(_) => Location::Host,
+    };
+    Outline {
+        axes: &job.axes,
+        dtypes: layout.dtypes,
+        rows: job.len(),
+        cells: job.cells,
+        weighted: job.is_weighted(),
+        row_bytes: job.row_bytes(),
+        location,
+    }
 }
 
 /// A count queued on a stream, with the events around its kernels.
@@ -115,46 +148,31 @@ impl Queued {
     }
 }
 
-/// Queues the count of `job` on `stream` into the `job.cells` counts (u64, or f64 sums when
-/// weighted) at `out`, zeroing them first; returns without waiting. Every buffer the kernels
-/// use is freed in stream order, after them.
+/// Queues the count of `job` by `plan` on `stream` into the `job.cells` counts (u64, or f64 sums
+/// when weighted) at `out`, zeroing them first; returns without waiting. Every buffer the
+/// kernels use is freed in stream order, after them.
 pub fn queue(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
     job: &Job<'_>,
-    force: Option<crate::gpu::Family>,
+    plan: Plan,
+    settings: &Settings,
     out: u64,
     clock: &Clock,
 ) -> HistResult<Queued> {
-    // A pinned family (benchmarks, tests) bins row by row: it is what was asked to run.
-    if let Some((by_value, values_job)) = job.by_value(Counter::Gpu)?.filter(|_| force.is_none()) {
-        return queue_by_value(gpu, stream, job, by_value, &values_job, out, clock);
+    if plan.fold.is_some() {
+        return queue_by_value(gpu, stream, job, plan, settings, out, clock);
     }
+    let mut phases = vec![("plan", clock.lap())];
     let layout = DeviceLayout::of(&job.rows, &job.axes);
-    let dtypes = &layout.dtypes;
-    let plan_for = |mean_run| {
-        plan::plan(
-            &gpu.props,
-            &job.axes,
-            dtypes,
-            job.cells,
-            job.is_weighted(),
-            job.len() as u64,
-            force,
-            mean_run,
-        )
-    };
     gpu.ctx
         .bind_to_thread()
         .map_err(driver("binding the context"))?;
-    // A fresh range at many bins is proved on the device, before the plan asks the host.
-    crate::gpu::proof::settle(gpu, &job.axes)?;
-    let mut plan = plan_for(None)?;
-    let mut phases = vec![("plan", clock.lap())];
-    if plan.family == Family::Segmented && force.is_none() {
+    let mut plan = plan;
+    if plan.family == Family::Segmented && !plan.forced {
         // Too many bins for shared memory: a look at the rows may find runs in one bin.
         if let Some(run) = crate::gpu::sample::mean_run(gpu, stream, job)? {
-            plan = plan_for(Some(run))?;
+            plan = plan::plan(&gpu.props, &outline(job), None, Some(run))?;
         }
         phases.push(("look", clock.lap()));
     }
@@ -198,6 +216,7 @@ pub fn queue(
             rows,
             &layout,
             &plan,
+            settings,
             |pieces| pieces.iter().try_for_each(|p| launcher.launch(p)),
         )?),
     };
@@ -215,18 +234,22 @@ pub fn queue(
     })
 }
 
-/// Queues a 1-D count that goes by value (`job::ByValue`): `values_job` counts each value of the
-/// column into scratch, then `fold` adds each value's count into its bin of `job`'s axis, by the
-/// table the CPU's rule makes.
+/// Queues a 1-D count that goes by value (`plan.fold`, see `job::ByValue`): a job of one bin
+/// per value counts each value of the column into scratch, then `fold` adds each value's count
+/// into its bin of `job`'s axis, by the table the CPU's rule makes.
 fn queue_by_value(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
     job: &Job<'_>,
-    by_value: crate::job::ByValue,
-    values_job: &Job<'_>,
+    plan: Plan,
+    settings: &Settings,
     out: u64,
     clock: &Clock,
 ) -> HistResult<Queued> {
+    let Some(Fold { by_value, .. }) = plan.fold else {
+        unreachable!("a plan that folds")
+    };
+    let values_job = Job::new(vec![by_value.axis()], job.rows.clone())?;
     let value_bins = crate::cpu::table::value_bins(&job.axes[0], by_value)?;
     let alloc = driver("allocating the counts by value");
     // SAFETY: `queue` zeroes the counts before its kernels add to them.
@@ -249,11 +272,16 @@ fn queue_by_value(
     }
     .map_err(driver("copying the bins of each value"))?;
     let fold = gpu.kernel(KernelId::Fold, 0)?;
+    let values_plan = Plan {
+        fold: None,
+        ..plan.clone()
+    };
     let mut queued = queue(
         gpu,
         stream,
-        values_job,
-        None,
+        &values_job,
+        values_plan,
+        settings,
         value_counts.ptr(stream),
         clock,
     )?;
@@ -285,8 +313,7 @@ fn queue_by_value(
         .end
         .record(stream)
         .map_err(driver("recording an event"))?;
-    let dtype = values_job.rows_dtype(0);
-    queued.run.plan = queued.run.plan.folded(by_value, dtype, job.cells);
+    queued.run.plan = plan;
     Ok(queued)
 }
 

@@ -15,9 +15,9 @@ use polars::prelude::Series;
 
 use crate::error::HistResult;
 use crate::gpu::context::{driver, Gpu};
+use crate::gpu::settings::Settings;
 use crate::gpu::{abi, transfer};
 use crate::input::{Chunk, HostColumn};
-use crate::job::HostRows;
 
 /// A chunk's identity: values address and byte length, validity address and bit offset.
 type ChunkKey = (usize, usize, usize, usize);
@@ -72,14 +72,14 @@ fn pins() -> std::sync::MutexGuard<'static, Vec<Arc<Pinned>>> {
 
 /// Copies `series` (a column the engine reads as it is, physical values) to the
 /// device and keeps it there until [`unpin`] or [`clear`]. Returns the device bytes it takes.
-pub fn pin(gpu: &Gpu, series: &Series) -> HistResult<usize> {
+pub fn pin(gpu: &Gpu, series: &Series, settings: &Settings) -> HistResult<usize> {
     let column = HostColumn::new(series)?;
     let key: Vec<ChunkKey> = column.chunks.iter().map(key_of).collect();
     if let Some(p) = pins().iter().find(|p| p.key == key) {
         return Ok(p.bytes);
     }
     let stream = gpu.stream()?;
-    let how = transfer::Transfer::from_env();
+    let how = settings.transfer;
     let send = |bytes: &[u8]| -> HistResult<CudaSlice<u8>> {
         // SAFETY: filled by the copy before it is read (same stream, synchronized below).
         let mut d = unsafe { stream.alloc::<u8>(bytes.len().max(1)) }
@@ -140,9 +140,4 @@ pub fn usage() -> (usize, usize) {
 pub fn find(column: &HostColumn<'_>) -> Option<Arc<Pinned>> {
     let key: Vec<ChunkKey> = column.chunks.iter().map(key_of).collect();
     pins().iter().find(|p| p.key == key).cloned()
-}
-
-/// Whether every column of `rows` (weights aside: they are always copied) is pinned.
-pub fn is_pinned(rows: &HostRows<'_>) -> bool {
-    rows.weights.is_none() && rows.columns.iter().all(|c| find(c).is_some())
 }

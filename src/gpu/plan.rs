@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::dtype::DType;
 use crate::error::{HistError, HistResult};
 use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, KernelId, RuleKind, RuleVariant};
-use crate::job::{Axis, ByValue};
+use crate::job::{ByValue, Counter, Outline};
 
 /// Why a Float16 column is not counted on the GPU.
 pub fn float16_on_cpu() -> HistError {
@@ -131,6 +131,8 @@ pub struct Plan {
     pub segments: Option<SegmentLayout>,
     pub device: String,
     pub reason: String,
+    /// The family was pinned by the caller: no look at the rows changes it.
+    pub forced: bool,
     /// Counted by value, then folded into the axis's bins (`job::ByValue`).
     pub fold: Option<Fold>,
 }
@@ -216,21 +218,50 @@ impl fmt::Display for Plan {
 /// run at once, beats the segmented passes.
 pub const RUNS_FOR_GLOBAL: f64 = 4.0;
 
-/// The plan for a job of `axes` over columns of `dtypes`, `cells` cells in all, of `rows`
-/// rows on `props`; `force` pins the family (benchmarks, tests); `mean_run`, where the rows
-/// were sampled, the mean run of one cell in consecutive rows. One kernel counts every axis:
-/// each row's cell is computed where its coordinates are read.
-#[allow(clippy::too_many_arguments)]
+/// The plan of `job` on `props`, the CUB "dispatch": which counting kernel, on what grid. A
+/// narrow integer column that counts by value (`job::ByValue`) plans its value axis, folded
+/// into the bins after; `force` pins the family (benchmarks, tests), and the rows are then
+/// binned row by row; `mean_run`, where the rows were sampled, is the mean run of one cell in
+/// consecutive rows. Calls and `explain` plan here alike.
 pub fn plan(
     props: &DeviceProps,
-    axes: &[Axis],
-    dtypes: &[DType],
-    cells: usize,
-    weighted: bool,
-    rows: u64,
+    job: &Outline<'_>,
     force: Option<Family>,
     mean_run: Option<f64>,
 ) -> HistResult<Plan> {
+    match by_value(job, force) {
+        Some(by_value) => {
+            let values = [by_value.axis()];
+            let counted = Outline {
+                axes: &values,
+                cells: by_value.values,
+                ..job.clone()
+            };
+            Ok(row_by_row(props, &counted, None, mean_run)?.folded(
+                by_value,
+                job.dtypes[0],
+                job.cells,
+            ))
+        }
+        None => row_by_row(props, job, force, mean_run),
+    }
+}
+
+/// Whether `job` counts by value on the GPU: where it pays, unless the family is pinned (a
+/// pinned family bins row by row: it is what was asked to run).
+pub fn by_value(job: &Outline<'_>, force: Option<Family>) -> Option<ByValue> {
+    job.by_value(Counter::Gpu).filter(|_| force.is_none())
+}
+
+/// The plan of `job` binned row by row: one kernel counts every axis, each row's cell computed
+/// where its coordinates are read.
+fn row_by_row(
+    props: &DeviceProps,
+    job: &Outline<'_>,
+    force: Option<Family>,
+    mean_run: Option<f64>,
+) -> HistResult<Plan> {
+    let axes = job.axes;
     if axes
         .iter()
         .any(|a| matches!(a.spec(), Some(crate::bins::BinSpec::Half(_))))
@@ -239,7 +270,7 @@ pub fn plan(
     }
     let kernels: Vec<AxisKernel> = axes
         .iter()
-        .zip(dtypes)
+        .zip(&job.dtypes)
         .map(|(axis, &dtype)| AxisKernel {
             dtype,
             rule: RuleVariant::of(axis),
@@ -255,9 +286,16 @@ pub fn plan(
             ((n + 1) * 8).div_ceil(16) * 16
         })
         .sum();
-    let axes = AxisKernels::new(&kernels);
+    let kernels = AxisKernels::new(&kernels);
     layout(
-        props, cells, edge_bytes, weighted, axes, rows, force, mean_run,
+        props,
+        job.cells,
+        edge_bytes,
+        job.weighted,
+        kernels,
+        job.rows as u64,
+        force,
+        mean_run,
     )
 }
 
@@ -448,6 +486,7 @@ fn layout(
         segments,
         device: props.name.clone(),
         reason,
+        forced: force.is_some(),
         fold: None,
     })
 }

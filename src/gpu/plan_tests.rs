@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::bins::{BinSpec, Binning, Closed, Extremes, Range, ValueKind};
+use crate::job::Axis;
 
 fn spec(bins: Binning) -> BinSpec {
     BinSpec::resolve(
@@ -12,6 +13,25 @@ fn spec(bins: Binning) -> BinSpec {
         || Ok(Extremes::Empty),
     )
     .unwrap()
+}
+
+/// Host rows of `dtypes` binned by `axes` into `cells` cells.
+fn outline<'a>(
+    axes: &'a [Axis],
+    dtypes: &[DType],
+    cells: usize,
+    weighted: bool,
+    rows: u64,
+) -> Outline<'a> {
+    Outline {
+        axes,
+        dtypes: dtypes.to_vec(),
+        rows: rows as usize,
+        cells,
+        weighted,
+        row_bytes: dtypes.iter().map(|d| d.size()).sum::<usize>() + 8 * weighted as usize,
+        location: crate::job::Location::Host,
+    }
 }
 
 /// The plan of a 1-D float32 column binned by `spec`.
@@ -25,11 +45,7 @@ fn plan(
     let axes = [Axis::bins(spec.clone(), false)];
     super::plan(
         props,
-        &axes,
-        &[DType::F32],
-        spec.len(),
-        weighted,
-        rows,
+        &outline(&axes, &[DType::F32], spec.len(), weighted, rows),
         force,
         None,
     )
@@ -132,11 +148,7 @@ fn n_d_jobs_count_cells_in_one_kernel() {
     ];
     let p = super::plan(
         &DeviceProps::h100(),
-        &axes,
-        &[DType::F32, DType::F32],
-        1 << 20,
-        false,
-        1 << 27,
+        &outline(&axes, &[DType::F32, DType::F32], 1 << 20, false, 1 << 27),
         None,
         None,
     )
@@ -248,11 +260,7 @@ fn long_runs_in_a_sample_take_the_global_family_past_shared_memory() {
     let with = |run| {
         super::plan(
             &props,
-            &axes,
-            &[DType::F32],
-            1 << 20,
-            false,
-            1 << 29,
+            &outline(&axes, &[DType::F32], 1 << 20, false, 1 << 29),
             None,
             run,
         )
@@ -265,11 +273,7 @@ fn long_runs_in_a_sample_take_the_global_family_past_shared_memory() {
     let small = [Axis::bins(spec(Binning::Count(256)), false)];
     let p = super::plan(
         &props,
-        &small,
-        &[DType::F32],
-        256,
-        false,
-        1 << 29,
+        &outline(&small, &[DType::F32], 256, false, 1 << 29),
         None,
         Some(64.0),
     );
@@ -288,4 +292,43 @@ fn segmented_launches_grow_with_the_device_memory_within_bounds() {
     ] {
         assert_eq!(seg_rows_per_launch(memory), rows, "{memory} bytes");
     }
+}
+
+/// Settings are values each call passes down: two calls of one plan, each with its own, route
+/// their rows each by its own (and neither changes what the other sees).
+#[test]
+fn each_call_routes_its_rows_by_its_own_settings() {
+    use crate::gpu::{expected_route, Route, Settings, Transfer};
+    let p = plan(
+        &DeviceProps::h100(),
+        &spec(Binning::Count(256)),
+        false,
+        1 << 20,
+        None,
+    )
+    .unwrap();
+    let roomy = Settings {
+        transfer: Transfer::Pageable,
+        device_bytes: Some(1 << 30),
+        ..Default::default()
+    };
+    let tight = Settings {
+        transfer: Transfer::Registered,
+        device_bytes: Some(1 << 20),
+        ..Default::default()
+    };
+    let uploaded = Route::Uploaded {
+        transfer: Transfer::Pageable,
+    };
+    assert_eq!(expected_route(1 << 20, 4, &p, &roomy), uploaded);
+    // 1 MiB less the counts holds windows of 130,816 rows of 4 bytes, twice over: 9 of them.
+    assert_eq!(
+        expected_route(1 << 20, 4, &p, &tight),
+        Route::Streamed {
+            transfer: Transfer::Registered,
+            windows: 9
+        }
+    );
+    assert_eq!(expected_route(1 << 20, 4, &p, &roomy), uploaded);
+    assert_eq!(expected_route(1 << 20, 0, &p, &tight), Route::Pinned);
 }

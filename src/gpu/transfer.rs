@@ -37,16 +37,6 @@ impl Transfer {
     /// page-locked in place and 127-174 ms pageable, end to end (BENCHMARKS.md, 2026-11-22).
     pub const AUTO_CHOICE: Transfer = Transfer::Staged;
 
-    /// `POLARS_GPU_HIST_TRANSFER` (auto, pageable, staged, registered), for benchmarks.
-    pub fn from_env() -> Transfer {
-        match std::env::var("POLARS_GPU_HIST_TRANSFER").as_deref() {
-            Ok("pageable") => Transfer::Pageable,
-            Ok("staged") => Transfer::Staged,
-            Ok("registered") => Transfer::Registered,
-            _ => Transfer::Auto,
-        }
-    }
-
     pub fn resolved(self) -> Transfer {
         match self {
             Transfer::Auto => Self::AUTO_CHOICE,

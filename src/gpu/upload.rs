@@ -13,6 +13,7 @@ use crate::gpu::abi;
 use crate::gpu::context::{driver, Gpu};
 use crate::gpu::pin::{self, Pinned};
 use crate::gpu::plan::Plan;
+use crate::gpu::settings::Settings;
 use crate::gpu::transfer::{self, Outgoing, Transfer};
 use crate::input::{Chunk, Piece, Value};
 use crate::job::{Axis, GroupKeys, Groups, HostRows, Rows, Rule, Strays};
@@ -156,19 +157,21 @@ impl DeviceLayout {
         layout
     }
 
+    /// Whether every column has a copy in device memory (`gpu::pin`).
+    pub fn all_pinned(&self) -> bool {
+        self.pinned.iter().all(Option::is_some)
+    }
+
     /// Whether column `c` travels as offsets from its lowest key (its table is then read from 0).
     pub fn is_rebased(&self, c: usize) -> bool {
         self.rebased[c].is_some()
     }
 }
 
-/// Device memory a call may fill with rows: what is free now less a reserve, or
-/// `POLARS_GPU_HIST_DEVICE_BYTES` when set (tests use it to force the streaming path).
-fn usable_device_bytes() -> usize {
-    if let Some(cap) = std::env::var("POLARS_GPU_HIST_DEVICE_BYTES")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-    {
+/// Device memory a call may fill with rows: what is free now less a reserve, or the cap the
+/// settings set (tests use it to force the streaming path).
+fn usable_device_bytes(settings: &Settings) -> usize {
+    if let Some(cap) = settings.device_bytes {
         return cap;
     }
     let free = cudarc::driver::result::mem_get_info().map_or(0, |(free, _)| free);
@@ -177,12 +180,12 @@ fn usable_device_bytes() -> usize {
 
 /// How rows of `row_bytes` (values to copy, weights included; 0 when pinned) would reach the
 /// device under `plan`.
-pub fn expected_route(rows: usize, row_bytes: usize, plan: &Plan) -> Route {
-    let transfer = Transfer::from_env().resolved();
+pub fn expected_route(rows: usize, row_bytes: usize, plan: &Plan, settings: &Settings) -> Route {
+    let transfer = settings.transfer.resolved();
     if row_bytes == 0 {
         return Route::Pinned;
     }
-    let usable = usable_device_bytes()
+    let usable = usable_device_bytes(settings)
         .saturating_sub(plan.bins * 8)
         .saturating_sub(plan.scratch_bytes() as usize);
     if rows * row_bytes <= usable {
@@ -204,9 +207,10 @@ pub fn each_window(
     rows: &HostRows<'_>,
     layout: &DeviceLayout,
     plan: &Plan,
+    settings: &Settings,
     mut launch: impl FnMut(&[DevicePiece]) -> HistResult<()>,
 ) -> HistResult<Route> {
-    let transfer = Transfer::from_env().resolved();
+    let transfer = settings.transfer.resolved();
     let row_bytes: usize = layout
         .dtypes
         .iter()
@@ -228,7 +232,7 @@ pub fn each_window(
         launch(&pieces)?;
         return Ok(Route::Pinned);
     }
-    let usable = usable_device_bytes()
+    let usable = usable_device_bytes(settings)
         .saturating_sub(plan.bins * 8)
         .saturating_sub(plan.scratch_bytes() as usize);
     if rows.len * row_bytes <= usable {

@@ -1,5 +1,5 @@
 //! Hooks for tests and benchmarks, not for users (their names start with `_`): the proof's two
-//! walks side by side, and `by=` with the engine's report.
+//! walks side by side, and `histogram` and `by=` with the engine's report.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -11,6 +11,7 @@ use crate::options::HistogramOptions;
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_proof_walks, m)?)?;
     m.add_function(wrap_pyfunction!(_histogram_by_report, m)?)?;
+    m.add_function(wrap_pyfunction!(_histogram_report, m)?)?;
     Ok(())
 }
 
@@ -80,6 +81,24 @@ fn _histogram_by_report(
             None,
             &opts,
         )
+    })?;
+    Ok((PySeries(series), report.to_string()))
+}
+
+/// The histogram of a host Series with the engine's report as text, for tests that hold it
+/// equal to what `explain` says of the call.
+#[pyfunction]
+#[pyo3(signature = (values, pickled_options, weights=None))]
+fn _histogram_report(
+    py: Python<'_>,
+    values: PySeries,
+    pickled_options: &[u8],
+    weights: Option<PySeries>,
+) -> PyResult<(PySeries, String)> {
+    let opts: HistogramOptions = unpickle(pickled_options)?;
+    let weights = weights.map(|w| w.0);
+    let (series, report) = call(py, "histogram", || {
+        crate::api::hist1d::histogram_with_report(&values.0, weights.as_ref(), &opts)
     })?;
     Ok((PySeries(series), report.to_string()))
 }

@@ -20,7 +20,11 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 fn pin(py: Python<'_>, series: PySeries) -> PyResult<usize> {
     call(py, "pin", || {
         let (physical, _) = readable(&series.0)?;
-        crate::gpu::pin::pin(crate::gpu::get()?, &physical)
+        crate::gpu::pin::pin(
+            crate::gpu::get()?,
+            &physical,
+            &crate::gpu::Settings::from_env(),
+        )
     })
 }
 

@@ -1,0 +1,248 @@
+"""The tasks of ``polars_gpu_hist.dask`` graphs, run on the workers: a partition's partial, the
+merge of partials, and the Histogram made once from the total.
+
+A partial is small and cheap to move: the flat counts (one contiguous ndarray), the squared
+weights of a weighted histogram, the flow, and a zero-row sample of each column type seen (which
+fixes the result's dtypes and names by the native rules at the end, where mixing dtypes that
+numpy would bin differently raises as a merge of Histograms does). The binning travels once, as
+the graph's one ``_Spec`` key, not in every task; the edges' bounds are worked out once per
+worker process.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from typing import Any, NamedTuple
+
+import numpy as np
+import polars as pl
+
+from polars_gpu_hist import _internal
+from polars_gpu_hist._accumulator import Histogram
+
+# The fields of the native flow tuple, as its serialized state names them.
+_FLOW_FIELDS = (
+    "rows",
+    "null",
+    "nan",
+    "underflow",
+    "overflow",
+    "underflow_weight",
+    "overflow_weight",
+    "underflow_squares",
+    "overflow_squares",
+)
+
+Flow = tuple[int, int, int, int, int, float, float, float, float]
+
+
+class Spec:
+    """A histogram's arguments, checked on the client, and its token (the per-process cache of
+    templates is keyed by it)."""
+
+    def __init__(self, kwargs: dict[str, Any], token: str) -> None:
+        self.kwargs = kwargs
+        self.token = token
+
+    def histogram(self) -> Histogram:
+        """A fresh, empty histogram of this binning."""
+        return Histogram(**self.kwargs)
+
+    def empty(self) -> Histogram:
+        """An empty histogram, copied from this process' template (which remembers its
+        bounds)."""
+        with _TEMPLATES_LOCK:
+            template = _TEMPLATES.get(self.token)
+            if template is None:
+                if len(_TEMPLATES) >= 8:
+                    _TEMPLATES.pop(next(iter(_TEMPLATES)))
+                template = _TEMPLATES[self.token] = self.histogram()
+        return template._empty_copy()
+
+    def __dask_tokenize__(self) -> str:
+        return self.token
+
+
+_TEMPLATES: dict[str, Histogram] = {}
+_TEMPLATES_LOCK = threading.Lock()
+
+
+class Partial(NamedTuple):
+    """What one partition (or a merge of several) contributes."""
+
+    counts: np.ndarray  # flat: uint64 counts, or float64 sums of weights
+    squares: np.ndarray | None  # sums of squared weights (weighted histograms)
+    flow: Flow
+    # One zero-row sample (the columns, and the weights or None) per column type seen.
+    probes: tuple[tuple[tuple[Any, ...], Any], ...]
+
+
+# How a partition holds its columns: one column (an array block or a Series), an (m, d) block
+# of rows, or a frame with the columns' names and the weights' (or None).
+Layout = Any
+
+
+def fill(spec: Spec, part: Any, weights: Any, layout: Layout) -> Partial:
+    """The partial of one partition (with its weights: a block, or None), whatever it holds:
+    numpy, pandas, Polars on the host; CuPy, cuDF, PyTorch in GPU memory, counted there."""
+    columns, weights = _split(part, weights, layout)
+    probe = _probe(columns, weights)
+    values, w, nulls = _device_columns(columns, weights)
+    h = spec.empty()
+    if len(values[0]):  # an empty partition adds nothing (and launches nothing)
+        h.fill(*values, weights=w)
+    native = h._native
+    squares = native.squared_weights()
+    flow = native.flow()
+    if nulls:
+        flow = (flow[0] + nulls, flow[1] + nulls, *flow[2:])
+    return Partial(
+        native.counts().to_numpy(),
+        None if squares is None else squares.to_numpy(),
+        flow,
+        (probe,),
+    )
+
+
+def _split(part: Any, weights: Any, layout: Layout) -> tuple[tuple[Any, ...], Any]:
+    if layout == "column":
+        return (part,), weights
+    if layout == "rows":
+        # Contiguous copies in GPU memory, where fills read columns of stride 1 (on the host
+        # the fill's conversion copies them anyway).
+        copy = getattr(part, "__cuda_array_interface__", None) is not None
+        columns = (part[:, j] for j in range(part.shape[1]))
+        return tuple(c.copy() if copy else c for c in columns), weights
+    names, weights_name = layout
+    return tuple(part[n] for n in names), None if weights_name is None else part[weights_name]
+
+
+def merge(*partials: Partial) -> Partial:
+    """The sum of partials (counts, squares and flow added; probes of new types kept)."""
+    first = partials[0]
+    if len(partials) == 1:
+        return first
+    counts = _sum([p.counts for p in partials])
+    squares = None if first.squares is None else _sum([p.squares for p in partials])
+    flow: Any = tuple(sum(values) for values in zip(*(p.flow for p in partials)))
+    probes: dict[tuple[str, ...], tuple[tuple[Any, ...], Any]] = {}
+    for p in partials:
+        for probe in p.probes:
+            probes.setdefault(_signature(probe), probe)
+    return Partial(counts, squares, flow, tuple(probes.values()))
+
+
+def _sum(arrays: list[Any]) -> np.ndarray:
+    """The sum of equal-shaped arrays in one new array (inputs may be read-only buffers)."""
+    total: np.ndarray = np.add(arrays[0], arrays[1])
+    for a in arrays[2:]:
+        np.add(total, a, out=total)
+    return total
+
+
+def finish(spec: Spec, total: Partial) -> Histogram:
+    """The Histogram of the total: the zero-row samples fix its dtypes and names (and refuse
+    a mix of dtypes numpy would bin differently), then its state takes the sums."""
+    # Zero rows fill a CPU histogram (no launch on an empty sample); the device asked for is
+    # put back in its state.
+    h = Histogram(**{**spec.kwargs, "device": "cpu"})
+    for columns, weights in total.probes:
+        h.fill(*columns, weights=weights)
+    state = pickle.loads(h._native.to_bytes())
+    state["device"] = _device_state(spec.kwargs["device"])
+    if total.squares is None:
+        state["counts"] = np.ascontiguousarray(total.counts, dtype="<u8").tobytes()
+    else:
+        state["sums"] = total.counts.astype(np.float64).tolist()
+        state["squares"] = total.squares.astype(np.float64).tolist()
+    state["flow"] = dict(zip(_FLOW_FIELDS, total.flow))
+    h._native = _internal.Histogram.from_bytes(pickle.dumps(state, protocol=5))
+    return h
+
+
+def _device_state(device: Any) -> Any:
+    """How a histogram's state records ``device``."""
+    return pickle.loads(Histogram([0.0, 1.0], device=device)._native.to_bytes())["device"]
+
+
+def _device_columns(columns: tuple[Any, ...], weights: Any) -> tuple[tuple[Any, ...], Any, int]:
+    """cuDF Series as CuPy arrays, counted where they lie (no copy where there is no null);
+    rows with a null in any of them dropped, and counted as null in the flow. Other columns as
+    they are."""
+    found = [c for c in (*columns, weights) if _is_cudf(c)]
+    if not found:
+        return columns, weights, 0
+    nulls = sum(int(c.null_count) for c in found)
+    valid = None
+    if nulls:
+        valid = found[0].notna().values
+        for c in found[1:]:
+            valid &= c.notna().values
+    dropped = 0 if valid is None else len(valid) - int(valid.sum())
+
+    def device(c: Any) -> Any:
+        if not _is_cudf(c):
+            return c
+        return c.values if valid is None else c.fillna(0).values[valid]
+
+    return tuple(device(c) for c in columns), device(weights), dropped
+
+
+def _is_cudf(data: Any) -> bool:
+    return type(data).__module__.split(".")[0] == "cudf"
+
+
+def _probe(columns: tuple[Any, ...], weights: Any) -> tuple[tuple[Any, ...], Any]:
+    return tuple(_zero_rows(c) for c in columns), None if weights is None else _zero_rows(weights)
+
+
+def _zero_rows(data: Any) -> Any:
+    """A zero-row host sample of ``data``'s type (its name too, for a pandas or Polars
+    Series), holding no reference to the partition."""
+    if isinstance(data, pl.Series):
+        return data.clear()
+    module = type(data).__module__.split(".")[0]
+    if module in ("pandas", "cudf"):
+        empty = data.iloc[:0]
+        return empty.to_pandas() if module == "cudf" else empty.copy()
+    if module == "torch":
+        return data[:0].cpu().numpy()
+    dtype = getattr(data, "dtype", None)
+    if dtype is not None:
+        return np.empty(0, np.dtype(dtype))
+    return np.asarray(data)[:0].copy()
+
+
+def _signature(probe: tuple[tuple[Any, ...], Any]) -> tuple[str, ...]:
+    columns, weights = probe
+    return tuple(str(getattr(x, "dtype", type(x))) for x in (*columns, weights))
+
+
+# `by=`: the partials are the expression's rows, per group and bin.
+
+
+def fill_by(
+    frame: Any, column: str, keys: list[str], weights: str | None, kwargs: dict[str, Any]
+) -> pl.DataFrame:
+    """The grouped histogram of one partition (pandas or cuDF), as the expression's rows."""
+    from polars_gpu_hist import histogram_expr
+
+    names = [column, *keys] + ([weights] if weights is not None else [])
+    part = frame[names]
+    if _is_cudf(part):
+        polars_frame = pl.from_arrow(part.to_arrow())
+    else:
+        polars_frame = pl.from_pandas(part, nan_to_null=False)
+    assert isinstance(polars_frame, pl.DataFrame)
+    expr = histogram_expr(column, by=keys, weights=weights, **kwargs)
+    return polars_frame.select(expr).unnest(column)
+
+
+def merge_by(keys: list[str], *frames: pl.DataFrame) -> pl.DataFrame:
+    """Partials of groups summed: the union of the groups, in order of first appearance."""
+    if len(frames) == 1:
+        return frames[0]
+    together = pl.concat(frames, how="vertical_relaxed")
+    cells = [*keys, "bin_start", "bin_end"]
+    return together.group_by(cells, maintain_order=True).agg(pl.col("count").sum())
