@@ -7,6 +7,7 @@
 
 struct NoAxes {
     struct Load {};
+    static constexpr unsigned int BYTES = 0;
     __device__ NoAxes(const ::Column*, const Rule*, const unsigned int*) {}
     __device__ Load load(u64) const { return Load{}; }
     __device__ bool valid(u64) const { return true; }
@@ -22,6 +23,8 @@ struct Axes {
         Value x;
         typename Rest::Load rest;
     };
+    // The bytes a row's values take, every axis's.
+    static constexpr unsigned int BYTES = sizeof(Value) + Rest::BYTES;
 
     const Value* values;
     u64 stride;
@@ -66,6 +69,7 @@ template <class A>
 struct Cells {
     typedef typename A::Load Load;
     static constexpr unsigned int K = 1;
+    static constexpr unsigned int ROW_BYTES = A::BYTES;
 
     A axes;
     unsigned int n;

@@ -95,3 +95,56 @@ struct PackedCounters {
         }
     }
 };
+
+// Two 16-bit counters per 32-bit word, as PackedCounters, but with no barrier and no threshold:
+// each counter runs to 0xFFFF and wraps, and the add that wraps it moves 65,536 to the global
+// histogram. A wrapped low counter carries into its neighbour, so that add takes the carry back
+// (atomicSub of 1 << 16). Exact at any rate of adds:
+//   - the low half is always the low counter's adds mod 2^16 (high adds and the take-backs only
+//     touch the high half), so exactly one add sees each of its wraps;
+//   - the high counter's true count is 2^16 times the net times the word itself wrapped (the
+//     adds that cross 2^32 less the take-backs that borrow below 0) plus its final half, once
+//     every take-back is done (a barrier); each of those is seen by the thread that made it.
+// Bin n (rows not counted) never reaches add; the high half of a last, odd word is padding and
+// spills nowhere (its carries and take-backs cancel).
+struct SpillCounters {
+    unsigned int* words;
+    unsigned int count;  // words
+    unsigned int n;      // bins
+    u64* out;
+
+    __device__ void zero() const { zero_shared(words, count); }
+
+    // counters[b] += rows (rows <= 0xFFFF, so a counter wraps at most once an add).
+    __device__ __forceinline__ void add(unsigned int b, unsigned int rows) const
+    {
+        constexpr u64 WRAP = 0x10000;
+        unsigned int* const word = words + (b >> 1);
+        if (b & 1) {
+            const unsigned int old = atomicAdd(word, rows << 16);
+            if (old > 0xFFFFFFFFu - (rows << 16)) atomicAdd(out + b, WRAP);
+            return;
+        }
+        const unsigned int old = atomicAdd(word, rows);
+        if ((old & 0xFFFFu) + rows <= 0xFFFFu) return;
+        atomicAdd(out + b, WRAP);
+        const bool neighbour = b + 1 < n;
+        // The carry wrapped the word (the high counter stood at 0xFFFF): a wrap of the high one.
+        if (neighbour && old > 0xFFFFFFFFu - rows) atomicAdd(out + b + 1, WRAP);
+        const unsigned int before = atomicSub(word, 0x10000u);
+        // Taking the carry back borrowed below 0: that wrap of the high counter is undone.
+        if (neighbour && before < 0x10000u) atomicAdd(out + b + 1, u64(0) - WRAP);
+    }
+
+    // After a barrier: one atomic per non-zero counter.
+    __device__ void merge() const
+    {
+        for (unsigned int w = threadIdx.x; w < count; w += blockDim.x) {
+            const unsigned int word = words[w];
+            const unsigned int lo = word & 0xFFFFu;
+            const unsigned int hi = word >> 16;
+            if (lo != 0 && 2 * w < n) atomicAdd(out + 2 * w, u64(lo));
+            if (hi != 0 && 2 * w + 1 < n) atomicAdd(out + 2 * w + 1, u64(hi));
+        }
+    }
+};

@@ -4,6 +4,7 @@
 // launches. src/gpu/plan.rs picks one:
 //   shared    replicated per-block u32 (or double) histograms in shared memory; few bins
 //   packed    one per-block histogram of 16-bit counters, up to twice the bins of shared
+//   spill     the same counters, spilled as they wrap instead of bounded by barriers
 //   segmented bins grouped by partition tile by tile, then counted a partition at a time in
 //             shared memory (segmented.cuh, with seg_scan and seg_count); any bin count
 //   global    atomics straight into `out`; weighted sums beyond shared memory
@@ -112,6 +113,33 @@ __device__ __forceinline__ void packed_hist(S src, u64* out)
     runs.flush();
     __syncthreads();
     counters.merge(n);
+}
+
+// Up to twice the bins, with no barrier while counting: one histogram of 16-bit counters per
+// block that spill on wrapping (see SpillCounters), so the loads run on as in the shared family.
+// A thread's run of one bin is added at once and may outlive a step (one-valued data: one add
+// per SPILL_RUN_ROWS rows), capped so that one add never wraps a counter twice.
+constexpr unsigned int SPILL_RUN_ROWS = 0x8000;
+
+template <class S>
+__device__ __forceinline__ void spill_hist(S src, u64* out)
+{
+    constexpr unsigned int K = S::K;
+    constexpr unsigned int U = K >= 8 ? 16 / K : PACKED_LOADS_IN_FLIGHT;
+    static_assert(SPILL_RUN_ROWS + U * 16 <= 0xFFFF, "a run's add wraps a counter at most once");
+    const unsigned int n = src.n;
+    const SpillCounters counters{reinterpret_cast<unsigned int*>(smem), (n + 1) / 2, n, out};
+    counters.zero();
+    __syncthreads();
+    auto runs = runs_of(n, [&](unsigned int b, unsigned int rows) { counters.add(b, rows); });
+    for_each_row<U>(
+        src, [&](bool, u64, unsigned int b) { runs.push(b); },
+        [&] {
+            if (runs.rows >= SPILL_RUN_ROWS) runs.flush();
+        });
+    runs.flush();
+    __syncthreads();
+    counters.merge();
 }
 
 // Atomics straight into global memory (L2), a run of one bin at once: data of one value (or few)

@@ -1,12 +1,15 @@
 // The kernels, one entry point per module: NVRTC compiles this file once per kernel a plan needs
 // (src/gpu/compile.rs), with one of
-//   KERNEL_COUNT      count: a family (-DFAMILY=FAMILY_SHARED|PACKED|SEGMENTED|GLOBAL, -DWEIGHTED)
+//   KERNEL_COUNT      count: a family (-DFAMILY=FAMILY_SHARED|PACKED|SPILL|SEGMENTED|BATCHED|
+//                     GLOBAL, -DWEIGHTED)
 //                     over the rows of RANK axes, axis d a column binned as -DAXISd says
 //                     (binners.cuh `BinnerOf`: its C type, rule kind and variant), into the
 //                     histogram; one axis reads its column in 16-byte vectors, more read a row's
 //                     coordinates and count its cell (cells.cuh)
-//   KERNEL_SEG_SCAN, KERNEL_SEG_COUNT   the segmented family's later passes (segmented.cuh)
-//   KERNEL_EXTREMES   extremes: per-block min and max of a device column (-DVALUE_T: its C type)
+//   KERNEL_SEG_SCAN, KERNEL_SEG_COUNT, KERNEL_SEG_COUNT_BATCHED
+//                     the segmented families' later passes (segmented.cuh)
+//   KERNEL_EXTREMES   extremes: per-block min and max of a device column (-DVALUE_T: its C type;
+//                     extremes.cuh)
 //   KERNEL_EDGES      edges: equal bins' edges from their linspace formula (VALUE_T: their type)
 //   KERNEL_PROOF      prove: the cheap rule's proof for equal bins of that formula (proof.cuh)
 //   KERNEL_FOLD       fold: counts by value added into the bins of those values
@@ -23,6 +26,8 @@ typedef VALUE_T Value;
 #define FAMILY_PACKED 2
 #define FAMILY_SEGMENTED 3
 #define FAMILY_GLOBAL 4
+#define FAMILY_SPILL 5
+#define FAMILY_BATCHED 6
 #ifndef WEIGHTED
 #define WEIGHTED 0
 #endif
@@ -87,7 +92,7 @@ typedef Cells<Axes<typename BinnerOf<AXIS0, STAGE_EDGES>::type, After1>> Source;
 typedef BinnedColumn<typename BinnerOf<AXIS0, STAGE_EDGES>::type> Source;
 #endif
 
-#if FAMILY == FAMILY_SEGMENTED
+#if FAMILY == FAMILY_SEGMENTED || FAMILY == FAMILY_BATCHED
 #define COUNT_BOUNDS __launch_bounds__(SEG_PARTITION_THREADS, 2)
 #else
 #define COUNT_BOUNDS
@@ -111,56 +116,23 @@ extern "C" __global__ void COUNT_BOUNDS count(const CountParams p)
     shared_hist<unsigned int>(src, Unit(), p.shared.replicas, p.shared.stride, out);
 #elif FAMILY == FAMILY_PACKED
     packed_hist(src, out);
+#elif FAMILY == FAMILY_SPILL
+    spill_hist(src, out);
 #elif FAMILY == FAMILY_SEGMENTED
-    seg_partition(src, p.seg, out);
+    seg_partition<false>(src, p.seg, out);
+#elif FAMILY == FAMILY_BATCHED
+    seg_partition<true>(src, p.seg, out);
 #elif FAMILY == FAMILY_GLOBAL
     global_hist(src, out);
 #else
-#error "compile with -DFAMILY=FAMILY_SHARED|FAMILY_PACKED|FAMILY_SEGMENTED|FAMILY_GLOBAL"
+#error "compile with -DFAMILY=FAMILY_SHARED|FAMILY_PACKED|FAMILY_SPILL|FAMILY_SEGMENTED|FAMILY_BATCHED|FAMILY_GLOBAL"
 #endif
 #endif
 }
 #endif
 
 #if defined(KERNEL_EXTREMES)
-// numpy's automatic range of a device column: min and max of its non-NaN values, per block; the
-// host finishes.
-extern "C" __global__ void extremes(const __grid_constant__ ExtremesParams p)
-{
-    __shared__ Value s_lo[256];
-    __shared__ Value s_hi[256];
-    __shared__ unsigned char s_any[256];
-    const Value* const values = static_cast<const Value*>(p.rows.values);
-    Value lo = Value(0), hi = Value(0);
-    bool any = false;
-    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < p.rows.len;
-         i += (u64)gridDim.x * blockDim.x) {
-        const Value v = __ldg(values + i * p.rows.stride);
-        if (!(v == v)) continue;  // NaN is never counted, so it never sets the range
-        lo = (!any || v < lo) ? v : lo;
-        hi = (!any || v > hi) ? v : hi;
-        any = true;
-    }
-    s_lo[threadIdx.x] = lo;
-    s_hi[threadIdx.x] = hi;
-    s_any[threadIdx.x] = any;
-    __syncthreads();
-    for (unsigned int half = blockDim.x / 2; half > 0; half /= 2) {
-        if (threadIdx.x < half && s_any[threadIdx.x + half]) {
-            const unsigned int j = threadIdx.x + half;
-            const bool mine = s_any[threadIdx.x];
-            s_lo[threadIdx.x] = (!mine || s_lo[j] < s_lo[threadIdx.x]) ? s_lo[j] : s_lo[threadIdx.x];
-            s_hi[threadIdx.x] = (!mine || s_hi[j] > s_hi[threadIdx.x]) ? s_hi[j] : s_hi[threadIdx.x];
-            s_any[threadIdx.x] = 1;
-        }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-        static_cast<Value*>(p.mins)[blockIdx.x] = s_lo[0];
-        static_cast<Value*>(p.maxs)[blockIdx.x] = s_hi[0];
-        p.found[blockIdx.x] = s_any[0];
-    }
-}
+#include "extremes.cuh"
 #endif
 
 #if defined(KERNEL_EDGES)

@@ -5,9 +5,10 @@
 //                      head and tail of fewer than 16 / sizeof(value) rows each
 //   Cells<Axes>        several columns, each binned by its own axis (n-D, by=): a unit is one
 //                      row, its coordinates loaded column by column, its bin the row-major cell
-// Both have: n, K, Load (what a unit loads), units, load(u) (u < units), load_checked(u), each<NULLABLE, ALL_IN>(u,
-// unit, op) calling op(present, row, bin) for the unit's K rows, edges<NULLABLE>(op) for the rows
-// outside the units (called by the first warp of the grid, once a lane), nullable(), stage(smem).
+// Both have: n, K, ROW_BYTES (a row's values), Load (what a unit loads), units, load(u)
+// (u < units), load_checked(u), each<NULLABLE, ALL_IN>(u, unit, op) calling op(present, row, bin)
+// for the unit's K rows, edges<NULLABLE>(op) for the rows outside the units (called by the first
+// warp of the grid, once a lane), nullable(), stage(smem).
 //
 // 16-byte loads matter: the same histogram with 4-byte loads reached 54% of an H200's read
 // bandwidth. So does having several in flight per thread before the first is used.
@@ -80,6 +81,7 @@ struct BinnedColumn {
     typedef typename Bin::Value Value;
     typedef uint4 Load;
     static constexpr unsigned int K = 16 / sizeof(Value);
+    static constexpr unsigned int ROW_BYTES = sizeof(Value);
     static_assert(16 % sizeof(Value) == 0, "the vector loop needs a power-of-two element size");
 
     Bin bin;

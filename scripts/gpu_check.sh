@@ -2,7 +2,7 @@
 # The whole GPU check in one call on the device machine (no network there):
 #   make gpu-stage            # here: wheels into .gpu/ (our abi3 wheel, Polars, hypothesis, peers.py,
 #                             # and the previous kernels with their lab, for a same-run baseline)
-#   device run: bash scripts/gpu_check.sh [check|avx512|bench|all]   carrying .gpu
+#   device run: bash scripts/gpu_check.sh [check|avx512|bench|largebins|all]   carrying .gpu
 # check: build info, the first call in a fresh process (empty kernel cache), the `gpu` tests,
 #        compute-sanitizer memcheck + racecheck on every kernel family.
 # avx512: explicit edges on each SIMD path, and the CPU suites against numpy with the AVX-512
@@ -12,6 +12,10 @@
 # final: quick without the CPU bench, with compute-sanitizer memcheck and racecheck.
 # narrow: counting by value (issue 37): its gpu tests, the narrow-integer table beside the peers
 #        and the `auto` grid (benches/narrow_ints.py), compute-sanitizer on every kernel family.
+# largebins: issue 37.2 in one short call: old against new beside the peers
+#        (benches/large_bins.py), the gpu tests of the spill and batched families (and every
+#        family-parametrized test of them), compute-sanitizer memcheck + racecheck on the new
+#        kernels, and the kernel lab's bare launches of the four families (each pass timed).
 # paths: the kernels' other paths (issue 33): the first call and a sample of the gpu tests
 #        through the bundle's PTX (POLARS_GPU_HIST_KERNELS=ptx), then as under a CUDA 12 driver
 #        (POLARS_GPU_HIST_DRIVER_VERSION=12000: NVRTC 12.0's PTX); part of check, quick, final.
@@ -172,6 +176,31 @@ if [[ $what == avx512 || $what == all ]]; then
   fi
 fi
 
+if [[ $what == largebins ]]; then
+  # About 8 minutes in all: the table first, then the tests, the sanitizer on the new kernels,
+  # and the kernel lab's pass-by-pass times.
+  echo "== old family against new, peers beside them (benches/large_bins.py)"
+  timeout 150 python3 benches/large_bins.py --reps 7 2>&1 | tee "$OUT/large_bins.log" | tail -110
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  echo "== gpu tests of the spill and batched families, the extremes kernel's 16-byte reads"
+  timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
+    tests/test_gpu_large_bins.py tests/test_gpu.py tests/test_gpu_engine.py tests/test_infinite_edges.py \
+    -k "large_bins or spill or batched or explain" \
+    2>&1 | tee "$OUT/pytest_large_bins.log" | tail -15
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  for tool in memcheck racecheck; do
+    echo "== compute-sanitizer --tool $tool on the spill, batched and extremes kernels"
+    timeout 90 compute-sanitizer --tool $tool --error-exitcode 3 python3 scripts/sanitize_kernels.py \
+      spill batched extremes > "$OUT/sanitizer_largebins_$tool.log" 2>&1
+    rc=$?; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|MISMATCH" "$OUT/sanitizer_largebins_$tool.log" | tail -3
+    echo "$tool exit code $rc"; [[ $rc == 0 ]] || status=1
+  done
+  echo "== the four families launched bare, each segmented pass timed (scripts/kernel_lab.py)"
+  timeout 75 python3 scripts/kernel_lab.py --only packed,spill,segmented,batched \
+    --bins 65536,1048576,16777216 --dists uniform,normal --tag largebins \
+    > "$OUT/kernel_lab_largebins.log" 2>&1
+  tail -n 16 "$OUT/kernel_lab_largebins.log"
+fi
 if [[ $what == bench || $what == all ]]; then
   echo "== peers"
   (cd "$OUT" && python3 "$OLDPWD/.gpu/peers.py" gpu > "$OUT/peers.log" 2>&1) || status=1

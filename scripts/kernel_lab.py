@@ -38,6 +38,7 @@ HEADERS = [
     "counters.cuh",
     "families.cuh",
     "segmented.cuh",
+    "extremes.cuh",
 ]
 
 
@@ -261,7 +262,7 @@ def main() -> None:
             defines = ["-DRANK=1", f"-DAXIS0=float,1,0,{int(literal)},{formula},0,0"]
             if family == "reference":
                 cache[key] = module(*defines, extra=REFERENCE)
-            elif family in ("seg_scan", "seg_count"):
+            elif family in ("seg_scan", "seg_count", "seg_count_batched"):
                 cache[key] = module(f"-DKERNEL_{family.upper()}")
             else:
                 cache[key] = module("-DKERNEL_COUNT", f"-DFAMILY=FAMILY_{family.upper()}", *defines)
@@ -359,10 +360,12 @@ def main() -> None:
                 launch = lambda: (out.fill(0), f((sms * blocks,), (block,), (p,), shared_mem=sb))
                 record("shared", timer(launch), out, f"{sms * blocks}x{block} r{replicas}")
 
-            # packed: 16-bit counters, one block of 1024 a SM (or more when they fit)
+            # packed and spill: 16-bit counters, one block of 1024 a SM (or more when they fit)
             words = (bins + 1) // 2
-            if words * 4 <= optin and bins >= 4096 and (not only or "packed" in only):
-                f = kernel("packed", literal, formula)
+            for sixteen in ("packed", "spill"):
+                if words * 4 > optin or bins < 4096 or (only and sixteen not in only):
+                    continue
+                f = kernel(sixteen, literal, formula)
                 sb = words * 4
                 if sb > 48 * 1024:
                     f.max_dynamic_shared_size_bytes = sb
@@ -370,19 +373,24 @@ def main() -> None:
                 out = cp.zeros(bins, dtype=cp.uint64)
                 p = params(x, rule, out)
                 launch = lambda: (out.fill(0), f((sms * blocks,), (1024,), (p,), shared_mem=sb))
-                record("packed", timer(launch), out, f"{sms * blocks}x1024")
+                record(sixteen, timer(launch), out, f"{sms * blocks}x1024")
 
-            # segmented: partition, scan, count
-            if bins >= 32768 and (not only or "segmented" in only):
+            # segmented and batched: partition, scan, count (a warp a tile, or 32 tiles at once)
+            for segmented, count_pass in (
+                ("segmented", "seg_count"),
+                ("batched", "seg_count_batched"),
+            ):
+                if bins < 32768 or (only and segmented not in only):
+                    continue
                 P = -(-bins // (1 << SEG_WIDTH_BITS))
                 tiles = -(-x.size // SEG_TILE_ROWS)
                 keys = cp.empty(tiles * SEG_TILE_ROWS, dtype=cp.uint16)
                 starts = cp.empty(tiles * (P + 1), dtype=cp.uint16)
                 cum = cp.empty(P * tiles, dtype=cp.uint32)
                 totals = cp.empty(P, dtype=cp.uint32)
-                part = kernel("segmented", literal, formula)
+                part = kernel(segmented, literal, formula)
                 scan = kernel("seg_scan", False, 0)
-                count = kernel("seg_count", False, 0)
+                count = kernel(count_pass, False, 0)
                 part_bytes = (32 + (P + 3) // 4 * 4 + SEG_TILE_ROWS + SEG_TILE_ROWS // 2) * 4
                 count_bytes = (32 + P + 1 + (1 << SEG_WIDTH_BITS)) * 4
                 part.max_dynamic_shared_size_bytes = part_bytes
@@ -420,7 +428,7 @@ def main() -> None:
                 ms = timer(launch)
                 stage_ms = {k: round(timer(s), 4) for k, s in stages.items()}
                 launch()
-                record("segmented", ms, out, f"P={P} part {sms * part_blocks}x512 {stage_ms}")
+                record(segmented, ms, out, f"P={P} part {sms * part_blocks}x512 {stage_ms}")
 
             # global atomics
             if bins >= 32768 and (not only or "global" in only):

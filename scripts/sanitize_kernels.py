@@ -1,16 +1,30 @@
 """Runs every kernel family once on small inputs, for compute-sanitizer (memcheck, racecheck).
 
-Host data through the Polars path (device="gpu"): every family (shared, packed, segmented,
-global), each rule kind (float32 / float64 equal bins, explicit edges), both closed sides, with
-and without weights (shared and global) and nulls; the segmented passes once more over several
-tiles and partitions; then the extremes kernel through a device array. Exits non-zero on a
-wrong count.
+Host data through the Polars path (device="gpu"): every family (shared, packed, spill,
+segmented, batched, global), each rule kind (float32 / float64 equal bins, explicit edges),
+both closed sides, with and without weights (shared and global) and nulls; the segmented passes
+once more over several tiles and partitions (long runs a warp's, short ones a lane's in the
+batched count pass); then the extremes kernel through device arrays (every width's 16-byte
+reads, unaligned starts). Exits non-zero on a wrong count.
+
+Usage: python scripts/sanitize_kernels.py [PART ...]: only those parts (families, "proof",
+"nd", "by_value", "extremes"); all of them by default.
 """
+
+import sys
 
 import numpy as np
 import polars as pl
 
 import polars_gpu_hist as gh
+
+ONLY = set(sys.argv[1:])
+
+
+def wanted(*parts: str) -> list[str]:
+    """The parts of this run among `parts`."""
+    return [p for p in parts if not ONLY or p in ONLY]
+
 
 rng = np.random.default_rng(0)
 x64 = rng.normal(size=5001)
@@ -24,7 +38,7 @@ frame = pl.DataFrame(
     }
 ).with_columns(pl.col("f64").fill_nan(None))
 bad = 0
-for kernel in ["shared", "packed", "segmented", "global"]:
+for kernel in wanted("shared", "packed", "spill", "segmented", "batched", "global"):
     for column in ["f32", "f64", "i32"]:
         for bins in [64, [-2.0, -0.5, 0.0, 0.1, 3.0]]:
             for closed in ["left", "right"]:
@@ -55,29 +69,32 @@ for kernel in ["shared", "packed", "segmented", "global"]:
                         "ok" if hist[0] == hist[1] else "MISMATCH",
                         flush=True,
                     )
-# The segmented passes over three tiles and three partitions, with nulls.
+# The segmented passes over three tiles and three partitions (runs of thousands of keys), or
+# 128 partitions (runs of about a hundred), with nulls.
 wide = pl.DataFrame({"x": rng.random(40_003)}).with_columns(
     pl.when(pl.int_range(pl.len()) % 9 == 0).then(None).otherwise(pl.col("x")).alias("x")
 )
-hist = [
-    wide.select(
-        pl.col("x").gpu_hist.histogram(
-            70_000, range=(0, 1), device=d, kernel="segmented" if d == "gpu" else "auto"
-        )
-    )
-    .unnest("x")["count"]
-    .to_list()
-    for d in ["gpu", "cpu"]
-]
-bad += hist[0] != hist[1]
-print("segmented 70000 bins", "ok" if hist[0] == hist[1] else "MISMATCH", flush=True)
+for kernel in wanted("segmented", "batched"):
+    for bins in [70_000, 1 << 22]:
+        hist = [
+            wide.select(
+                pl.col("x").gpu_hist.histogram(
+                    bins, range=(0, 1), device=d, kernel=kernel if d == "gpu" else "auto"
+                )
+            )
+            .unnest("x")["count"]
+            .to_list()
+            for d in ["gpu", "cpu"]
+        ]
+        bad += hist[0] != hist[1]
+        print(kernel, bins, "bins", "ok" if hist[0] == hist[1] else "MISMATCH", flush=True)
 # The proof kernel, float32 and float64 bins over a fresh range.
-for dtype in ["float32", "float64"]:
+for dtype in ["float32", "float64"] if wanted("proof") else []:
     host, device = gh._internal._proof_walks(70_001, (-0.3, 2.9), dtype, "python")
     bad += host != device
     print("proof", dtype, "ok" if host == device else "MISMATCH", flush=True)
 # n-D (histdd kernels): every dimension rule kind, both families, weights, and by= groups.
-for kernel in ["shared", "global"]:
+for kernel in ["shared", "global"] if wanted("nd") else []:
     for weights in [None, "w"]:
         for closed in ["left", "right"]:
             hist = [
@@ -116,7 +133,7 @@ for kernel in ["shared", "global"]:
             bad += not ok
             print("nd", kernel, weights, closed, "ok" if ok else "MISMATCH", flush=True)
 # Narrow integers counted by value (shared: 256 counters; packed: 65,536), then folded; nulls.
-for dtype, rows in [(pl.Int8, 8192), (pl.UInt16, 1 << 20)]:
+for dtype, rows in [(pl.Int8, 8192), (pl.UInt16, 1 << 20)] if wanted("by_value") else []:
     narrow = pl.Series("x", rng.integers(-128, 127, rows)).cast(dtype, strict=False)
     narrow = narrow.scatter([1, 2, 3], None)
     for bins in [10, [0, 3, 50, 100]]:
@@ -128,6 +145,9 @@ for dtype, rows in [(pl.Int8, 8192), (pl.UInt16, 1 << 20)]:
         print("by value", dtype, bins, "ok" if hist[0] == hist[1] else "MISMATCH", flush=True)
 try:
     import cupy as cp
+
+    if not wanted("extremes"):
+        raise SystemExit(1 if bad else 0)
 
     xy = cp.asarray(np.stack([x64, x64 * 2], axis=1))
     got = gh.histogramdd(xy, bins=5)["count"].to_list()
@@ -141,6 +161,13 @@ try:
     want = gh.histogram(x64, 10, device="cpu")["count"].to_list()
     bad += got != want
     print("extremes", "ok" if got == want else "MISMATCH")
+    # The extremes kernel's 16-byte reads, an unaligned head and tail, every width.
+    for dtype in [np.uint8, np.int16, np.int32, np.float32, np.float64]:
+        host = (x64[~np.isnan(x64)] * 40).astype(dtype)[3:]
+        got = gh.histogram(cp.asarray(host), 10)["count"].to_list()
+        want = np.histogram(host, 10)[0].tolist()
+        bad += got != want
+        print("extremes", np.dtype(dtype).name, "ok" if got == want else "MISMATCH")
 except ImportError:
     print("extremes: no cupy here, skipped")
 raise SystemExit(1 if bad else 0)

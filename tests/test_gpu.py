@@ -20,7 +20,7 @@ cp = pytest.importorskip("cupy")
 
 # Every family counts rows and n-D cells; weighted sums take the first two only.
 KERNELS = ["shared", "global"]
-COUNTING_KERNELS = [*KERNELS, "packed", "segmented"]
+COUNTING_KERNELS = [*KERNELS, "packed", "spill", "segmented", "batched"]
 DTYPES = list(NUMERIC.values())
 
 
@@ -166,21 +166,23 @@ def test_more_than_2_32_values_count_exactly() -> None:
     cp.get_default_memory_pool().free_all_blocks()
 
 
+@pytest.mark.parametrize("kernel", ["packed", "spill"])
 @pytest.mark.parametrize("bins", [2, 4097, 65_536])
-def test_packed_counters_spill_exactly(bins: int) -> None:
+def test_packed_counters_spill_exactly(bins: int, kernel: str) -> None:
     # Far more rows of one bin per block than a 16-bit counter holds: every block spills its
     # hot counter many times, while the other bins stay below the threshold.
     rng = np.random.default_rng(bins)
     x = np.full(1 << 25, 0.3, dtype=np.float32)
     x[::3] = rng.random(x[::3].size, dtype=np.float32)
     expected, _ = np.histogram(x, bins=bins, range=(0, 1))
-    got = device_counts(x, bins, range=(0, 1), kernel="packed")
+    got = device_counts(x, bins, range=(0, 1), kernel=kernel)
     np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("kernel", ["segmented", "batched"])
 @pytest.mark.parametrize("bins", [40_000, 1 << 20, (1 << 24) + 3])
 @pytest.mark.parametrize("order", ["shuffled", "sorted", "one value", "nulls and NaN"])
-def test_segmented_partitions_hot_sorted_and_sparse(bins: int, order: str) -> None:
+def test_segmented_partitions_hot_sorted_and_sparse(bins: int, order: str, kernel: str) -> None:
     # One hot partition (cut into many items), sorted rows (each partition in a few tiles),
     # and rows that are not counted, against numpy, with an unaligned start.
     rng = np.random.default_rng(bins)
@@ -194,17 +196,17 @@ def test_segmented_partitions_hot_sorted_and_sparse(bins: int, order: str) -> No
         x[1::7] = 2.0
     x = x[3:]
     expected, _ = np.histogram(x, bins=bins, range=(0, 1))
-    got = device_counts(x, bins, range=(0, 1), kernel="segmented")
+    got = device_counts(x, bins, range=(0, 1), kernel=kernel)
     np.testing.assert_array_equal(got, expected)
     if order == "nulls and NaN":
         s = pl.Series("x", x).fill_nan(None)
         frame = pl.DataFrame({"x": s}).select(
-            pl.col("x").gpu_hist.histogram(bins, range=(0, 1), device="gpu", kernel="segmented")
+            pl.col("x").gpu_hist.histogram(bins, range=(0, 1), device="gpu", kernel=kernel)
         )
         np.testing.assert_array_equal(frame.unnest("x")["count"].to_numpy(), expected)
 
 
-@pytest.mark.parametrize("kernel", ["auto", "segmented"])
+@pytest.mark.parametrize("kernel", ["auto", "segmented", "batched"])
 def test_segmented_rows_past_one_launch(kernel: str) -> None:
     # More rows than one segmented launch takes (2^28 to 2^30 by the device's memory): every
     # launch's rows counted once, those at the launches' seams included.
@@ -314,8 +316,11 @@ def test_explain_names_the_kernel() -> None:
     x = cp.zeros(1 << 20, dtype=cp.float32)
     text = gh.explain(x, 256)
     assert "count_shared_float32_u32_left" in text and "replica" in text
-    assert "count_packed_float32_u32_left" in gh.explain(x, 1 << 16)
-    assert "count_segmented_float32_u32_left" in gh.explain(x, 1 << 22)
+    assert "count_spill_float32_u32_left" in gh.explain(x, 1 << 16)
+    assert "count_packed_float32_u32_left" in gh.explain(x, 1 << 16, kernel="packed")
+    text = gh.explain(x, 1 << 22)
+    assert "count_batched_float32_u32_left" in text and "a warp 32 tiles at once" in text
+    assert "count_segmented_float32_u32_left" in gh.explain(x, 1 << 22, kernel="segmented")
     assert "count_global_weighted_float32" in gh.explain(x, 1 << 22, weights=True)
 
 

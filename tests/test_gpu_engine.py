@@ -21,7 +21,7 @@ pytestmark = pytest.mark.gpu
 
 cp = pytest.importorskip("cupy")
 
-FAMILIES = ["shared", "packed", "segmented", "global"]
+FAMILIES = ["shared", "packed", "spill", "segmented", "batched", "global"]
 
 
 def counts(frame: pl.DataFrame, device: str, **kwargs) -> list[int]:
@@ -113,7 +113,7 @@ def test_n_d_cells_in_every_family(kernel: str) -> None:
     xy = rng.random((1 << 20, 2)).astype(np.float32)
     xy[::17] = np.float32(0.25)
     for b in [16, 256, 1024]:
-        if (kernel, b) in (("shared", 256), ("shared", 1024), ("packed", 1024)):
+        if (kernel, b) in {("shared", 256), ("shared", 1024), ("packed", 1024), ("spill", 1024)}:
             # More cells than a block's shared memory holds: forcing the family is refused.
             with pytest.raises(ValueError, match="cannot hold"):
                 gh.histogramdd(cp.asarray(xy), bins=b, range=[(0, 1), (0, 1)], kernel=kernel)
@@ -632,7 +632,7 @@ def test_a_cache_of_ours_readable_by_others_is_made_private(tmp_path) -> None:
     assert cache.stat().st_mode & 0o777 == 0o700
 
 
-@pytest.mark.parametrize("kernel", ["auto", "shared", "global", "segmented"])
+@pytest.mark.parametrize("kernel", ["auto", "shared", "global", "segmented", "batched", "spill"])
 def test_numpy_float64_scalars_make_float64_bins_on_the_gpu(kernel: str) -> None:
     """float32 data with a range of numpy float64 scalars: float64 bins, as numpy makes them,
     from a Polars column and from a CuPy array alike."""

@@ -113,7 +113,7 @@ def test_many_bins_over_a_fresh_range_count_as_numpy(dtype, bins, range_) -> Non
     got, got_edges = ghnp.histogram(cp.asarray(values), bins, range=range_)
     np.testing.assert_array_equal(cp.asnumpy(got), expected)
     np.testing.assert_array_equal(cp.asnumpy(got_edges), expected_edges)
-    for family in ["segmented", "global"]:
+    for family in ["segmented", "batched", "global"]:
         frame = gh.histogram(cp.asarray(values), bins=bins, range=range_, kernel=family)
         np.testing.assert_array_equal(frame["count"].to_numpy(), expected)
 

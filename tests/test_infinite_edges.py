@@ -70,7 +70,7 @@ def test_nan_edges_are_still_refused() -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("kernel", ["shared", "global", "packed", "segmented"])
+@pytest.mark.parametrize("kernel", ["shared", "global", "packed", "spill", "segmented", "batched"])
 def test_infinite_edges_on_the_gpu(kernel: str) -> None:
     cp = pytest.importorskip("cupy")
     import polars_gpu_hist.numpy as ghnp

@@ -57,7 +57,7 @@ DdRangeArg = Union[Sequence[RangeArg], None]
 HistBins = Union[pl.Expr, Iterable[SupportsFloat], None]
 Closed = Literal["left", "right"]
 Device = Literal["auto", "cpu", "gpu"]
-Kernel = Literal["auto", "shared", "packed", "segmented", "global"]
+Kernel = Literal["auto", "shared", "packed", "spill", "segmented", "batched", "global"]
 # `by=`: one key (a column name, an expression or a Series), or a list of them.
 ByKey = Union[pl.Expr, str, pl.Series]
 ByArg = Union[ByKey, Sequence[ByKey], None]
@@ -389,7 +389,11 @@ def common(
         if kernel == "auto"
         else cast(
             FamilyName,
-            choice(kernel, "kernel", ("auto", "shared", "packed", "segmented", "global")),
+            choice(
+                kernel,
+                "kernel",
+                ("auto", "shared", "packed", "spill", "segmented", "batched", "global"),
+            ),
         ),
     }
     if out["kernel"] is not None and out["device"] == "cpu":

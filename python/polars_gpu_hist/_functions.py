@@ -129,7 +129,8 @@ def histogram_expr(
         ``"auto"`` (the fastest available: see :func:`explain`), ``"cpu"`` or ``"gpu"``.
     kernel
         On the GPU, pin the kernel family instead of letting the plan choose (benchmarks and
-        tests): ``"shared"``, ``"packed"``, ``"segmented"`` or ``"global"``.
+        tests): ``"shared"``, ``"packed"``, ``"spill"``, ``"segmented"``, ``"batched"`` or
+        ``"global"``.
     by
         Group keys: a column (integers, strings, booleans, temporal, Categorical, Enum; not
         floats), a list of them, or a ``pl.struct`` of them: every group's histogram in one

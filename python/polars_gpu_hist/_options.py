@@ -59,7 +59,7 @@ Range = Union[tuple[Scalar, Scalar], None]
 ClosedName = Literal["left", "right"]
 DeviceName = Literal["auto", "cpu", "gpu"]
 # `gpu::Family`, or None for the plan's choice.
-FamilyName = Literal["shared", "packed", "segmented", "global"]
+FamilyName = Literal["shared", "packed", "spill", "segmented", "batched", "global"]
 
 
 class CommonKwargs(TypedDict, total=False):

@@ -9,7 +9,7 @@ use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, KernelId, RuleKind, Ru
 /// beside a float column) jobs; variants plans seldom need (numpy's literal rule, flow bins,
 /// more axes) compile on first use.
 pub fn common_kernels() -> Vec<KernelId> {
-    use Family::{Global, Packed, Segmented, Shared};
+    use Family::{Batched, Global, Packed, Segmented, Shared, Spill};
     let rule = |kind, right, formula, literal, wide| RuleVariant {
         kind,
         right,
@@ -23,7 +23,13 @@ pub fn common_kernels() -> Vec<KernelId> {
         weighted,
         axes: AxisKernels::one(dtype, rule),
     };
-    let mut out = vec![KernelId::SegScan, KernelId::SegCount];
+    // Both segmented families and both 16-bit ones: the batched and spill families chosen,
+    // the segmented and packed ones for comparison.
+    let mut out = vec![
+        KernelId::SegScan,
+        KernelId::SegCount,
+        KernelId::SegCountBatched,
+    ];
     for dtype in [DType::F32, DType::F64] {
         out.push(KernelId::Edges { dtype });
         out.push(KernelId::Proof { dtype });
@@ -37,7 +43,7 @@ pub fn common_kernels() -> Vec<KernelId> {
             _ => vec![(RuleKind::U64, 1)],
         };
         for (kind, formula) in numpy {
-            for family in [Shared, Packed, Segmented, Global] {
+            for family in [Shared, Packed, Spill, Segmented, Batched, Global] {
                 out.push(one(
                     family,
                     false,
@@ -54,7 +60,7 @@ pub fn common_kernels() -> Vec<KernelId> {
         }
         // Polars' equal bins (closed right) are float64 for every column type.
         let polars = rule(RuleKind::U64, true, 1, false, false);
-        for family in [Shared, Packed, Segmented, Global] {
+        for family in [Shared, Packed, Spill, Segmented, Batched, Global] {
             out.push(one(family, false, dtype, polars));
         }
         out.push(one(Shared, true, dtype, polars));
@@ -77,9 +83,9 @@ pub fn common_kernels() -> Vec<KernelId> {
         }
     }
     // Narrow integer columns counted by value (`job::ByValue`): 256 counters in the shared
-    // family, 65,536 as 16-bit counters in the packed one, then the fold.
+    // family, 65,536 as 16-bit counters in the spill one (or the packed one), then the fold.
     for dtype in [DType::I8, DType::U8, DType::I16, DType::U16] {
-        for family in [Shared, Packed] {
+        for family in [Shared, Packed, Spill] {
             out.push(one(
                 family,
                 false,
@@ -102,7 +108,7 @@ pub fn common_kernels() -> Vec<KernelId> {
         pairs.push(rule(RuleKind::Edges, false, 0, false, false));
         for r in pairs {
             let axes = AxisKernels::new(&[AxisKernel { dtype, rule: r }; 2]);
-            for family in [Shared, Packed, Segmented, Global] {
+            for family in [Shared, Packed, Spill, Segmented, Batched, Global] {
                 out.push(KernelId::Count {
                     family,
                     weighted: false,
@@ -146,7 +152,7 @@ pub fn common_kernels() -> Vec<KernelId> {
     ];
     for key in keys {
         for value in values {
-            for family in [Shared, Packed, Segmented] {
+            for family in [Shared, Packed, Spill, Segmented, Batched] {
                 out.push(KernelId::Count {
                     family,
                     weighted: false,

@@ -21,7 +21,7 @@ use crate::gpu::kernel::KernelId;
 
 const HISTOGRAM_CU: &str = include_str!("../../kernels/histogram.cu");
 /// The headers, by name, in the order they are inlined.
-const HEADERS: [(&str, &str); 9] = [
+const HEADERS: [(&str, &str); 10] = [
     ("abi.cuh", include_str!("../../kernels/abi.cuh")),
     ("bin_rule.cuh", include_str!("../../kernels/bin_rule.cuh")),
     ("binners.cuh", include_str!("../../kernels/binners.cuh")),
@@ -31,6 +31,7 @@ const HEADERS: [(&str, &str); 9] = [
     ("families.cuh", include_str!("../../kernels/families.cuh")),
     ("segmented.cuh", include_str!("../../kernels/segmented.cuh")),
     ("proof.cuh", include_str!("../../kernels/proof.cuh")),
+    ("extremes.cuh", include_str!("../../kernels/extremes.cuh")),
 ];
 /// The kernels' fingerprint (build.rs): cached and prebuilt kernels of other sources are not used.
 pub(crate) const KERNELS_HASH: &str = env!("KERNELS_HASH");

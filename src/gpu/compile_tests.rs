@@ -29,7 +29,9 @@ fn kernels() -> Vec<KernelId> {
     for family in [
         Family::Shared,
         Family::Packed,
+        Family::Spill,
         Family::Segmented,
+        Family::Batched,
         Family::Global,
     ] {
         out.push(count(family, false, DType::F32, rule(RuleKind::U32)));
@@ -90,7 +92,9 @@ fn kernels() -> Vec<KernelId> {
     for family in [
         Family::Shared,
         Family::Packed,
+        Family::Spill,
         Family::Segmented,
+        Family::Batched,
         Family::Global,
     ] {
         out.push(KernelId::Count {
@@ -137,7 +141,13 @@ fn kernels() -> Vec<KernelId> {
             rule(RuleKind::Integers),
         ));
     }
-    for family in [Family::Packed, Family::Segmented, Family::Global] {
+    for family in [
+        Family::Packed,
+        Family::Spill,
+        Family::Segmented,
+        Family::Batched,
+        Family::Global,
+    ] {
         let v = RuleVariant {
             right: true,
             flow: true,
@@ -163,10 +173,12 @@ fn kernels() -> Vec<KernelId> {
     for dtype in [DType::I8, DType::U8, DType::I16, DType::U16] {
         out.push(count(Family::Shared, false, dtype, rule(RuleKind::Index)));
         out.push(count(Family::Packed, false, dtype, rule(RuleKind::Index)));
+        out.push(count(Family::Spill, false, dtype, rule(RuleKind::Index)));
     }
     out.push(KernelId::Fold);
     out.push(KernelId::SegScan);
     out.push(KernelId::SegCount);
+    out.push(KernelId::SegCountBatched);
     out.push(KernelId::Edges { dtype: DType::F32 });
     out.push(KernelId::Edges { dtype: DType::F64 });
     out.push(KernelId::Proof { dtype: DType::F32 });

@@ -19,9 +19,16 @@ pub enum Family {
     Shared,
     /// One per-block histogram of packed 16-bit counters: twice the bins of `Shared`.
     Packed,
+    /// The packed counters with no barriers: a counter that wraps spills 65,536 to the global
+    /// histogram.
+    Spill,
     /// Bins grouped by partition tile by tile, then counted a partition at a time in shared
     /// memory (`kernels/segmented.cuh`): any bin count, unweighted.
     Segmented,
+    /// The segmented family's passes, the first reading a tile ahead (its first loads in flight
+    /// while the previous tile is scattered), the count pass a warp's 32 tiles at once
+    /// (`seg_count_batched`).
+    Batched,
     /// Atomics straight into the global histogram (with each thread's runs added at once).
     Global,
 }
@@ -31,16 +38,25 @@ impl Family {
         match self {
             Family::Shared => "shared",
             Family::Packed => "packed",
+            Family::Spill => "spill",
             Family::Segmented => "segmented",
+            Family::Batched => "batched",
             Family::Global => "global",
         }
+    }
+
+    /// Whether the family groups bins by partition first (`kernels/segmented.cuh`).
+    pub fn is_segmented(self) -> bool {
+        matches!(self, Family::Segmented | Family::Batched)
     }
 
     fn define(self) -> &'static str {
         match self {
             Family::Shared => "FAMILY_SHARED",
             Family::Packed => "FAMILY_PACKED",
+            Family::Spill => "FAMILY_SPILL",
             Family::Segmented => "FAMILY_SEGMENTED",
+            Family::Batched => "FAMILY_BATCHED",
             Family::Global => "FAMILY_GLOBAL",
         }
     }
@@ -258,6 +274,8 @@ pub enum KernelId {
     },
     SegScan,
     SegCount,
+    /// The batched family's count pass.
+    SegCountBatched,
     Extremes {
         dtype: DType,
     },
@@ -288,6 +306,7 @@ impl KernelId {
             KernelId::Count { .. } => "count",
             KernelId::SegScan => "seg_scan",
             KernelId::SegCount => "seg_count",
+            KernelId::SegCountBatched => "seg_count_batched",
             KernelId::Extremes { .. } => "extremes",
             KernelId::Edges { .. } => "edges",
             KernelId::Proof { .. } => "prove",
@@ -319,6 +338,7 @@ impl KernelId {
             }
             KernelId::SegScan => out.push("-DKERNEL_SEG_SCAN".into()),
             KernelId::SegCount => out.push("-DKERNEL_SEG_COUNT".into()),
+            KernelId::SegCountBatched => out.push("-DKERNEL_SEG_COUNT_BATCHED".into()),
             KernelId::Extremes { dtype } => {
                 out.push("-DKERNEL_EXTREMES".into());
                 out.push(value(*dtype));
@@ -356,6 +376,7 @@ impl fmt::Display for KernelId {
             }
             KernelId::SegScan => write!(f, "seg_scan"),
             KernelId::SegCount => write!(f, "seg_count"),
+            KernelId::SegCountBatched => write!(f, "seg_count_batched"),
             KernelId::Extremes { dtype } => write!(f, "extremes_{}", dtype.name()),
             KernelId::Edges { dtype } => write!(f, "edges_{}", dtype.name()),
             KernelId::Proof { dtype } => write!(f, "proof_{}", dtype.name()),

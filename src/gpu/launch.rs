@@ -12,8 +12,7 @@ use crate::counts::Counts;
 use crate::error::HistResult;
 use crate::gpu::abi::{self, CountParams, DeviceRule};
 use crate::gpu::context::{driver, Gpu};
-use crate::gpu::kernel::Family;
-use crate::gpu::kernel::KernelId;
+use crate::gpu::kernel::{Family, KernelId};
 use crate::gpu::plan::{self, Fold, Plan, SegmentLayout};
 use crate::gpu::scratch::{Scratch, ScratchPool};
 use crate::gpu::settings::Settings;
@@ -169,7 +168,7 @@ pub fn queue(
         .bind_to_thread()
         .map_err(driver("binding the context"))?;
     let mut plan = plan;
-    if plan.family == Family::Segmented && !plan.forced {
+    if plan.family.is_segmented() && !plan.forced {
         // Too many bins for shared memory: a look at the rows may find runs in one bin.
         if let Some(run) = crate::gpu::sample::mean_run(gpu, stream, job)? {
             plan = plan::plan(&gpu.props, &outline(job), None, Some(run))?;
@@ -373,9 +372,10 @@ impl<'j> Launcher<'j> {
         out: u64,
     ) -> HistResult<Self> {
         let count = resident(gpu, plan.kernel, plan.grid, plan.block, plan.shared_bytes)?;
-        let rows_per_launch = match plan.family {
-            Family::Segmented => plan.rows_per_launch,
-            _ => count.cfg.grid_dim.0 as u64 * plan::MAX_ROWS_PER_BLOCK,
+        let rows_per_launch = if plan.family.is_segmented() {
+            plan.rows_per_launch
+        } else {
+            count.cfg.grid_dim.0 as u64 * plan::MAX_ROWS_PER_BLOCK
         };
         let largest = (job.len() as u64).min(rows_per_launch);
         let mut rules = job
@@ -479,7 +479,14 @@ impl Segmented {
         Ok(Segmented {
             layout: layout.clone(),
             scan: gpu.kernel(KernelId::SegScan, 0)?,
-            count: gpu.kernel(KernelId::SegCount, layout.count_shared_bytes)?,
+            count: gpu.kernel(
+                if layout.batched {
+                    KernelId::SegCountBatched
+                } else {
+                    KernelId::SegCount
+                },
+                layout.count_shared_bytes,
+            )?,
             keys,
             starts,
             cum,

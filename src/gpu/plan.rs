@@ -93,6 +93,9 @@ pub struct SegmentLayout {
     pub count_shared_bytes: u32,
     /// Rows of one partition a count block takes at a time (so a hot partition spreads out).
     pub rows_per_item: u32,
+    /// The count pass reads a warp's 32 tiles at once (`seg_count_batched`, the batched
+    /// family) rather than a tile at a time.
+    pub batched: bool,
 }
 
 impl SegmentLayout {
@@ -190,19 +193,24 @@ impl fmt::Display for Plan {
                 "shared   {} bytes per block: {} replica(s) of {} counters",
                 self.shared_bytes, self.replicas, self.stride
             )?,
-            (Family::Packed, _) => writeln!(
+            (Family::Packed | Family::Spill, _) => writeln!(
                 f,
                 "shared   {} bytes per block: {} 16-bit counters",
                 self.shared_bytes,
                 self.bins.next_multiple_of(2)
             )?,
-            (Family::Segmented, Some(s)) => writeln!(
+            (Family::Segmented | Family::Batched, Some(s)) => writeln!(
                 f,
-                "segments {} partition(s) of {} bins, tiles of {} rows; count: {} blocks x {} \
-                 threads, {} bytes each, items of {} rows",
+                "segments {} partition(s) of {} bins, tiles of {} rows; count ({}): {} blocks \
+                 x {} threads, {} bytes each, items of {} rows",
                 s.partitions,
                 1u64 << s.width_bits,
                 SEG_TILE_ROWS,
+                if s.batched {
+                    "a warp 32 tiles at once"
+                } else {
+                    "a warp a tile"
+                },
                 s.count_grid,
                 s.count_block,
                 s.count_shared_bytes,
@@ -339,16 +347,19 @@ fn layout(
                 props.name
             ))
         }
-        Some(f @ (Family::Packed | Family::Segmented)) if weighted => {
+        Some(f @ (Family::Packed | Family::Spill | Family::Segmented | Family::Batched))
+            if weighted =>
+        {
             return refuse(format!(
                 "the {} kernel counts rows; weighted sums take \"shared\" or \"global\"",
                 f.name()
             ))
         }
-        Some(Family::Packed) if packed > optin => {
+        Some(f @ (Family::Packed | Family::Spill)) if packed > optin => {
             return refuse(format!(
-                "the packed kernel cannot hold {bins} bins ({packed} bytes) in the {optin} bytes \
+                "the {} kernel cannot hold {bins} bins ({packed} bytes) in the {optin} bytes \
                  of shared memory a block may have on {}",
+                f.name(),
                 props.name
             ))
         }
@@ -365,10 +376,11 @@ fn layout(
             ),
         ),
         None if packed <= optin => (
-            Family::Packed,
+            Family::Spill,
             format!(
                 "{bins} u32 counters exceed the {optin} bytes of shared memory a block may \
-                 have; as 16-bit counters they fit ({packed} bytes)"
+                 have; as 16-bit counters they fit ({packed} bytes), each spilled to global \
+                 memory as it wraps (no barriers while counting)"
             ),
         ),
         None if mean_run.is_some_and(|r| r >= RUNS_FOR_GLOBAL) => (
@@ -381,11 +393,11 @@ fn layout(
             ),
         ),
         None => (
-            Family::Segmented,
+            Family::Batched,
             format!(
                 "{bins} bins exceed one block's shared memory even as 16-bit counters ({packed} \
                  of {optin} bytes): bins grouped into partitions of {} and counted a \
-                 partition at a time",
+                 partition at a time, a tile read ahead and a warp counting 32 tiles at once",
                 1u64 << SEG_WIDTH_BITS
             ),
         ),
@@ -417,14 +429,14 @@ fn layout(
             ));
             (blocks, block, replicas, bytes as u32)
         }
-        Family::Packed => {
+        Family::Packed | Family::Spill => {
             let blocks = (per_sm / (packed + 1024)).clamp(1, 2) as u32;
             reason.push_str(&format!(
                 "; {blocks} block(s) of {BIG_BLOCK_THREADS} threads per SM"
             ));
             (blocks, BIG_BLOCK_THREADS, 1, packed as u32)
         }
-        Family::Segmented => {
+        Family::Segmented | Family::Batched => {
             let partitions = bins.div_ceil(1 << SEG_WIDTH_BITS) as u32;
             let partition_bytes =
                 4 * (32 + partitions.next_multiple_of(4) as u64 + SEG_TILE_ROWS * 3 / 2);
@@ -450,6 +462,7 @@ fn layout(
                 count_block: BIG_BLOCK_THREADS,
                 count_shared_bytes: count_bytes as u32,
                 rows_per_item,
+                batched: family == Family::Batched,
             });
             (blocks, SEG_PARTITION_THREADS, 1, partition_bytes as u32)
         }
@@ -478,7 +491,7 @@ fn layout(
         replicas,
         stride: stride as u32,
         shared_bytes: shared,
-        rows_per_launch: if family == Family::Segmented {
+        rows_per_launch: if family.is_segmented() {
             rows_per_launch
         } else {
             grid as u64 * rows_per_launch

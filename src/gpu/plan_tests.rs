@@ -90,7 +90,7 @@ fn bins_up_to_the_optin_limit_stay_in_shared_memory() {
 }
 
 #[test]
-fn twice_the_bins_take_packed_16_bit_counters() {
+fn twice_the_bins_take_16_bit_counters_that_spill() {
     let p = plan(
         &DeviceProps::h100(),
         &spec(Binning::Count(65_536)),
@@ -102,27 +102,68 @@ fn twice_the_bins_take_packed_16_bit_counters() {
     assert_eq!(
         (p.family, p.kernel.to_string(), p.block, p.shared_bytes),
         (
-            Family::Packed,
-            "count_packed_float32_u32_left_formula64".to_string(),
+            Family::Spill,
+            "count_spill_float32_u32_left_formula64".to_string(),
             1024,
             131_072
         )
     );
     assert!(p.to_string().contains("16-bit counters"));
+    assert!(p.to_string().contains("as it wraps"), "{p}");
+    // The packed family stays reachable by a pin, on the same layout.
+    let packed = plan(
+        &DeviceProps::h100(),
+        &spec(Binning::Count(65_536)),
+        false,
+        1 << 29,
+        Some(Family::Packed),
+    )
+    .unwrap();
+    assert_eq!(
+        (packed.kernel.to_string(), packed.block, packed.shared_bytes),
+        (
+            "count_packed_float32_u32_left_formula64".to_string(),
+            1024,
+            131_072
+        )
+    );
 }
 
 #[test]
 fn large_bins_are_segmented_and_forcing_shared_fails_clearly() {
     let s = spec(Binning::Count(1 << 20));
     let p = plan(&DeviceProps::h100(), &s, false, 1 << 29, None).unwrap();
-    assert_eq!(p.family, Family::Segmented);
+    assert_eq!(p.family, Family::Batched);
     let seg = p.segments.as_ref().unwrap();
-    assert_eq!((seg.partitions, seg.width_bits), (32, 15));
+    assert_eq!(
+        (seg.partitions, seg.width_bits, seg.batched),
+        (32, 15, true)
+    );
     // One launch for all 2^29 rows on an 80 GB H100.
     assert_eq!(p.rows_per_launch, 1 << 29);
     assert!(p.scratch_bytes() >= 2 << 29);
     assert!(p.to_string().contains("32 partition(s) of 32768 bins"));
-    for family in [Family::Shared, Family::Packed] {
+    // The segmented family stays reachable by a pin, with its own passes.
+    assert_eq!(
+        p.kernel.to_string(),
+        "count_batched_float32_u32_left_formula64"
+    );
+    let old = plan(
+        &DeviceProps::h100(),
+        &s,
+        false,
+        1 << 29,
+        Some(Family::Segmented),
+    )
+    .unwrap();
+    assert_eq!(
+        (old.kernel.to_string(), old.segments.unwrap().batched),
+        (
+            "count_segmented_float32_u32_left_formula64".to_string(),
+            false
+        )
+    );
+    for family in [Family::Shared, Family::Packed, Family::Spill] {
         let err = plan(&DeviceProps::h100(), &s, false, 1 << 29, Some(family));
         assert!(err.unwrap_err().to_string().contains("cannot hold"));
     }
@@ -133,7 +174,12 @@ fn weighted_sums_never_take_the_counting_families() {
     let s = spec(Binning::Count(1 << 20));
     let p = plan(&DeviceProps::h100(), &s, true, 1 << 20, None).unwrap();
     assert_eq!(p.family, Family::Global);
-    for family in [Family::Packed, Family::Segmented] {
+    for family in [
+        Family::Packed,
+        Family::Spill,
+        Family::Segmented,
+        Family::Batched,
+    ] {
         let err = plan(&DeviceProps::h100(), &s, true, 1 << 20, Some(family));
         assert!(err.unwrap_err().to_string().contains("weighted sums"));
     }
@@ -153,10 +199,10 @@ fn n_d_jobs_count_cells_in_one_kernel() {
         None,
     )
     .unwrap();
-    assert_eq!(p.family, Family::Segmented);
+    assert_eq!(p.family, Family::Batched);
     assert_eq!(
         p.kernel.to_string(),
-        "count_segmented_float32_u32_left_formula64_x_float32_u32_left_formula64"
+        "count_batched_float32_u32_left_formula64_x_float32_u32_left_formula64"
     );
     assert_eq!(p.kernel.axes().len(), 2);
     // The segmented keys only: no column of cells.
@@ -218,7 +264,7 @@ fn an_older_gpu_with_less_shared_memory() {
         pageable_memory_access: false,
     };
     let p = plan(&a100, &spec(Binning::Count(45_000)), false, 1 << 29, None).unwrap();
-    assert_eq!(p.family, Family::Packed);
+    assert_eq!(p.family, Family::Spill);
     let p = plan(&a100, &spec(Binning::Count(40_000)), false, 1 << 29, None).unwrap();
     assert_eq!(p.family, Family::Shared);
 }
@@ -265,7 +311,7 @@ fn long_runs_in_a_sample_take_the_global_family_past_shared_memory() {
             run,
         )
     };
-    assert_eq!(with(Some(1.1)).unwrap().family, Family::Segmented);
+    assert_eq!(with(Some(1.1)).unwrap().family, Family::Batched);
     let p = with(Some(64.0)).unwrap();
     assert_eq!(p.family, Family::Global);
     assert!(p.to_string().contains("runs 64 rows in one bin"), "{p}");
