@@ -110,6 +110,8 @@ RULE = [
     ("margin", "f8"),
     ("start", "f8"),
     ("step", "f8"),
+    ("at_min", "u4"),
+    ("at_max", "u4"),
 ]
 SEGMENTS = [
     ("keys", "u8"),
@@ -136,7 +138,7 @@ COUNT_PARAMS = np.dtype(
     ],
     align=True,
 )
-assert COUNT_PARAMS.itemsize == 1216, "kernels/abi.cuh's CountParams"
+assert COUNT_PARAMS.itemsize == 1280, "kernels/abi.cuh's CountParams (src/gpu/abi.rs asserts it)"
 
 
 def rule32(n: int, l2_bytes: int) -> tuple[cp.ndarray, dict, bool, float, int]:

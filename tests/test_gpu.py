@@ -316,8 +316,8 @@ def test_explain_names_the_kernel() -> None:
     x = cp.zeros(1 << 20, dtype=cp.float32)
     text = gh.explain(x, 256)
     assert "count_shared_float32_u32_left" in text and "replica" in text
-    assert "count_spill_float32_u32_left" in gh.explain(x, 1 << 16)
-    assert "count_packed_float32_u32_left" in gh.explain(x, 1 << 16, kernel="packed")
+    assert "count_packed_float32_u32_left" in gh.explain(x, 1 << 16)
+    assert "count_spill_float32_u32_left" in gh.explain(x, 1 << 16, kernel="spill")
     text = gh.explain(x, 1 << 22)
     assert "count_batched_float32_u32_left" in text and "a warp 32 tiles at once" in text
     assert "count_segmented_float32_u32_left" in gh.explain(x, 1 << 22, kernel="segmented")

@@ -163,6 +163,24 @@ def _packed_flow(
     return (rows, 0, nan, under, over, 0.0, 0.0, 0.0, 0.0)
 
 
+# float32 widened to float64 exactly, subnormals included: CuPy's kernels may flush them to
+# zero (seen on an H100: -1e-45 was not below 0), so a subnormal's value is built in float64,
+# which never flushes, from its bits.
+_WIDEN = """
+__device__ double pgh_wide(float x) {
+  int bits = __float_as_int(x);
+  int mantissa = bits & 0x7fffff;
+  if ((bits & 0x7f800000) == 0 && mantissa != 0) {
+    double v = (double)mantissa * 1.4012984643248171e-45;  /* 2**-149 */
+    return bits < 0 ? -v : v;
+  }
+  return (double)x;
+}
+__device__ double pgh_wide(double x) { return x; }
+template <typename U> __device__ double pgh_wide(U x) { return (double)x; }
+"""
+
+
 @functools.lru_cache(maxsize=16)
 def _flow_kernel(lo: float, hi: float) -> Any:
     """A CuPy reduction to packed codes, compared in float64 as the host's fill does; the
@@ -172,15 +190,15 @@ def _flow_kernel(lo: float, hi: float) -> Any:
     return cupy.ReductionKernel(
         "T x",
         "uint64 y",
-        "(x != x) ? 1ull : (((double)x < PGH_LO) ? (1ull << 21)"
-        " : (((double)x > PGH_HI) ? (1ull << 42) : 0ull))",
+        "(x != x) ? 1ull : ((pgh_wide(x) < PGH_LO) ? (1ull << 21)"
+        " : ((pgh_wide(x) > PGH_HI) ? (1ull << 42) : 0ull))",
         "a + b",
         "y = a",
         "0",
         "pgh_flow",
         reduce_type="unsigned long long",
         # repr: the shortest decimal that reads back as the same double.
-        preamble=f"#define PGH_LO ({lo!r})\n#define PGH_HI ({hi!r})\n",
+        preamble=f"#define PGH_LO ({lo!r})\n#define PGH_HI ({hi!r})\n{_WIDEN}",
     )
 
 

@@ -31,9 +31,9 @@ _PLUGIN_PATH = Path(__file__).parent
 IntoExpr = Union[pl.Expr, str]
 
 
-def _pickled(kwargs: _options.Kwargs) -> bytes:
-    """Options for the native functions, pickled as Polars pickles a plugin's kwargs."""
-    return pickle.dumps(kwargs, protocol=5)
+def _pickled(kwargs: _options.Kwargs | bytes) -> bytes:
+    """Options for the native functions, pickled (once) as Polars pickles a plugin's kwargs."""
+    return kwargs if isinstance(kwargs, bytes) else pickle.dumps(kwargs, protocol=5)
 
 
 # How the plugin's out-of-memory error reads once Polars has wrapped it (src/error.rs).
@@ -148,6 +148,9 @@ def histogram_expr(
         (its time zone kept) and Duration. ``count`` is UInt64, or Float64 with ``weights`` or
         ``density``.
     """
+    plain = _args.plain_histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    if plain is not None and by is None and weights is None:
+        return _plugin("histogram", [_expr(expr)], plain)
     options = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
     kwargs: _options.Kwargs = options
     args = [_expr(expr)]
@@ -163,9 +166,8 @@ def histogram_expr(
     return _plugin("histogram" if by is None else "histogram_by", args, kwargs)
 
 
-def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs) -> pl.Expr:
-    """A call of the plugin's `function_name`: one row per bin (or cell), whatever the input's
-    length."""
+def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs | bytes) -> pl.Expr:
+    """A call of the plugin's `function_name` (`kwargs` pickled or not): one row per bin."""
     # Ctrl-C stops the query's long calls (chained again if a SIGINT handler, as Jupyter's
     # around each cell, displaced the action since).
     _internal.watch_ctrl_c()
@@ -402,14 +404,10 @@ def _host_histogram(data: Any, weights: Any, kwargs: _options.HistogramKwargs) -
 def _host_series(data: Any, name: str, what: str = "column") -> pl.Series:
     """A Series of host data: Series as they are, arrays flattened as numpy flattens them;
     ``what`` names it in the error an Object Series raises."""
-    series = data if isinstance(data, pl.Series) else pl.Series(name, _flat(data))
+    flat = data.reshape(-1) if getattr(data, "ndim", 1) > 1 else data
+    series = data if isinstance(data, pl.Series) else pl.Series(name, flat)
     _args.refuse_object(series, what)
     return series
-
-
-def _flat(data: Any) -> Any:
-    """An array of several dimensions flattened, as numpy flattens it; other data as it is."""
-    return data.reshape(-1) if getattr(data, "ndim", 1) > 1 else data
 
 
 def histogramdd(

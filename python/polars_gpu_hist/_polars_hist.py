@@ -218,6 +218,26 @@ def hist_expr(
                 "histogram holds: give fewer edges"
             )
         count = None
+    if not isinstance(column, pl.Expr):
+        raise TypeError(f"expected a column name or an expression, got {type(column).__name__}")
+    if bins is None and not category:
+        # No edges and no labels (whose format follows pl.Config): the same bytes every time.
+        pickled = _plain_kwargs(count, breakpoint, str(device), _KERNEL_FROM)
+    else:
+        pickled = _kwargs(edges, count, category, breakpoint, device, _KERNEL_FROM)
+    dtype = _output_dtype(category, breakpoint)
+    return build_plugin_call("hist", [column], pickled, dtype)
+
+
+def _kwargs(
+    edges: list[float] | None,
+    count: int | None,
+    category: bool,
+    breakpoint: bool,
+    device: str,
+    kernel_from: int | None,
+) -> bytes:
+    """The plugin's kwargs (src/python/hist.rs `HistKwargs`), pickled."""
     kwargs: dict[str, Any] = {
         "bins": edges,
         "bin_count": count,
@@ -227,12 +247,18 @@ def hist_expr(
     }
     if category:
         kwargs["format"] = _float_format()
-    if _KERNEL_FROM is not None:
-        kwargs["kernel_from"] = _KERNEL_FROM
-    if not isinstance(column, pl.Expr):
-        raise TypeError(f"expected a column name or an expression, got {type(column).__name__}")
-    dtype = _output_dtype(category, breakpoint)
-    return build_plugin_call("hist", [column], pickle.dumps(kwargs, protocol=5), dtype)
+    if kernel_from is not None:
+        kwargs["kernel_from"] = kernel_from
+    return pickle.dumps(kwargs, protocol=5)
+
+
+@functools.lru_cache(maxsize=64)
+def _plain_kwargs(
+    count: int | None, breakpoint: bool, device: str, kernel_from: int | None
+) -> bytes:
+    """`_kwargs` without edges or labels, pickled once per combination (the arguments are
+    checked values of exact types: an int or None, a bool, a device's name)."""
+    return _kwargs(None, count, False, breakpoint, device, kernel_from)
 
 
 @functools.lru_cache(maxsize=8)
@@ -296,6 +322,14 @@ def _bench_floor_expr(expr: pl.Expr) -> pl.Expr:
     """For benchmarks only (benches/swaps.py), not part of the API: a plugin call that does no
     work and returns one value, the floor under the cost of any plugin call."""
     return build_plugin_call("bench_floor", [expr], pickle.dumps({"noop": True}, protocol=5), None)
+
+
+def _bench_floor_struct_expr(expr: pl.Expr, bins: int) -> pl.Expr:
+    """For benchmarks only, not part of the API: a plugin call that counts nothing and returns
+    ``histogram``'s shape (a Struct of ``bin_start``, ``bin_end``, ``count``, ``bins`` rows),
+    the floor under the cost of a call with that output."""
+    kwargs = pickle.dumps({"bins": bins}, protocol=5)
+    return build_plugin_call("bench_floor_struct", [expr], kwargs, None)
 
 
 def as_bins(frame: pl.DataFrame) -> pl.DataFrame:

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import builtins
 import functools
+import pickle
 import warnings
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from polars_gpu_hist import _args, _numpy_args
+from polars_gpu_hist import _args, _internal, _numpy_args
 from polars_gpu_hist import _numpy_device as device
 from polars_gpu_hist import _numpy_rules as rules
 from polars_gpu_hist._functions import _host_histogram, _host_histogramdd
@@ -112,24 +113,52 @@ def histogram(
     long_edges = _numpy_args.long_double_edges(bins, range, x.dtype)
     if long_edges is not None:
         return _long_double_histogram(x, long_edges, density, w)
+    compares = rules.as_numpy_compares(bins, x.dtype)
     with _numpy_args.numpy_errors(x.dtype):
-        frame = _frame_histogram(
-            x, rules.as_numpy_compares(bins, x.dtype), range, density, w, flow=False
-        )
-    # One copy each (numpy's arrays are writable; Polars' buffers are not).
-    counts = frame["count"].to_numpy().astype(_counts_dtype(w, density))
-    return counts, _host_edges(frame, bins, range, x.dtype)
+        found = _numeric_histogram(x, compares, range, density, w)
+        if found is None:
+            frame = _frame_histogram(x, compares, range, density, w, flow=False)
+            found = frame["count"].to_numpy(), _frame_edges(frame)
+    # One copy each (numpy's arrays are writable; the buffers read are not).
+    counts = found[0].astype(_counts_dtype(w, density))
+    return counts, _host_edges(found[1], bins, range, x.dtype)
 
 
-def _host_edges(frame: pl.DataFrame, bins: Any, range: Any, dtype: np.dtype) -> np.ndarray:
-    """numpy's edges: explicit ones as given, equal ones in numpy's dtype from the frame's."""
+def _numeric_histogram(
+    x: np.ndarray, bins: Any, range: Any, density: Any, w: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The counts (uint64, float64 with weights or density) and float64 edges of a numeric host
+    array, read from the native function's buffers without a frame around them (at 100 rows
+    the frame cost more than the counting); None for other arrays and where the native call
+    fails (the frame's path then raises the error as the expression does)."""
+    if x.dtype.kind not in "iuf" or (w is not None and w.size != x.size):
+        return None
+    kwargs = _args.histogram_kwargs(
+        bins, range, bool(density), "left", False, "auto", "auto", repeated_edges=True
+    )
+    values = pl.Series("x", x.reshape(-1))
+    weights = None if w is None else pl.Series("w", np.asarray(w, dtype=np.float64))
+    try:
+        counts, edges = _internal.histogram_buffers(values, pickle.dumps(kwargs, 5), weights)
+    except MemoryError:
+        raise
+    except Exception:
+        return None
+    kind = np.float64 if w is not None or density else np.uint64
+    return np.frombuffer(counts, dtype=kind), np.frombuffer(edges, dtype=np.float64)
+
+
+def _frame_edges(frame: pl.DataFrame) -> np.ndarray:
+    """The float64 edges of a frame of bins: every start, then the last end."""
+    return np.append(frame["bin_start"].to_numpy(), frame["bin_end"].to_numpy()[-1:])
+
+
+def _host_edges(edges: np.ndarray, bins: Any, range: Any, dtype: np.dtype) -> np.ndarray:
+    """numpy's edges: explicit ones as given, equal ones in numpy's dtype from the float64 ones
+    counted with."""
     if rules.explicit(bins):
         return np.asarray(bins)
-    starts = frame["bin_start"].to_numpy()
-    edges = np.empty(len(starts) + 1, dtype=rules.edge_dtype(dtype, bins, range))
-    edges[:-1] = starts
-    edges[-1] = frame["bin_end"][-1]
-    return edges
+    return edges.astype(rules.edge_dtype(dtype, bins, range))
 
 
 def _weights_kind(weights: Any) -> str:
@@ -188,7 +217,7 @@ def _object_histogram(
     counts = np.empty(len(runs) - 2, dtype=object)
     for i in builtins.range(1, len(runs) - 1):
         counts[i - 1] = ordered[ends[i] - runs[i] : ends[i]].sum() if runs[i] else 0
-    edges = _host_edges(frame[1:-1], bins, range, x.dtype)
+    edges = _host_edges(_frame_edges(frame[1:-1]), bins, range, x.dtype)
     if density:
         return counts / np.array(np.diff(edges), float) / counts.sum(), edges
     return counts, edges

@@ -116,7 +116,8 @@ struct Blocks<'j, 'a> {
     piece: usize,
     offset: usize,
     end: usize,
-    scratch: Box<[u32; BLOCK]>,
+    /// The bins of axes after the first (none for one axis: a small call zeroed it for nothing).
+    scratch: Option<Box<[u32; BLOCK]>>,
 }
 
 impl<'j, 'a> Blocks<'j, 'a> {
@@ -129,7 +130,7 @@ impl<'j, 'a> Blocks<'j, 'a> {
             piece,
             offset,
             end,
-            scratch: Box::new([0; BLOCK]),
+            scratch: (job.axes.len() > 1).then(|| Box::new([0; BLOCK])),
         }
     }
 
@@ -162,7 +163,8 @@ impl<'j, 'a> Blocks<'j, 'a> {
                     }
                 }
             } else {
-                let bins = &mut self.scratch[..len];
+                let scratch = self.scratch.as_mut().expect("made for several axes");
+                let bins = &mut scratch[..len];
                 axis_cells(axis, &part, bins);
                 let n = axis.len() as u32;
                 for (i, &b) in idx[..len].iter_mut().zip(bins.iter()) {

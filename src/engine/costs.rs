@@ -242,6 +242,35 @@ mod tests {
         assert!(why.starts_with("no GPU"), "{why}");
     }
 
+    /// Fewer than `SMALL_ROWS` host rows are counted on the calling thread without weighing
+    /// the backends (nothing calibrated, no estimate), unless the column is pinned in device
+    /// memory or a kernel is pinned; from `SMALL_ROWS` rows on they are weighed.
+    #[test]
+    fn small_host_rows_are_not_weighed() {
+        use crate::engine::SMALL_ROWS;
+        let auto = Placement {
+            device: Device::Auto,
+            ..Default::default()
+        };
+        let (backend, why) = choose(shape(SMALL_ROWS - 1, 8, false), &auto).unwrap();
+        assert_eq!(backend, Backend::Cpu);
+        assert!(why.contains("counted on the calling thread"), "{why}");
+        for (rows, pinned, kernel) in [
+            (SMALL_ROWS, false, None),
+            (100, true, None),
+            (100, false, Some(crate::gpu::Family::Shared)),
+        ] {
+            let placement = Placement {
+                kernel,
+                ..auto.clone()
+            };
+            match choose(shape(rows, 8, pinned), &placement) {
+                Ok((_, why)) => assert!(!why.contains("calling thread"), "{why}"),
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
     /// The calibration job counts what numpy would (its CPU time is what `auto` weighs).
     #[test]
     fn the_calibration_job_is_a_real_count() {

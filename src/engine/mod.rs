@@ -18,6 +18,12 @@ use crate::options::Device;
 pub mod costs;
 pub use costs::Costs;
 
+/// Below this many host rows `device="auto"` counts on the calling thread without weighing the
+/// backends: a GPU launch alone costs more than counting them, and the estimate (a formatted
+/// report, and on its first use a calibration of milliseconds) cost more than the count of a
+/// small call. Pinned columns and pinned kernels are still weighed.
+pub const SMALL_ROWS: usize = 4096;
+
 /// Where a job runs, on the GPU with which kernel, and under which settings.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Placement {
@@ -225,6 +231,12 @@ pub fn choose(shape: Shape, placement: &Placement) -> HistResult<(Backend, Strin
             Ok(_) => Ok((Backend::Gpu, "the rows are in device memory".into())),
             Err(e) => Err(e),
         },
+        Device::Auto if shape.rows < SMALL_ROWS && !shape.pinned && placement.kernel.is_none() => {
+            Ok((
+                Backend::Cpu,
+                format!("fewer than {SMALL_ROWS} rows: counted on the calling thread"),
+            ))
+        }
         Device::Auto => {
             if let Err(e) = gpu::get() {
                 let why = match e {

@@ -245,14 +245,24 @@ pub fn plan(
                 cells: by_value.values,
                 ..job.clone()
             };
-            Ok(row_by_row(props, &counted, None, mean_run)?.folded(
-                by_value,
-                job.dtypes[0],
-                job.cells,
-            ))
+            Ok(
+                row_by_row(props, &counted, None, mean_run, Counting::Values)?.folded(
+                    by_value,
+                    job.dtypes[0],
+                    job.cells,
+                ),
+            )
         }
-        None => row_by_row(props, job, force, mean_run),
+        None => row_by_row(props, job, force, mean_run, Counting::Rows),
     }
+}
+
+/// What the counters count: rows binned one by one, or the values of a narrow column (a
+/// lookup each, so the counters' own cost decides more of the time).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Counting {
+    Rows,
+    Values,
 }
 
 /// Whether `job` counts by value on the GPU: where it pays, unless the family is pinned (a
@@ -268,6 +278,7 @@ fn row_by_row(
     job: &Outline<'_>,
     force: Option<Family>,
     mean_run: Option<f64>,
+    counting: Counting,
 ) -> HistResult<Plan> {
     let axes = job.axes;
     if axes
@@ -304,6 +315,7 @@ fn row_by_row(
         job.rows as u64,
         force,
         mean_run,
+        counting,
     )
 }
 
@@ -332,6 +344,7 @@ fn layout(
     rows: u64,
     force: Option<Family>,
     mean_run: Option<f64>,
+    counting: Counting,
 ) -> HistResult<Plan> {
     let optin = props.shared_per_block_optin as u64;
     let per_sm = props.shared_per_sm as u64;
@@ -373,6 +386,15 @@ fn layout(
             format!(
                 "{bins} weighted sums ({one_copy} bytes) exceed the {optin} bytes of shared \
                  memory a block may have: f64 atomics in global memory"
+            ),
+        ),
+        // Measured on an H100 (2^29 float32, 65,536 bins): rows binned one by one take 1.15 ms
+        // packed, 1.32 spilled; a narrow column's values take less with spill.
+        None if packed <= optin && counting == Counting::Rows => (
+            Family::Packed,
+            format!(
+                "{bins} u32 counters exceed the {optin} bytes of shared memory a block may \
+                 have; as 16-bit counters they fit ({packed} bytes)"
             ),
         ),
         None if packed <= optin => (

@@ -90,7 +90,9 @@ fn bins_up_to_the_optin_limit_stay_in_shared_memory() {
 }
 
 #[test]
-fn twice_the_bins_take_16_bit_counters_that_spill() {
+fn twice_the_bins_of_rows_take_packed_16_bit_counters() {
+    // Measured on an H100 (2^29 float32, 65,536 bins): packed 1.15 ms, spill 1.32 on uniform
+    // and normal data, so rows binned one by one take packed; spill stays a pin away.
     let p = plan(
         &DeviceProps::h100(),
         &spec(Binning::Count(65_536)),
@@ -102,31 +104,30 @@ fn twice_the_bins_take_16_bit_counters_that_spill() {
     assert_eq!(
         (p.family, p.kernel.to_string(), p.block, p.shared_bytes),
         (
-            Family::Spill,
-            "count_spill_float32_u32_left_formula64".to_string(),
-            1024,
-            131_072
-        )
-    );
-    assert!(p.to_string().contains("16-bit counters"));
-    assert!(p.to_string().contains("as it wraps"), "{p}");
-    // The packed family stays reachable by a pin, on the same layout.
-    let packed = plan(
-        &DeviceProps::h100(),
-        &spec(Binning::Count(65_536)),
-        false,
-        1 << 29,
-        Some(Family::Packed),
-    )
-    .unwrap();
-    assert_eq!(
-        (packed.kernel.to_string(), packed.block, packed.shared_bytes),
-        (
+            Family::Packed,
             "count_packed_float32_u32_left_formula64".to_string(),
             1024,
             131_072
         )
     );
+    assert!(p.to_string().contains("16-bit counters"), "{p}");
+    let spill = plan(
+        &DeviceProps::h100(),
+        &spec(Binning::Count(65_536)),
+        false,
+        1 << 29,
+        Some(Family::Spill),
+    )
+    .unwrap();
+    assert_eq!(
+        (spill.kernel.to_string(), spill.block, spill.shared_bytes),
+        (
+            "count_spill_float32_u32_left_formula64".to_string(),
+            1024,
+            131_072
+        )
+    );
+    assert!(spill.to_string().contains("spill family"), "{spill}");
 }
 
 #[test]
@@ -264,7 +265,7 @@ fn an_older_gpu_with_less_shared_memory() {
         pageable_memory_access: false,
     };
     let p = plan(&a100, &spec(Binning::Count(45_000)), false, 1 << 29, None).unwrap();
-    assert_eq!(p.family, Family::Spill);
+    assert_eq!(p.family, Family::Packed);
     let p = plan(&a100, &spec(Binning::Count(40_000)), false, 1 << 29, None).unwrap();
     assert_eq!(p.family, Family::Shared);
 }

@@ -1,9 +1,14 @@
-//! The floor of a plugin call, for benchmarks only (`benches/swaps.py`): a function that does no
-//! work and returns one value (the input's length), so that the cost of crossing the plugin
-//! boundary can be measured beside the real calls in the same run. Not part of the public API.
+//! The floor of a plugin call, for benchmarks only (`benches/swaps.py`): functions that do no
+//! work, so that the cost of crossing the plugin boundary can be measured beside the real calls
+//! in the same run. Not part of the public API.
+//!
+//! `bench_floor` returns one value (the input's length): the boundary itself.
+//! `bench_floor_struct` returns `histogram`'s shape (a Struct of `bin_start`, `bin_end` and
+//! `count`, `bins` rows of zeros): the boundary for that output, counting nothing.
 
 use polars::prelude::*;
 
+use crate::output::{BIN_END, BIN_START, COUNT};
 use crate::python::plugin::plugin;
 
 plugin!(
@@ -12,6 +17,13 @@ plugin!(
     FloorKwargs,
     floor_field,
     floor
+);
+plugin!(
+    _polars_plugin_field_bench_floor_struct,
+    _polars_plugin_bench_floor_struct,
+    FloorStructKwargs,
+    floor_struct_field,
+    floor_struct
 );
 
 /// No arguments (Polars sends no bytes for empty kwargs: the wrapper sends `noop`).
@@ -25,4 +37,32 @@ fn floor_field(inputs: &[Field], _: &FloorKwargs) -> PolarsResult<Field> {
 fn floor(inputs: &[Series], _: &FloorKwargs) -> PolarsResult<Series> {
     let x = &inputs[0];
     Ok(IdxCa::from_vec(x.name().clone(), vec![x.len() as IdxSize]).into_series())
+}
+
+/// The number of rows of the Struct.
+#[derive(serde::Deserialize)]
+struct FloorStructKwargs {
+    bins: usize,
+}
+
+fn floor_struct_dtype() -> DataType {
+    DataType::Struct(vec![
+        Field::new(BIN_START.into(), DataType::Float64),
+        Field::new(BIN_END.into(), DataType::Float64),
+        Field::new(COUNT.into(), DataType::UInt64),
+    ])
+}
+
+fn floor_struct_field(inputs: &[Field], _: &FloorStructKwargs) -> PolarsResult<Field> {
+    Ok(Field::new(inputs[0].name().clone(), floor_struct_dtype()))
+}
+
+fn floor_struct(inputs: &[Series], kwargs: &FloorStructKwargs) -> PolarsResult<Series> {
+    let n = kwargs.bins;
+    let fields = [
+        Float64Chunked::from_vec(BIN_START.into(), vec![0.0; n]).into_series(),
+        Float64Chunked::from_vec(BIN_END.into(), vec![0.0; n]).into_series(),
+        UInt64Chunked::from_vec(COUNT.into(), vec![0; n]).into_series(),
+    ];
+    Ok(StructChunked::from_series(inputs[0].name().clone(), n, fields.iter())?.into_series())
 }

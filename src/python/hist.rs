@@ -31,8 +31,9 @@ plugin!(
 
 /// Polars' default number of bins.
 const DEFAULT_BIN_COUNT: usize = 10;
-/// Below this many values a column is counted on the calling thread.
-const KERNEL_FROM_ROWS: usize = 4096;
+/// Below this many values a column is counted on the calling thread (as `auto` counts small
+/// host columns).
+const KERNEL_FROM_ROWS: usize = crate::engine::SMALL_ROWS;
 /// Integers beyond this magnitude are rounded to float64 before Polars compares them: the
 /// crate's kernels (exact for integers) are not asked then.
 const EXACT_F64_INT: f64 = 9007199254740992.0;

@@ -1,5 +1,6 @@
 //! Hooks for tests and benchmarks, not for users (their names start with `_`): the proof's two
-//! walks side by side, and `histogram` and `by=` with the engine's report.
+//! walks side by side, `histogram` and `by=` with the engine's report, and the time of a call
+//! without the plugin boundary around it.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -11,6 +12,7 @@ use crate::options::HistogramOptions;
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_proof_walks, m)?)?;
     m.add_function(wrap_pyfunction!(_histogram_by_report, m)?)?;
+    m.add_function(wrap_pyfunction!(_time_histogram, m)?)?;
     m.add_function(wrap_pyfunction!(_histogram_report, m)?)?;
     Ok(())
 }
@@ -83,6 +85,28 @@ fn _histogram_by_report(
         )
     })?;
     Ok((PySeries(series), report.to_string()))
+}
+
+/// The time of one call of the `histogram` plugin's function (µs), the plugin boundary left out:
+/// `reps` calls on `values` back to back, timed in Rust (benchmarks of the small call split its
+/// cost between the boundary and the work).
+#[pyfunction]
+fn _time_histogram(
+    py: Python<'_>,
+    values: PySeries,
+    pickled_options: &[u8],
+    reps: u32,
+) -> PyResult<f64> {
+    let opts: HistogramOptions = unpickle(pickled_options)?;
+    call(py, "_time_histogram", || {
+        let start = std::time::Instant::now();
+        for _ in 0..reps {
+            drop(std::hint::black_box(crate::api::hist1d::histogram_series(
+                &values.0, None, &opts,
+            )?));
+        }
+        Ok(start.elapsed().as_secs_f64() * 1e6 / f64::from(reps.max(1)))
+    })
 }
 
 /// The histogram of a host Series with the engine's report as text, for tests that hold it

@@ -1,8 +1,10 @@
 //! The entry points for host data outside a query: a Series' histogram without the query
 //! around it, which backend a call would take, and the bin count a streaming pass estimates.
 
+use polars::prelude::*;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use pyo3_polars::PySeries;
 
 use super::{call, to_py, unpickle};
@@ -11,6 +13,7 @@ use crate::options::HistogramOptions;
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_series, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram_buffers, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_from_extremes, m)?)?;
     Ok(())
 }
@@ -55,6 +58,49 @@ fn histogram_series(
         crate::api::hist1d::histogram_series(&values.0, weights.as_ref(), &opts)
     })
     .map(PySeries)
+}
+
+/// [`histogram_series`] for the numpy drop-in, as raw native-endian bytes for `numpy.frombuffer`:
+/// the counts (UInt64, or Float64 with weights or density) and the `bins + 1` edges (Float64;
+/// numeric columns only). At 100 rows, unnesting the Struct and converting its fields to numpy
+/// arrays cost more than the counting.
+#[pyfunction]
+#[pyo3(signature = (values, pickled_options, weights=None))]
+fn histogram_buffers<'py>(
+    py: Python<'py>,
+    values: PySeries,
+    pickled_options: &[u8],
+    weights: Option<PySeries>,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let opts: HistogramOptions = unpickle(pickled_options)?;
+    let weights = weights.map(|w| w.0);
+    let (counts, edges) = call(py, "histogram", || {
+        let hist = crate::api::hist1d::histogram_series(&values.0, weights.as_ref(), &opts)?;
+        let fields = hist.struct_()?.fields_as_series();
+        let [start, end, count] = &fields[..] else {
+            unreachable!("a 1-D result has three fields")
+        };
+        let (starts, ends) = (start.f64()?, end.f64()?);
+        let edges: Vec<u8> = starts
+            .into_no_null_iter()
+            .chain(ends.last())
+            .flat_map(f64::to_ne_bytes)
+            .collect();
+        let counts: Vec<u8> = match count.dtype() {
+            DataType::UInt64 => count
+                .u64()?
+                .into_no_null_iter()
+                .flat_map(u64::to_ne_bytes)
+                .collect(),
+            _ => count
+                .f64()?
+                .into_no_null_iter()
+                .flat_map(f64::to_ne_bytes)
+                .collect(),
+        };
+        Ok((counts, edges))
+    })?;
+    Ok((PyBytes::new(py, &counts), PyBytes::new(py, &edges)))
 }
 
 /// numpy's bin count for estimator `rule` ("sturges", "rice", "sqrt") from a streaming pass over a
