@@ -10,16 +10,22 @@ ARGS  ?= --plot hist.png
 OLDEST_POLARS ?= 1.43.2
 VENV_OLDEST   ?= .venv-oldest
 
-.PHONY: demo test test-oldest develop lint bench bench-swaps bundle gpu-stage gpu-stage-dask clean
+.PHONY: demo test test-oldest develop lint bench bench-swaps bundle wheel gpu-stage gpu-stage-dask clean
 
-$(VENV)/.installed: pyproject.toml
+# What the demo needs (the `demo` group: maturin, numpy, the plot's Altair, NVRTC), then the
+# development toolchain on top for `make test` (issue 33: a demo in minutes).
+$(VENV)/.demo: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q --group demo
+	touch $@
+$(VENV)/.installed: $(VENV)/.demo
 	$(PY) -m pip install -q --group dev --group bench
 	touch $@
 
-# Release build of the plugin, installed into the venv.
-develop: $(VENV)/.installed
+# Release build of the plugin, installed into the venv; `make test` reuses it (cargo rebuilds
+# nothing unchanged).
+develop: $(VENV)/.demo
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
 
 # The main job: histogram FILE (Parquet/CSV/IPC), or demo data when FILE is empty.
@@ -30,7 +36,7 @@ demo: develop
 # python/ against _internal.pyi: pyproject.toml's [tool.mypy]), the whole test suite (GPU tests
 # run only where a GPU is found: see scripts/gpu_check.sh), then the quick suite against the
 # oldest Polars declared.
-test: develop $(VENV_OLDEST)/.installed
+test: $(VENV)/.installed develop $(VENV_OLDEST)/.installed
 	cargo fmt --all -- --check
 	cargo clippy --all-targets --features lazy -- -D warnings
 	$(VENV)/bin/ruff check python tests benches scripts
@@ -55,7 +61,9 @@ test-oldest: develop $(VENV_OLDEST)/.installed
 
 lint: $(VENV)/.installed
 	cargo fmt --all -- --check
-	cargo clippy --all-targets --features lazy -- -D warnings
+	cargo clippy --all-targets --features lazy,internals -- -D warnings
+	cargo clippy --features python --lib -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --features lazy
 	$(VENV)/bin/ruff check python tests benches scripts
 	$(VENV)/bin/ruff format --check python tests benches scripts
 	$(VENV)/bin/mypy
@@ -67,26 +75,61 @@ bench: develop
 bench-swaps: develop
 	$(PY) benches/swaps.py
 
-# The common kernels prebuilt for Hopper (sm_90) by NVRTC from the venv, carried by the wheel
-# (other architectures compile on first use).
+# The common kernels prebuilt (scripts/build_bundle.py), carried by the wheel: CUBINs for every
+# architecture NVRTC 13.0 lists and PTX for its lowest (the driver compiles it for newer GPUs),
+# by NVRTC 13.0, the first of CUDA 13 (a section is used only under drivers at least as new as
+# its NVRTC); and PTX by NVRTC 12.0, which every CUDA 12 driver compiles (for sm_70 and newer).
 BUNDLE := python/polars_gpu_hist/kernels.bundle
-# NVRTC 13.0, the first of CUDA 13: a bundle is used only under drivers at least as new as the
-# NVRTC that built it (a newer ptxas's CUBIN misread its parameters under a 13.0 driver).
 BUNDLE_NVRTC := .nvrtc-13.0
+BUNDLE_NVRTC12 := .nvrtc-12.0
+BUNDLE_PARTS := target/bundle
 $(BUNDLE_NVRTC)/.installed:
 	$(PY) -m pip install -q --no-deps --target $(BUNDLE_NVRTC) "nvidia-cuda-nvrtc==13.0.*"
 	touch $@
+$(BUNDLE_NVRTC12)/.installed:
+	$(PY) -m pip install -q --no-deps --target $(BUNDLE_NVRTC12) "nvidia-cuda-nvrtc-cu12==12.0.*"
+	touch $@
+KERNEL_SOURCES := $(wildcard kernels/*) src/gpu/kernel.rs src/gpu/bundle.rs src/gpu/bundle_kernels.rs
+NVRTC13_ENV := LD_LIBRARY_PATH=$(abspath $(BUNDLE_NVRTC))/nvidia/cu13/lib
+NVRTC12_ENV := LD_LIBRARY_PATH=$(abspath $(BUNDLE_NVRTC12))/nvidia/cuda_nvrtc/lib
 bundle: $(BUNDLE)
-$(BUNDLE): $(wildcard kernels/*) src/gpu/kernel.rs src/gpu/bundle.rs | develop $(BUNDLE_NVRTC)/.installed
-	LD_LIBRARY_PATH=$(abspath $(BUNDLE_NVRTC))/nvidia/cu13/lib $(PY) scripts/build_bundle.py $(BUNDLE) 90
+$(BUNDLE_PARTS)/cuda13.bundle: $(KERNEL_SOURCES) | develop $(BUNDLE_NVRTC)/.installed
+	mkdir -p $(BUNDLE_PARTS)
+	$(NVRTC13_ENV) $(PY) scripts/build_bundle.py $@ --cubin all --ptx lowest
+$(BUNDLE_PARTS)/cuda12.bundle: $(KERNEL_SOURCES) | develop $(BUNDLE_NVRTC12)/.installed
+	mkdir -p $(BUNDLE_PARTS)
+	$(NVRTC12_ENV) $(PY) scripts/build_bundle.py $@ --cubin none --ptx 70
+$(BUNDLE): $(BUNDLE_PARTS)/cuda13.bundle $(BUNDLE_PARTS)/cuda12.bundle
+	$(PY) scripts/build_bundle.py --merge $@ $^
 
-# Everything the GPU host needs, in the ignored .gpu/: our stripped abi3 wheel, the Polars wheels,
-# boost-histogram (the CPU peer), peers.py (the host has hypothesis). Then: device run
-# `bash scripts/gpu_check.sh all` carrying .gpu.
-gpu-stage: $(VENV)/.installed $(BUNDLE)
+# The GPU host's sections alone (sm_90 CUBINs, NVRTC 13.0's and 12.0's PTX: every path
+# gpu_check.sh tries on an H100 or H200), about 1.4 MB: with the full bundle (6 MB) the wheel would
+# not fit beside Polars' 55 MB in the 64 MiB that travel to the host.
+HOST_BUNDLE := $(BUNDLE_PARTS)/host.bundle
+$(BUNDLE_PARTS)/cuda13-sm90.bundle: $(KERNEL_SOURCES) | develop $(BUNDLE_NVRTC)/.installed
+	mkdir -p $(BUNDLE_PARTS)
+	$(NVRTC13_ENV) $(PY) scripts/build_bundle.py $@ --cubin 90 --ptx lowest
+$(HOST_BUNDLE): $(BUNDLE_PARTS)/cuda13-sm90.bundle $(BUNDLE_PARTS)/cuda12.bundle
+	$(PY) scripts/build_bundle.py --merge $@ $^
+
+# The abi3 wheel a release would publish (one for every Python from 3.9), with the full bundle.
+wheel: $(BUNDLE)
+	$(VENV)/bin/maturin build --release --strip -o dist
+	ls -la dist/*.whl
+
+# A stripped wheel for the GPU host into $(1), carrying the host's bundle: maturin packs whatever
+# lies at $(BUNDLE), so the full one steps aside for the build (`make bundle` merges it back from
+# its parts in seconds).
+STAGE_WHEEL = rm -f $(BUNDLE) && cp $(HOST_BUNDLE) $(BUNDLE) && \
+	$(VENV)/bin/maturin build --release --strip -o $(1); status=$$?; rm -f $(BUNDLE); exit $$status
+
+# Everything the GPU host needs, in the ignored .gpu/: our stripped abi3 wheel with the host's
+# bundle, the Polars wheels, boost-histogram (the CPU peer), peers.py (the host has hypothesis).
+# Then: device run `bash scripts/gpu_check.sh all` carrying .gpu.
+gpu-stage: $(VENV)/.installed $(HOST_BUNDLE)
 	rm -rf .gpu && bash ../shared/gpu/stage.sh .gpu
 	rm -f .gpu/fast_histogram-*
-	$(VENV)/bin/maturin build --release --strip -o .gpu
+	$(call STAGE_WHEEL,.gpu)
 	# The previous kernels and their lab, for the kernel lab's same-run baseline.
 	mkdir -p .gpu/baseline && git archive 64d993f kernels scripts/kernel_lab.py | tar -x -C .gpu/baseline
 	du -sh .gpu
@@ -101,4 +144,4 @@ gpu-stage-dask:
 	PYTHON=$(PY) bash scripts/stage_dask.sh $(WHEEL) .gpu-dask
 
 clean:
-	rm -rf $(VENV) $(VENV_OLDEST) target
+	rm -rf $(VENV) $(VENV_OLDEST) $(BUNDLE_NVRTC) $(BUNDLE_NVRTC12) target dist

@@ -28,14 +28,14 @@ fn uniform(n: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
-fn column(name: &str, n: usize, seed: u64) -> Series {
-    Series::new(name.into(), uniform(n, seed))
+fn column(name: &str, n: usize, seed: u64) -> Column {
+    Column::new(name.into(), uniform(n, seed))
 }
 
 /// The backends to time: the CPU always, the GPU when this machine has one.
 fn devices() -> Vec<Device> {
     let mut devices = vec![Device::Cpu];
-    if polars_gpu_hist::gpu::available() {
+    if polars_gpu_hist::gpu_available() {
         devices.push(Device::Gpu);
     }
     devices
@@ -57,12 +57,12 @@ fn one_dimension(c: &mut Criterion) {
     ];
     for device in devices() {
         for (label, bins, ranged) in &bins {
-            let options = HistogramOptions {
-                bins: bins.clone(),
-                range: ranged.then(|| (0.0.into(), 1.0.into())),
-                device,
-                ..Default::default()
-            };
+            let mut options = HistogramOptions::default()
+                .bins(bins.clone())
+                .device(device);
+            if *ranged {
+                options = options.range(0.0, 1.0);
+            }
             group.bench_with_input(
                 BenchmarkId::new(format!("{device:?}"), label),
                 &options,
@@ -77,10 +77,7 @@ fn small_calls(c: &mut Criterion) {
     let mut group = c.benchmark_group("fixed cost, 10 bins");
     for n in [100, 10_000] {
         let x = column("x", n, 2);
-        let options = HistogramOptions {
-            device: Device::Cpu,
-            ..Default::default()
-        };
+        let options = HistogramOptions::default().device(Device::Cpu);
         group.bench_with_input(BenchmarkId::from_parameter(n), &x, |b, x| {
             b.iter(|| histogram(black_box(x), None, &options).unwrap())
         });
@@ -94,12 +91,10 @@ fn two_dimensions(c: &mut Criterion) {
     group.throughput(Throughput::Elements(ROWS as u64));
     for device in devices() {
         for bins in [64, 1024] {
-            let options = HistogramDdOptions {
-                bins: vec![Bins::Count(bins); 2],
-                range: vec![Some((0.0.into(), 1.0.into())); 2],
-                device,
-                ..Default::default()
-            };
+            let options = HistogramDdOptions::default()
+                .bins(vec![Bins::Count(bins); 2])
+                .ranges([Some((0.0, 1.0)); 2])
+                .device(device);
             group.bench_with_input(
                 BenchmarkId::new(format!("{device:?}"), format!("{bins}x{bins}")),
                 &options,
@@ -112,7 +107,7 @@ fn two_dimensions(c: &mut Criterion) {
 
 fn per_group(c: &mut Criterion) {
     let x = column("x", ROWS, 5);
-    let keys = Series::new(
+    let keys = Column::new(
         "g".into(),
         (0..ROWS as u64)
             .map(|i| (i.wrapping_mul(0x9E37_79B9) % 1000) as i64)
@@ -121,12 +116,10 @@ fn per_group(c: &mut Criterion) {
     let mut group = c.benchmark_group("1,000 groups, 2^22 rows, 64 bins");
     group.throughput(Throughput::Elements(ROWS as u64));
     for device in devices() {
-        let options = HistogramOptions {
-            bins: Bins::Count(64),
-            range: Some((0.0.into(), 1.0.into())),
-            device,
-            ..Default::default()
-        };
+        let options = HistogramOptions::default()
+            .bins(Bins::Count(64))
+            .range(0.0, 1.0)
+            .device(device);
         group.bench_function(
             BenchmarkId::new("histogram_by", format!("{device:?}")),
             |b| b.iter(|| histogram_by(black_box(&x), &keys, None, &options).unwrap()),
@@ -134,20 +127,18 @@ fn per_group(c: &mut Criterion) {
     }
     #[cfg(feature = "lazy")]
     {
-        use polars_gpu_hist::lazy;
-        let df = DataFrame::new_infer_height(vec![x.into(), keys.into()]).unwrap();
-        let options = HistogramOptions {
-            bins: Bins::Count(64),
-            range: Some((0.0.into(), 1.0.into())),
-            device: Device::Cpu,
-            ..Default::default()
-        };
+        use polars_gpu_hist::lazy::GpuHistExt;
+        let df = DataFrame::new_infer_height(vec![x, keys]).unwrap();
+        let options = HistogramOptions::default()
+            .bins(Bins::Count(64))
+            .range(0.0, 1.0)
+            .device(Device::Cpu);
         group.bench_function("lazy group_by().agg()", |b| {
             b.iter(|| {
                 df.clone()
                     .lazy()
                     .group_by([col("g")])
-                    .agg([lazy::histogram(col("x"), None, options.clone())])
+                    .agg([col("x").gpu_hist().histogram(options.clone())])
                     .collect()
                     .unwrap()
             })
@@ -156,12 +147,10 @@ fn per_group(c: &mut Criterion) {
             b.iter(|| {
                 df.clone()
                     .lazy()
-                    .select([lazy::histogram_by(
-                        col("x"),
-                        col("g"),
-                        None,
-                        options.clone(),
-                    )])
+                    .select([col("x")
+                        .gpu_hist()
+                        .by([col("g")])
+                        .histogram(options.clone())])
                     .collect()
                     .unwrap()
             })

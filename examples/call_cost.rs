@@ -3,26 +3,22 @@
 //! 10 bins with the range from the data, as the small-call benchmark calls it.
 //! `cargo run --release --example call_cost`
 use polars::prelude::*;
-use polars_gpu_hist::{histogram, Bins, Device, HistogramOptions, Scalar};
+use polars_gpu_hist::{histogram, Bins, Device, HistogramOptions};
 
 fn main() {
-    let per_group = HistogramOptions {
-        bins: Bins::Count(64),
-        range: Some((Scalar::Float(0.0), Scalar::Float(1.0))),
-        device: Device::Cpu,
-        ..Default::default()
-    };
-    let small = HistogramOptions {
-        bins: Bins::Count(10),
-        device: Device::Cpu,
-        ..Default::default()
-    };
+    let per_group = HistogramOptions::default()
+        .bins(Bins::Count(64))
+        .range(0.0, 1.0)
+        .device(Device::Cpu);
+    let small = HistogramOptions::default()
+        .bins(Bins::Count(10))
+        .device(Device::Cpu);
     measure("210 rows, 64 bins, a range", 210, &per_group);
     measure("100 rows, 10 bins, the range from the data", 100, &small);
 }
 
 fn measure(what: &str, rows: usize, options: &HistogramOptions) {
-    let x = Series::new(
+    let x = Column::new(
         "x".into(),
         (0..rows)
             .map(|i| (i as f64 * 0.618).fract())

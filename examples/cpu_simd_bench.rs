@@ -13,7 +13,7 @@ use polars_gpu_hist::bins::{BinSpec, Binning, Closed, EdgeBins, Extremes, Range,
 use polars_gpu_hist::cpu::index::count_interleaved;
 use polars_gpu_hist::cpu::simd::{edge_bins_on, min_max_on, uniform_bins_on, Isa};
 use polars_gpu_hist::input::Value;
-use polars_gpu_hist::options::{Bins, Device, HistogramOptions, Scalar};
+use polars_gpu_hist::{Bins, Device, HistogramOptions, Scalar};
 
 /// Rows per block, as the CPU backend hands them over.
 const BLOCK: usize = polars_gpu_hist::cpu::BLOCK;
@@ -216,7 +216,7 @@ fn loops(dist: &str, xs: &[f64], paths: &[Isa], reps: usize) {
 /// Whole histograms through the public API on the process's path: 256 bins, 1 and 2 threads.
 fn whole(dist: &str, xs: &[f64], reps: usize) {
     let n = xs.len();
-    let series = Series::new("x".into(), xs);
+    let series = Column::new("x".into(), xs);
     let series32 = series.cast(&DataType::Float32).expect("float32");
     let unit = Some((Scalar::Float(0.0), Scalar::Float(1.0)));
     let cases = [
@@ -241,13 +241,11 @@ fn whole(dist: &str, xs: &[f64], reps: usize) {
         Isa::active().name()
     );
     for (name, values, range, closed) in cases {
-        let options = HistogramOptions {
-            bins: Bins::Count(256),
-            range,
-            closed,
-            device: Device::Cpu,
-            ..Default::default()
-        };
+        let mut options = HistogramOptions::default()
+            .bins(Bins::Count(256))
+            .closed(closed)
+            .device(Device::Cpu);
+        options.range = range;
         let mut line = format!("  {name:44}");
         for threads in [1, 2] {
             let pool = rayon::ThreadPoolBuilder::new()

@@ -16,6 +16,9 @@
 #        (benches/large_bins.py), the gpu tests of the spill and batched families (and every
 #        family-parametrized test of them), compute-sanitizer memcheck + racecheck on the new
 #        kernels, and the kernel lab's bare launches of the four families (each pass timed).
+# paths: the kernels' other paths (issue 33): the first call and a sample of the gpu tests
+#        through the bundle's PTX (POLARS_GPU_HIST_KERNELS=ptx), then as under a CUDA 12 driver
+#        (POLARS_GPU_HIST_DRIVER_VERSION=12000: NVRTC 12.0's PTX); part of check, quick, final.
 # quick: what fits one short call: the first call, the gpu tests of exact integers, infinite
 #        edges, the numpy module, hist and flow, the engine's gpu tests and a sample of the rest
 #        (6 workers), the drop-in swaps (benches/swaps.py), the whole-call profile beside
@@ -59,6 +62,44 @@ print(f"  {sys.argv[1]}: import {t1 - t0:.2f} s, first histogram {t2 - t1:.2f} s
       f"(import to counts {t2 - t0:.2f} s); a second kernel family {t3 - t2:.2f} s")
 PY
 done
+
+# The first call and a sample of the gpu tests through one kernel path: $1 names it, the rest is
+# its environment. The driver's JIT cache starts empty, then is warm for a second process.
+path_pass() {
+  local name=$1; shift
+  rm -rf /tmp/pgh-path /tmp/nv-jit-cache
+  echo "== $name: $*"
+  for run in cold warm; do
+    env "$@" POLARS_GPU_HIST_CACHE=/tmp/pgh-path CUDA_CACHE_PATH=/tmp/nv-jit-cache python3 - "$run" <<'PY'
+import sys, time
+import cupy as cp
+x = cp.random.default_rng(0).random(1 << 24).astype("float32")
+cp.cuda.Device().synchronize()
+t0 = time.perf_counter()
+import polars_gpu_hist as gh
+gh.histogram(x, 256)
+t1 = time.perf_counter()
+kernels = [l for l in gh.explain(x, 256).splitlines() if l.startswith("kernels")]
+print(f"  first call ({sys.argv[1]} driver JIT cache) {t1 - t0:.2f} s; " + " | ".join(kernels))
+PY
+  done
+  env "$@" POLARS_GPU_HIST_CACHE=/tmp/pgh-path CUDA_CACHE_PATH=/tmp/nv-jit-cache timeout 200 \
+    python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=30 -rf --tb=line \
+    tests/test_gpu_engine.py tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_flow_gpu.py \
+    tests/test_by_value.py 2>&1 | tee "$OUT/pytest_gpu_$name.log" | tail -12
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+}
+if [[ $what == paths || $what == quick || $what == final || $what == check ]]; then
+  echo "== the bundle's CUBIN, PTX and CUDA 12 paths in fresh processes (tests/test_gpu_bundle.py)"
+  timeout 400 python3 -m pytest -q -p no:cacheprovider -m gpu -rf --tb=short tests/test_gpu_bundle.py \
+    2>&1 | tee "$OUT/pytest_gpu_bundle.log" | tail -8
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  path_pass ptx POLARS_GPU_HIST_KERNELS=ptx
+  # Kernels missing from the bundle are refused under CUDA 12 with one sentence (NVRTC 13 is too
+  # new for the driver): count those apart from real failures.
+  path_pass cuda12 POLARS_GPU_HIST_DRIVER_VERSION=12000
+  echo "  of which 'not prebuilt for CUDA 12' refusals: $(grep -c 'not prebuilt for CUDA 12' "$OUT/pytest_gpu_cuda12.log")"
+fi
 
 if [[ $what == quick || $what == final ]]; then
   echo "== gpu tests of exact integers, infinite edges, the numpy module, hist, flow, by= keys, explain (all)"

@@ -156,6 +156,7 @@ impl DType {
 
 /// numpy's common dtype of arrays of these types (`numpy.result_type`): the dtype of the
 /// sample `histogramdd` stacks its columns into.
+#[cfg(test)]
 pub fn promote(dtypes: impl IntoIterator<Item = DType>) -> DType {
     dtypes
         .into_iter()
@@ -331,7 +332,8 @@ pub fn name(dtype: &DataType) -> String {
     }
 }
 
-/// Runs `$body` with `$t` bound to the native Rust type of a [`DType`].
+/// Runs `$body` with `$t` bound to the native Rust type of a [`DType`] (crate internal).
+#[doc(hidden)]
 #[macro_export]
 macro_rules! with_dtype {
     ($dtype:expr, |$t:ident| $body:expr) => {{

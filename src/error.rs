@@ -11,6 +11,7 @@
 use polars::prelude::{polars_err, PolarsError};
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum HistError {
     /// An argument that cannot be used as given; the text names it and the fix, in words both
     /// APIs share.

@@ -100,7 +100,9 @@ pub enum Values<'a> {
     U64(&'a [u64]),
 }
 
-/// Runs `$body` with `$v` bound to the typed slice of a [`Values`] and `$t` to its type.
+/// Runs `$body` with `$v` bound to the typed slice of a `Values` and `$t` to its type (crate
+/// internal: exported only because `macro_rules!` macros are reached through the crate root).
+#[doc(hidden)]
 #[macro_export]
 macro_rules! with_values {
     ($values:expr, |$v:ident : $t:ident| $body:expr) => {{
@@ -163,14 +165,6 @@ macro_rules! with_values {
 impl<'a> Values<'a> {
     pub fn len(&self) -> usize {
         crate::with_values!(*self, |v: T| v.len())
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn dtype(&self) -> DType {
-        crate::with_values!(*self, |_v: T| T::DTYPE)
     }
 
     /// The raw bytes (for copies to the device).
@@ -250,10 +244,6 @@ pub struct Chunk<'a> {
 impl<'a> Chunk<'a> {
     pub fn len(&self) -> usize {
         self.values.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Rows `start..start + len`.
@@ -336,15 +326,6 @@ impl<'a> HostColumn<'a> {
 
     pub fn len(&self) -> usize {
         self.chunks.iter().map(Chunk::len).sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Bytes of the values (what a copy to the device moves, besides the bitmaps).
-    pub fn bytes(&self) -> usize {
-        self.len() * self.dtype.size()
     }
 }
 

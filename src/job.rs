@@ -345,19 +345,11 @@ impl<'a> Job<'a> {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     pub fn is_weighted(&self) -> bool {
         match &self.rows {
             Rows::Host(h) => h.weights.is_some(),
             Rows::Device(d) => d.weights.is_some(),
         }
-    }
-
-    pub fn rank(&self) -> usize {
-        self.axes.len()
     }
 
     /// The value-by-value count of this job and the job that makes it, where it goes by value

@@ -345,9 +345,18 @@ pub fn edges_for(edges: &[Scalar], dtype: &DataType) -> HistResult<Binning> {
 }
 
 /// The arguments of a 1-D histogram (and of `by=`), as `pl.col(..).gpu_hist.histogram(...)`
-/// takes them.
+/// takes them: start from `Default` (10 equal bins over the data's range, numpy's bins) and
+/// set what differs.
+///
+/// ```
+/// use polars_gpu_hist::{Bins, Closed, HistogramOptions};
+///
+/// let options = HistogramOptions::default().bins(Bins::Count(64)).range(0.0, 1.0).closed(Closed::Right);
+/// assert_eq!(options.bins, Bins::Count(64));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct HistogramOptions {
     pub bins: Bins,
     /// Lower and upper edge of equal bins; the data's [min, max] when `None`.
@@ -359,15 +368,28 @@ pub struct HistogramOptions {
     pub flow: bool,
     pub device: Device,
     /// Pins the GPU kernel family (benchmarks and tests); the plan chooses when `None`.
+    #[doc(hidden)]
     pub kernel: Option<Family>,
     /// Explicit edges under numpy's rule, which lets an edge repeat (the numpy drop-in sets
     /// it); otherwise they must increase strictly, as Polars' `hist` asks.
+    #[doc(hidden)]
     pub repeated_edges: bool,
 }
 
-/// The arguments of an n-D histogram: one `bins` (and optionally one `range`) per dimension.
+/// The arguments of an n-D histogram: one `bins` (and optionally one `range`) per dimension,
+/// or one for all; start from `Default` (10 equal bins per dimension) and set what differs.
+///
+/// ```
+/// use polars_gpu_hist::{Bins, HistogramDdOptions};
+///
+/// let options = HistogramDdOptions::default()
+///     .bins([Bins::Count(4), Bins::Count(8)])
+///     .ranges([Some((0.0, 1.0)), None]);
+/// assert_eq!(options.bins.len(), 2);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct HistogramDdOptions {
     pub bins: Vec<Bins>,
     /// Per dimension, the range of equal bins (`None`: the data's); empty means all `None`.
@@ -376,9 +398,103 @@ pub struct HistogramDdOptions {
     pub closed: Closed,
     pub flow: bool,
     pub device: Device,
+    #[doc(hidden)]
     pub kernel: Option<Family>,
-    /// As [`HistogramOptions::repeated_edges`], for every dimension.
+    /// Explicit edges under numpy's rule (an edge may repeat), for every dimension.
+    #[doc(hidden)]
     pub repeated_edges: bool,
+}
+
+/// Setters that take and return the options, so that they chain from `Default`.
+macro_rules! setters {
+    ($options:ty) => {
+        impl $options {
+            /// numpy's density: `count / bin width / total` (the histogram integrates to 1).
+            pub fn density(mut self, density: bool) -> Self {
+                self.density = density;
+                self
+            }
+            /// `Left`: numpy's `[a, b)` bins; `Right`: Polars' `(a, b]`.
+            pub fn closed(mut self, closed: Closed) -> Self {
+                self.closed = closed;
+                self
+            }
+            /// An underflow bin first and an overflow bin last (on every axis).
+            pub fn flow(mut self, flow: bool) -> Self {
+                self.flow = flow;
+                self
+            }
+            /// Where it is computed: the fastest available (`Auto`), the CPU or the GPU.
+            pub fn device(mut self, device: Device) -> Self {
+                self.device = device;
+                self
+            }
+            /// Pins the GPU kernel family (benchmarks and tests).
+            #[doc(hidden)]
+            pub fn kernel(mut self, kernel: Option<Family>) -> Self {
+                self.kernel = kernel;
+                self
+            }
+            /// Explicit edges under numpy's rule, which lets an edge repeat.
+            #[doc(hidden)]
+            pub fn repeated_edges(mut self, repeated: bool) -> Self {
+                self.repeated_edges = repeated;
+                self
+            }
+        }
+    };
+}
+setters!(HistogramOptions);
+setters!(HistogramDdOptions);
+
+impl HistogramOptions {
+    /// A number of equal bins, explicit edges, or a rule ([`Bins`]).
+    pub fn bins(mut self, bins: impl Into<Bins>) -> Self {
+        self.bins = bins.into();
+        self
+    }
+    /// The lower and upper edge of equal bins (numbers, or temporal [`Scalar`]s).
+    pub fn range(mut self, min: impl Into<Scalar>, max: impl Into<Scalar>) -> Self {
+        self.range = Some((min.into(), max.into()));
+        self
+    }
+}
+
+impl HistogramDdOptions {
+    /// One entry for every dimension, or one per dimension.
+    pub fn bins(mut self, bins: impl IntoIterator<Item = Bins>) -> Self {
+        self.bins = bins.into_iter().collect();
+        self
+    }
+    /// Per dimension, the range of its equal bins (`None`: the data's).
+    pub fn ranges<S: Into<Scalar>>(
+        mut self,
+        ranges: impl IntoIterator<Item = Option<(S, S)>>,
+    ) -> Self {
+        self.range = ranges
+            .into_iter()
+            .map(|r| r.map(|(lo, hi)| (lo.into(), hi.into())))
+            .collect();
+        self
+    }
+}
+
+impl From<usize> for Bins {
+    fn from(count: usize) -> Bins {
+        Bins::Count(count)
+    }
+}
+
+impl From<BinRule> for Bins {
+    fn from(rule: BinRule) -> Bins {
+        Bins::Rule(rule)
+    }
+}
+
+impl From<Estimator> for Bins {
+    fn from(estimator: Estimator) -> Bins {
+        Bins::Rule(BinRule::Estimator(estimator))
+    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
-//! `polars_gpu_hist::lazy`: the histograms as expressions in lazy Rust queries, equal to the
-//! eager functions on the same data.
+//! `polars_gpu_hist::lazy`: the histograms as methods of expressions in lazy Rust queries
+//! (`col("x").gpu_hist().histogram(options)`), equal to the eager functions on the same data.
 #![cfg(feature = "lazy")]
 
 use polars::prelude::*;
-use polars_gpu_hist::{lazy, Bins, Closed, HistogramDdOptions, HistogramOptions};
+use polars_gpu_hist::lazy::GpuHistExt;
+use polars_gpu_hist::{Bins, Closed, HistogramDdOptions, HistogramOptions};
 
 fn frame() -> DataFrame {
     let n = 10_000usize;
@@ -17,33 +18,36 @@ fn frame() -> DataFrame {
 }
 
 fn options(bins: usize) -> HistogramOptions {
-    HistogramOptions {
-        bins: Bins::Count(bins),
-        range: Some((0.0.into(), 100.0.into())),
-        ..Default::default()
-    }
+    HistogramOptions::default()
+        .bins(Bins::Count(bins))
+        .range(0.0, 100.0)
+}
+
+fn column(df: &DataFrame, name: &str) -> Column {
+    df.column(name).unwrap().clone()
 }
 
 fn series(df: &DataFrame, name: &str) -> Series {
-    df.column(name).unwrap().as_materialized_series().clone()
+    column(df, name).as_materialized_series().clone()
 }
 
 #[test]
 fn select_gives_the_eager_histogram() {
     let df = frame();
     for weights in [None, Some("w")] {
-        let opts = HistogramOptions {
-            closed: Closed::Right,
-            ..options(7)
-        };
+        let opts = options(7).closed(Closed::Right);
         let out = df
             .clone()
             .lazy()
-            .select([lazy::histogram(col("x"), weights.map(col), opts.clone())])
+            .select([match weights {
+                Some(w) => col("x").gpu_hist().weights(col(w)),
+                None => col("x").gpu_hist(),
+            }
+            .histogram(opts.clone())])
             .collect()
             .unwrap();
-        let w = weights.map(|w| series(&df, w));
-        let eager = polars_gpu_hist::histogram(&series(&df, "x"), w.as_ref(), &opts).unwrap();
+        let w = weights.map(|w| column(&df, w));
+        let eager = polars_gpu_hist::histogram(&column(&df, "x"), w.as_ref(), &opts).unwrap();
         assert_eq!(series(&out, "x"), eager);
     }
 }
@@ -55,7 +59,7 @@ fn agg_gives_each_groups_histogram() {
         .clone()
         .lazy()
         .group_by_stable([col("g")])
-        .agg([lazy::histogram(col("x"), Some(col("w")), options(4))])
+        .agg([col("x").gpu_hist().weights(col("w")).histogram(options(4))])
         .collect()
         .unwrap();
     assert_eq!(out.height(), 5);
@@ -64,7 +68,7 @@ fn agg_gives_each_groups_histogram() {
     for (row, key) in keys.i32().unwrap().into_no_null_iter().enumerate() {
         let part = df.filter(&series(&df, "g").equal(key).unwrap()).unwrap();
         let eager =
-            polars_gpu_hist::histogram(&series(&part, "x"), Some(&series(&part, "w")), &options(4))
+            polars_gpu_hist::histogram(&column(&part, "x"), Some(&column(&part, "w")), &options(4))
                 .unwrap();
         let got = lists.list().unwrap().get_as_series(row).unwrap();
         assert_eq!(got, eager, "group {key}");
@@ -77,11 +81,11 @@ fn by_in_one_pass_equals_the_eager_by() {
     let out = df
         .clone()
         .lazy()
-        .select([lazy::histogram_by(col("x"), col("g"), None, options(5))])
+        .select([col("x").gpu_hist().by([col("g")]).histogram(options(5))])
         .collect()
         .unwrap();
     let eager =
-        polars_gpu_hist::histogram_by(&series(&df, "x"), &series(&df, "g"), None, &options(5))
+        polars_gpu_hist::histogram_by(&column(&df, "x"), &column(&df, "g"), None, &options(5))
             .unwrap();
     assert_eq!(series(&out, "x"), eager);
     assert_eq!(eager.len(), 5 * 5);
@@ -94,9 +98,9 @@ fn by_several_keys_equals_the_eager_one_and_a_struct_key() {
         .with_column((col("g") % lit(2)).alias("h"))
         .collect()
         .unwrap();
-    let keys = [series(&df, "g"), series(&df, "h")];
+    let keys = [column(&df, "g"), column(&df, "h")];
     let eager =
-        polars_gpu_hist::histogram_by_keys(&series(&df, "x"), &keys, None, &options(5)).unwrap();
+        polars_gpu_hist::histogram_by_keys(&column(&df, "x"), &keys, None, &options(5)).unwrap();
     let fields: Vec<String> = eager
         .struct_()
         .unwrap()
@@ -112,7 +116,7 @@ fn by_several_keys_equals_the_eager_one_and_a_struct_key() {
         let out = df
             .clone()
             .lazy()
-            .select([lazy::histogram_by_keys(col("x"), keys, None, options(5))])
+            .select([col("x").gpu_hist().by(keys).histogram(options(5))])
             .collect()
             .unwrap();
         assert_eq!(series(&out, "x"), eager);
@@ -124,34 +128,37 @@ fn by_several_keys_equals_the_eager_one_and_a_struct_key() {
 #[test]
 fn histogramdd_equals_the_eager_one_and_checks_when_planned() {
     let df = frame();
-    let opts = HistogramDdOptions {
-        bins: vec![Bins::Count(3), Bins::Count(4)],
-        ..Default::default()
-    };
+    let opts = HistogramDdOptions::default().bins([Bins::Count(3), Bins::Count(4)]);
     let out = df
         .clone()
         .lazy()
-        .select([lazy::histogramdd(
-            vec![col("x"), col("y")],
-            None,
-            opts.clone(),
-        )])
+        .select([col("x").gpu_hist().histogramdd([col("y")], opts.clone())])
         .collect()
         .unwrap();
     let eager =
-        polars_gpu_hist::histogramdd(&[series(&df, "x"), series(&df, "y")], None, &opts).unwrap();
+        polars_gpu_hist::histogramdd(&[column(&df, "x"), column(&df, "y")], None, &opts).unwrap();
     assert_eq!(series(&out, "x"), eager);
 
     let three = df
+        .clone()
         .lazy()
-        .select([lazy::histogramdd(
-            vec![col("x"), col("y"), col("w")],
-            None,
-            opts,
-        )])
+        .select([col("x")
+            .gpu_hist()
+            .histogramdd([col("y"), col("w")], opts.clone())])
         .collect_schema();
     let err = three.unwrap_err().to_string();
     assert!(err.contains("`bins` has 2 entries for 3 columns"), "{err}");
+
+    // `by` groups 1-D histograms only: said when the query is planned.
+    let by = df
+        .lazy()
+        .select([col("x")
+            .gpu_hist()
+            .by([col("g")])
+            .histogramdd([col("y")], opts)])
+        .collect_schema();
+    let err = by.unwrap_err().to_string();
+    assert!(err.contains("`by` groups a 1-D histogram"), "{err}");
 }
 
 #[test]
@@ -159,7 +166,7 @@ fn unsupported_dtypes_fail_when_the_query_is_planned() {
     let df = df!("s" => ["a", "b"]).unwrap();
     let err = df
         .lazy()
-        .select([lazy::histogram(col("s"), None, options(2))])
+        .select([col("s").gpu_hist().histogram(options(2))])
         .collect_schema()
         .unwrap_err();
     assert!(err.to_string().contains("String"), "{err}");

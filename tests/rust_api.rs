@@ -1,10 +1,9 @@
-//! The public Rust API over Series: chunked columns, nulls, weights, options from JSON.
+//! The public Rust API over Polars columns: chunked columns, nulls, weights, options from JSON.
 
 use polars::prelude::*;
-use polars_gpu_hist::estimators::Estimator;
 use polars_gpu_hist::{
     histogram, histogram_frame, histogramdd, AccumulatorOptions, Axis, BinRule, Bins, Closed,
-    HistError, HistogramDdOptions, HistogramOptions, Spelling,
+    Estimator, HistError, HistogramDdOptions, HistogramOptions, Spelling,
 };
 
 fn counts_u64(df: &DataFrame) -> Vec<u64> {
@@ -18,14 +17,11 @@ fn counts_u64(df: &DataFrame) -> Vec<u64> {
 
 #[test]
 fn many_chunks_with_nulls_count_like_one() {
-    let mut a = Series::new("x".into(), [Some(0.0), None, Some(1.0), Some(2.0)]);
-    let b = Series::new("x".into(), [Some(3.0), Some(f64::NAN), None, Some(2.5)]);
+    let mut a = Column::new("x".into(), [Some(0.0), None, Some(1.0), Some(2.0)]);
+    let b = Column::new("x".into(), [Some(3.0), Some(f64::NAN), None, Some(2.5)]);
     a.append(&b).unwrap();
     assert_eq!(a.n_chunks(), 2);
-    let opts = HistogramOptions {
-        bins: Bins::Count(3),
-        ..Default::default()
-    };
+    let opts = HistogramOptions::default().bins(Bins::Count(3));
     let chunked = histogram_frame(&a, None, &opts).unwrap();
     let single = histogram_frame(&a.rechunk(), None, &opts).unwrap();
     assert_eq!(counts_u64(&chunked), vec![1, 1, 3]);
@@ -34,18 +30,15 @@ fn many_chunks_with_nulls_count_like_one() {
 
 #[test]
 fn weights_chunked_differently_from_values() {
-    let mut x = Series::new("x".into(), [0.0, 1.0, 2.0]);
-    x.append(&Series::new("x".into(), [3.0, 4.0])).unwrap();
-    let mut w = Series::new("w".into(), [1.0]);
-    w.append(&Series::new(
+    let mut x = Column::new("x".into(), [0.0, 1.0, 2.0]);
+    x.append(&Column::new("x".into(), [3.0, 4.0])).unwrap();
+    let mut w = Column::new("w".into(), [1.0]);
+    w.append(&Column::new(
         "w".into(),
         [Some(2.0), None, Some(8.0), Some(16.0)],
     ))
     .unwrap();
-    let opts = HistogramOptions {
-        bins: Bins::edges([0.0, 2.0, 5.0]),
-        ..Default::default()
-    };
+    let opts = HistogramOptions::default().bins(Bins::edges([0.0, 2.0, 5.0]));
     let hist = histogram_frame(&x, Some(&w), &opts).unwrap();
     let sums: Vec<f64> = hist
         .column("count")
@@ -64,7 +57,7 @@ fn options_deserialize_from_the_python_shape() {
     let opts: HistogramOptions = serde_json::from_str(json).unwrap();
     assert_eq!(opts.bins, Bins::edges([0.0, 1.0, 3.0]));
     assert_eq!(opts.closed, Closed::Right);
-    let s = Series::new("v".into(), [0i32, 1, 2, 3]);
+    let s = Column::new("v".into(), [0i32, 1, 2, 3]);
     let out = histogram(&s, None, &opts).unwrap();
     assert_eq!(out.name().as_str(), "v");
     assert_eq!(out.len(), 2);
@@ -72,11 +65,8 @@ fn options_deserialize_from_the_python_shape() {
 
 #[test]
 fn errors_are_one_type_worded_for_rust() {
-    let x = Series::new("x".into(), [0.5, 1.5]);
-    let integer = HistogramOptions {
-        bins: Bins::Rule(BinRule::Integer),
-        ..Default::default()
-    };
+    let x = Column::new("x".into(), [0.5, 1.5]);
+    let integer = HistogramOptions::default().bins(BinRule::Integer);
     // Every public function returns HistError; `?` makes it a PolarsError where one is wanted.
     let err: HistError = histogram(&x, None, &integer).unwrap_err();
     let text = err.to_string();
@@ -94,22 +84,17 @@ fn errors_are_one_type_worded_for_rust() {
     let polars = || -> PolarsResult<DataFrame> { Ok(histogram_frame(&x, None, &integer)?) };
     assert!(matches!(polars(), Err(PolarsError::InvalidOperation(_))));
 
-    let weighted = HistogramOptions {
-        bins: Bins::Rule(BinRule::Estimator(Estimator::Fd)),
-        ..Default::default()
-    };
+    let weighted = HistogramOptions::default().bins(Estimator::Fd);
     let err = histogram(&x, Some(&x), &weighted).unwrap_err().to_string();
     assert!(
         err.starts_with("`Bins::Rule(BinRule::Estimator(Estimator::Fd))` cannot be combined"),
         "{err}"
     );
 
-    let y = Series::new("y".into(), [0.5, 1.5]);
-    let dd = HistogramDdOptions {
-        bins: vec![Bins::Count(2); 2],
-        range: vec![None; 3],
-        ..Default::default()
-    };
+    let y = Column::new("y".into(), [0.5, 1.5]);
+    let dd = HistogramDdOptions::default()
+        .bins(vec![Bins::Count(2); 2])
+        .ranges([None::<(f64, f64)>; 3]);
     let err = histogramdd(&[x.clone(), y], None, &dd)
         .unwrap_err()
         .to_string();
@@ -121,11 +106,14 @@ fn errors_are_one_type_worded_for_rust() {
     let options = AccumulatorOptions::default();
     let err = polars_gpu_hist::Histogram::new(vec![Axis::regular(2, 0.0, 1.0)], options)
         .unwrap()
-        .fill(std::slice::from_ref(&x), Some(&x))
+        .fill(
+            std::slice::from_ref(x.as_materialized_series()),
+            Some(x.as_materialized_series()),
+        )
         .unwrap_err()
         .to_string();
     assert!(err.contains("make it with `Storage::Weight`"), "{err}");
-    let inf = Series::new("x".into(), [0.0, f64::INFINITY]);
+    let inf = Column::new("x".into(), [0.0, f64::INFINITY]);
     let err = histogram(&inf, None, &HistogramOptions::default()).unwrap_err();
     assert!(
         err.to_string().contains("pass `range: Some((min, max))`"),
@@ -135,7 +123,7 @@ fn errors_are_one_type_worded_for_rust() {
 
 #[test]
 fn unsupported_dtype_is_an_error_naming_it() {
-    let s = Series::new("s".into(), ["a", "b"]);
+    let s = Column::new("s".into(), ["a", "b"]);
     let err = histogram(&s, None, &HistogramOptions::default()).unwrap_err();
     assert!(err.to_string().contains("String"), "{err}");
 }
@@ -145,11 +133,8 @@ fn more_than_u32_rows_per_bin_would_not_wrap() {
     // The private u32 counters are flushed long before 2^32; check the flush path on a column
     // big enough to span several tasks.
     let n = 3_000_000usize;
-    let s = Series::new("x".into(), vec![1u8; n]);
-    let opts = HistogramOptions {
-        bins: Bins::Count(1),
-        ..Default::default()
-    };
+    let s = Column::new("x".into(), vec![1u8; n]);
+    let opts = HistogramOptions::default().bins(Bins::Count(1));
     assert_eq!(
         counts_u64(&histogram_frame(&s, None, &opts).unwrap()),
         vec![n as u64]
@@ -162,11 +147,8 @@ fn more_than_u32_rows_per_bin_would_not_wrap() {
 fn time_bins_from_rust_and_from_the_python_shape() {
     // 2024-01-01 (a Monday, day 19723) .. 2024-01-10, one row per day, two on the 3rd.
     let days: Vec<i32> = (19_723..19_733).chain([19_725]).collect();
-    let dates = Series::new("d".into(), days).cast(&DataType::Date).unwrap();
-    let daily = HistogramOptions {
-        bins: Bins::every("1d"),
-        ..Default::default()
-    };
+    let dates = Column::new("d".into(), days).cast(&DataType::Date).unwrap();
+    let daily = HistogramOptions::default().bins(Bins::every("1d"));
     let out = histogram_frame(&dates, None, &daily).unwrap();
     assert_eq!(counts_u64(&out), vec![1, 1, 2, 1, 1, 1, 1, 1, 1, 1]);
     assert_eq!(out.column("bin_start").unwrap().dtype(), &DataType::Date);
@@ -176,7 +158,7 @@ fn time_bins_from_rust_and_from_the_python_shape() {
         counts_u64(&histogram_frame(&dates, None, &weekly).unwrap()),
         vec![8, 3]
     );
-    let floats = Series::new("x".into(), [0.5, 1.5]);
+    let floats = Column::new("x".into(), [0.5, 1.5]);
     let message = histogram_frame(&floats, None, &daily)
         .unwrap_err()
         .to_string();

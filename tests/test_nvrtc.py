@@ -122,3 +122,15 @@ def test_only_files_inside_the_site_directory_count(tmp_path: Path, monkeypatch)
     # Not a site directory: nothing.
     monkeypatch.setattr(_nvrtc, "site_directories", lambda: set())
     assert list(_nvrtc.installed_nvrtc()) == []
+
+
+def test_the_nvrtc_a_cuda_12_driver_can_load_is_chosen() -> None:
+    """With NVRTC 13 and 12 both installed, the driver's CUDA major version picks (an injected
+    version: this machine may have no driver)."""
+    both = ["/site/nvidia/cuda_nvrtc/lib/libnvrtc.so.12", "/site/nvidia/cu13/lib/libnvrtc.so.13"]
+    assert _nvrtc.for_driver(both, 13) == both[::-1]
+    assert _nvrtc.for_driver(both, 12) == both[:1]
+    # No driver, or one too old for both: newest first, and the GPU says why when used.
+    assert _nvrtc.for_driver(both, None) == both[::-1]
+    assert _nvrtc.for_driver(both, 11) == both[::-1]
+    assert _nvrtc.library_major("/x/libnvrtc.so.12") == 12

@@ -6,8 +6,9 @@ from typing import Any, Literal, cast
 
 import polars as pl
 
-from polars_gpu_hist import _args, _cuda, _internal, _pickled
+from polars_gpu_hist import _args, _cuda, _internal
 from polars_gpu_hist._args import BinsArg, Closed, Device, Kernel, RangeArg
+from polars_gpu_hist._functions import _pickled
 
 
 def explain(

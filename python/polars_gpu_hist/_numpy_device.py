@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from polars_gpu_hist import _args, _cuda, _internal, _pickled
+from polars_gpu_hist import _args, _cuda, _internal
 from polars_gpu_hist import _numpy_rules as rules
+from polars_gpu_hist._functions import _pickled
 
 
 def library(data: Any) -> str:

@@ -103,7 +103,7 @@ def _public_builder(function: str, args: list[pl.Expr], kwargs: bytes, dtype: An
 
 
 # A plugin call: (function, args, pickled kwargs, dtype to cast to or None) -> expression. Every
-# expression of the package is built here (`polars_gpu_hist._plugin`).
+# expression of the package is built here (`polars_gpu_hist._functions._plugin`).
 build_plugin_call: Callable[[str, list[pl.Expr], bytes, Any], pl.Expr] = (
     _direct_builder() or _public_builder
 )

@@ -29,15 +29,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polars_gpu_hist import (
-    _args,
-    _host_histogram,
-    _host_histogramdd,
-    _internal,
-    _numpy_args,
-)
+from polars_gpu_hist import _args, _internal, _numpy_args
 from polars_gpu_hist import _numpy_device as device
 from polars_gpu_hist import _numpy_rules as rules
+from polars_gpu_hist._functions import _host_histogram, _host_histogramdd
 
 __all__ = ["histogram", "histogram2d", "histogram_bin_edges", "histogramdd"]
 

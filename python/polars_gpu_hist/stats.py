@@ -29,8 +29,6 @@ from typing import Union
 
 import polars as pl
 
-from polars_gpu_hist._stats import check_q
-
 __all__ = ["mean", "quantile", "std", "sum"]
 
 IntoExpr = Union[pl.Expr, str]
@@ -64,6 +62,9 @@ def quantile(hist: IntoExpr, q: float, *, flow: bool = False) -> pl.Expr:
     >>> res.select(hs.quantile("x", 0.5)).item()
     1.5
     """
+    # Histogram.quantile's check of `q`, which needs numpy: imported here, not with the module.
+    from polars_gpu_hist._stats import check_q
+
     qs = check_q(q)
     if qs.ndim != 0:
         raise TypeError(f"`q` must be one number here (call quantile once per q), got {q!r}")

@@ -67,7 +67,7 @@ pub enum Span {
     Data(DataExtremes),
 }
 
-/// [`Extremes`] in a serializable form (integers as decimal text: they may need 65 bits).
+/// The data's extremes (`Extremes`) in a serializable form (integers as decimal text: they may need 65 bits).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DataExtremes {
@@ -117,8 +117,8 @@ impl DataExtremes {
     }
 }
 
-/// The extremes as a user writes a range: `(-43, 1301)`, `(0.5, 2.25)`, `(0, 1e300)` (see
-/// [`written`]), or `(no values)`.
+/// The extremes as a user writes a range: `(-43, 1301)`, `(0.5, 2.25)`, `(0, 1e300)` (numbers in
+/// their shortest form), or `(no values)`.
 impl std::fmt::Display for DataExtremes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -102,8 +102,8 @@ pub struct Histogram {
 }
 
 impl Histogram {
-    /// A histogram of 1 to [`crate::MAX_DIMS`] axes (cells row-major over them, at most
-    /// [`crate::bins::MAX_BINS`] in all). `bins=n` needs a range ([`Axis::regular`] or
+    /// A histogram of 1 to [`crate::MAX_DIMS`] axes (cells row-major over them, at most 2^28 in
+    /// all). `bins=n` needs a range ([`Axis::regular`] or
     /// [`Axis::data_range`]): a range taken from each batch would bin every batch differently.
     pub fn new(axes: Vec<Axis>, options: AccumulatorOptions) -> HistResult<Self> {
         let cells = checked_cells(&axes)?;

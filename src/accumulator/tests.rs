@@ -45,7 +45,7 @@ fn batches_equal_one_call() {
         range: Some((0.5.into(), 9.0.into())),
         ..Default::default()
     };
-    let whole = crate::histogram_frame(&series(&data), None, &opts).unwrap();
+    let whole = crate::histogram_frame(&series(&data).into(), None, &opts).unwrap();
     let expected: Vec<u64> = whole
         .column("count")
         .unwrap()
@@ -158,7 +158,7 @@ fn data_range_reproduces_numpy_float32_edges() {
     };
     assert_eq!(
         h.to_frame(&[], false).unwrap(),
-        crate::histogram_frame(&x, None, &opts).unwrap()
+        crate::histogram_frame(&x.clone().into(), None, &opts).unwrap()
     );
     assert!(h.fill(&[series(&[0.5])], None).is_err());
 }
@@ -221,7 +221,7 @@ fn n_d_batches_equal_histogramdd() {
         range: vec![Some((0.0.into(), 10.0.into())), None],
         ..Default::default()
     };
-    let whole = crate::histogramdd(&[xs.clone(), ys.clone()], None, &dd).unwrap();
+    let whole = crate::histogramdd(&[xs.clone().into(), ys.clone().into()], None, &dd).unwrap();
     let axes = vec![
         Axis::regular(4, 0.0, 10.0),
         Axis::variable(vec![0.0, 2.5, 7.0, 10.0]),
@@ -319,7 +319,7 @@ fn float16_decimal_and_128_bit_fills_bin_as_histogram_does() {
             range: Some((0.0.into(), hi.into())),
             ..Default::default()
         };
-        let expected = crate::histogram_frame(&column, None, &options).unwrap();
+        let expected = crate::histogram_frame(&column.clone().into(), None, &options).unwrap();
         let mut h = Histogram::new(
             vec![Axis::regular(4, 0.0, hi)],
             AccumulatorOptions::default(),

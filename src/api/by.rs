@@ -20,9 +20,9 @@ use crate::output::{self, AxisOut};
 /// `bin_start`, `bin_end`, `count`. Each group's rows equal [`crate::histogram`] of that
 /// group's values with the same binning (`density` normalizes per group).
 pub fn histogram_by(
-    values: &Series,
-    keys: &Series,
-    weights: Option<&Series>,
+    values: &Column,
+    keys: &Column,
+    weights: Option<&Column>,
     options: &HistogramOptions,
 ) -> HistResult<Series> {
     histogram_by_keys(values, std::slice::from_ref(keys), weights, options)
@@ -33,6 +33,25 @@ pub fn histogram_by(
 /// field per key, in order, then the bins; groups in order of first appearance, as
 /// `group_by(keys, maintain_order=True)` orders them.
 pub fn histogram_by_keys(
+    values: &Column,
+    keys: &[Column],
+    weights: Option<&Column>,
+    options: &HistogramOptions,
+) -> HistResult<Series> {
+    let keys: Vec<Series> = keys
+        .iter()
+        .map(|key| key.as_materialized_series().clone())
+        .collect();
+    histogram_by_keys_series(
+        values.as_materialized_series(),
+        &keys,
+        weights.map(Column::as_materialized_series),
+        options,
+    )
+}
+
+/// [`histogram_by_keys`] of Series (what the Python plugin is handed).
+pub(crate) fn histogram_by_keys_series(
     values: &Series,
     keys: &[Series],
     weights: Option<&Series>,
@@ -72,7 +91,7 @@ pub fn histogram_by_keys_dtype(
 }
 
 /// [`histogram_by_keys`], with the engine's report of what ran.
-pub fn histogram_by_with_report(
+pub(crate) fn histogram_by_with_report(
     values: &Series,
     keys: &[Series],
     weights: Option<&Series>,

@@ -50,8 +50,10 @@ pub fn explain(
     let report = decision(dtype, rows, options, weighted, location)?;
     let mut text = report.to_string();
     if report.backend == Backend::Gpu {
-        let cache = gpu::get()?.kernel_cache.as_deref();
-        text += &cache_line(gpu::compile::cache_status(cache));
+        let gpu = gpu::get()?;
+        let prebuilt = gpu::bundle::describe(gpu.arch, gpu.driver_version, gpu.kernel_source);
+        text += &format!("\nkernels  {prebuilt}");
+        text += &cache_line(gpu::compile::cache_status(gpu.kernel_cache.as_deref()));
     }
     Ok(text)
 }

@@ -14,6 +14,19 @@ use crate::output::{self, AxisOut};
 /// row per bin with fields `bin_start`, `bin_end` and `count`: counts identical to
 /// `numpy.histogram` (or, with `closed: Right`, to Polars' `hist`).
 pub fn histogram(
+    values: &Column,
+    weights: Option<&Column>,
+    options: &HistogramOptions,
+) -> HistResult<Series> {
+    histogram_series(
+        values.as_materialized_series(),
+        weights.map(Column::as_materialized_series),
+        options,
+    )
+}
+
+/// [`histogram`] of Series (what the Python plugin is handed).
+pub(crate) fn histogram_series(
     values: &Series,
     weights: Option<&Series>,
     options: &HistogramOptions,
@@ -26,8 +39,8 @@ pub fn histogram(
 
 /// [`histogram`] as a DataFrame with columns `bin_start`, `bin_end` and `count`.
 pub fn histogram_frame(
-    values: &Series,
-    weights: Option<&Series>,
+    values: &Column,
+    weights: Option<&Column>,
     options: &HistogramOptions,
 ) -> HistResult<DataFrame> {
     let hist = histogram(values, weights, options)?;
@@ -48,7 +61,7 @@ pub fn histogram_dtype(input: &DataType, weighted: bool, density: bool) -> HistR
 }
 
 /// [`histogram`], with the engine's report of what ran.
-pub fn histogram_with_report(
+pub(crate) fn histogram_with_report(
     values: &Series,
     weights: Option<&Series>,
     options: &HistogramOptions,

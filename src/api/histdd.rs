@@ -20,6 +20,23 @@ pub const MAX_DIMS: usize = crate::job::MAX_RANK;
 /// `numpy.histogramdd` of the sample the columns make (numpy's common dtype), over the rows with
 /// no null; NaN values are not counted.
 pub fn histogramdd(
+    columns: &[Column],
+    weights: Option<&Column>,
+    options: &HistogramDdOptions,
+) -> HistResult<Series> {
+    let series: Vec<Series> = columns
+        .iter()
+        .map(|c| c.as_materialized_series().clone())
+        .collect();
+    histogramdd_series(
+        &series,
+        weights.map(Column::as_materialized_series),
+        options,
+    )
+}
+
+/// [`histogramdd`] of Series (what the Python plugin is handed).
+pub(crate) fn histogramdd_series(
     columns: &[Series],
     weights: Option<&Series>,
     options: &HistogramDdOptions,
@@ -71,7 +88,7 @@ pub(crate) fn check_dims(d: usize, options: &HistogramDdOptions) -> HistResult<(
 }
 
 /// [`histogramdd`], with the engine's report of what ran.
-pub fn histogramdd_with_report(
+pub(crate) fn histogramdd_with_report(
     columns: &[Series],
     weights: Option<&Series>,
     options: &HistogramDdOptions,

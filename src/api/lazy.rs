@@ -1,16 +1,17 @@
 //! The histograms as Polars expressions, for lazy queries written in Rust (the `lazy` feature):
-//! the same functions the Python plugin registers, with the same output.
+//! methods on `Expr` through [`GpuHistExt`], with the output of the Python plugin's.
 //!
 //! ```
 //! use polars::prelude::*;
-//! use polars_gpu_hist::{lazy, Bins, HistogramOptions};
+//! use polars_gpu_hist::lazy::GpuHistExt;
+//! use polars_gpu_hist::{Bins, HistogramOptions};
 //!
 //! let df = df!("g" => [1, 1, 2], "x" => [0.1, 0.7, 0.4]).unwrap();
-//! let options = HistogramOptions { bins: Bins::Count(2), range: Some((0.0.into(), 1.0.into())), ..Default::default() };
+//! let options = HistogramOptions::default().bins(Bins::Count(2)).range(0.0, 1.0);
 //! let per_group = df
 //!     .lazy()
 //!     .group_by_stable([col("g")])
-//!     .agg([lazy::histogram(col("x"), None, options)])
+//!     .agg([col("x").gpu_hist().histogram(options)])
 //!     .collect()
 //!     .unwrap();
 //! // One list of bins per group.
@@ -18,16 +19,89 @@
 //! ```
 //!
 //! Each expression sees its whole input at once: in `select`/`with_columns` the whole column,
-//! in `group_by(..).agg(..)` each group (a List of bins per group). `histogram_by` does every
+//! in `group_by(..).agg(..)` each group (a List of bins per group). `.by([keys])` does every
 //! group in one pass instead, from a `select`.
 
 use polars::prelude::*;
 
 use crate::options::{HistogramDdOptions, HistogramOptions};
 
+/// Histograms as methods of an expression: `col("x").gpu_hist().histogram(options)`, with
+/// `.weights(expr)` and `.by([keys])` before it where wanted.
+pub trait GpuHistExt {
+    /// The histogram namespace of this expression.
+    fn gpu_hist(self) -> GpuHistNameSpace;
+}
+
+impl GpuHistExt for Expr {
+    fn gpu_hist(self) -> GpuHistNameSpace {
+        GpuHistNameSpace {
+            values: self,
+            weights: None,
+            by: Vec::new(),
+        }
+    }
+}
+
+/// The histograms of one expression (see [`GpuHistExt`]).
+#[must_use]
+pub struct GpuHistNameSpace {
+    values: Expr,
+    weights: Option<Expr>,
+    by: Vec<Expr>,
+}
+
+impl GpuHistNameSpace {
+    /// Weights of the same length: `count` becomes the sum of the weights in each bin
+    /// (Float64); a null in a value or its weight skips the row.
+    pub fn weights(mut self, weights: Expr) -> Self {
+        self.weights = Some(weights);
+        self
+    }
+
+    /// Group keys, as `group_by` takes them (`[col("g")]`, `[col("g"), col("h")]`): every
+    /// group's histogram in one pass (see [`crate::histogram_by_keys`]), a group being a
+    /// combination of key values; one field per key (a Struct key: per field) before the bins.
+    /// Groups share one binning.
+    pub fn by<E: AsRef<[IE]>, IE: Into<Expr> + Clone>(mut self, keys: E) -> Self {
+        self.by = keys.as_ref().iter().cloned().map(Into::into).collect();
+        self
+    }
+
+    /// The histogram: a Struct column named like the expression, one row per bin (per group
+    /// and bin with [`by`](Self::by)), with [`crate::histogram`]'s fields.
+    pub fn histogram(self, options: HistogramOptions) -> Expr {
+        if self.by.is_empty() {
+            histogram(self.values, self.weights, options)
+        } else {
+            histogram_by(self.values, self.by, self.weights, options)
+        }
+    }
+
+    /// The n-D histogram of this expression and `others` (2 to 8 in all; see
+    /// [`crate::histogramdd`]): a Struct column named like this one, one row per cell.
+    /// [`by`](Self::by) does not apply to it (an error when the query is planned).
+    pub fn histogramdd(
+        self,
+        others: impl IntoIterator<Item = Expr>,
+        options: HistogramDdOptions,
+    ) -> Expr {
+        let columns: Vec<Expr> = std::iter::once(self.values).chain(others).collect();
+        if self.by.is_empty() {
+            histogramdd(columns, self.weights, options)
+        } else {
+            let refuse = || {
+                polars_err!(InvalidOperation: "`by` groups a 1-D histogram: call \
+                    `histogram`, or make the key a dimension of `histogramdd`")
+            };
+            per_group(columns, move |_| Err(refuse()), move |_| Err(refuse()))
+        }
+    }
+}
+
 /// The histogram of `values` (optionally weighted by `weights`, an expression of the same
 /// length): a Struct column of [`crate::histogram`]'s fields, one row per bin.
-pub fn histogram(values: Expr, weights: Option<Expr>, options: HistogramOptions) -> Expr {
+fn histogram(values: Expr, weights: Option<Expr>, options: HistogramOptions) -> Expr {
     let weighted = weights.is_some();
     let density = options.density;
     let inputs: Vec<Expr> = std::iter::once(values).chain(weights).collect();
@@ -42,20 +116,9 @@ pub fn histogram(values: Expr, weights: Option<Expr>, options: HistogramOptions)
     )
 }
 
-/// Every group's histogram of `values` in one pass, groups named by `keys` (see
-/// [`crate::histogram_by`]): the key is the Struct's first field, then the bins.
-pub fn histogram_by(
-    values: Expr,
-    keys: Expr,
-    weights: Option<Expr>,
-    options: HistogramOptions,
-) -> Expr {
-    histogram_by_keys(values, vec![keys], weights, options)
-}
-
 /// Every group's histogram of `values` in one pass, a group being a combination of the values
 /// of `keys` (see [`crate::histogram_by_keys`]): one field per key, then the bins.
-pub fn histogram_by_keys(
+fn histogram_by(
     values: Expr,
     keys: Vec<Expr>,
     weights: Option<Expr>,
@@ -86,7 +149,7 @@ pub fn histogram_by_keys(
 
 /// The n-D histogram of `columns` (1 to 8), optionally weighted (see [`crate::histogramdd`]):
 /// a Struct column named like the first column, one row per cell.
-pub fn histogramdd(columns: Vec<Expr>, weights: Option<Expr>, options: HistogramDdOptions) -> Expr {
+fn histogramdd(columns: Vec<Expr>, weights: Option<Expr>, options: HistogramDdOptions) -> Expr {
     let dims = columns.len();
     let weighted = weights.is_some();
     let density = options.density;
@@ -114,17 +177,11 @@ pub fn histogramdd(columns: Vec<Expr>, weights: Option<Expr>, options: Histogram
 /// length: Polars calls it with the materialized inputs.
 fn per_group(
     inputs: Vec<Expr>,
-    count: impl Fn(&[Series]) -> PolarsResult<Series> + Send + Sync + 'static,
+    count: impl Fn(&[Column]) -> PolarsResult<Series> + Send + Sync + 'static,
     field: impl Fn(&[Field]) -> PolarsResult<Field> + Send + Sync + 'static,
 ) -> Expr {
     apply_multiple(
-        move |columns: &mut [Column]| {
-            let series: Vec<Series> = columns
-                .iter()
-                .map(|c| c.as_materialized_series().clone())
-                .collect();
-            count(&series).map(Column::from)
-        },
+        move |columns: &mut [Column]| count(columns).map(Column::from),
         inputs,
         move |_schema: &Schema, fields: &[Field]| field(fields),
         false,

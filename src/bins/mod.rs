@@ -51,10 +51,10 @@ pub use edges::EdgeBins;
 pub(crate) use edges::Guide;
 use equal::{edge_bins, numpy_uniform, outer_edges, polars_uniform, widened};
 pub use half::HalfBins;
-pub use integer::{Domain, ExactInt, IntBins, KeyedBins};
+pub use integer::{Domain, ExactInt, IntBins};
 use linspace::{increasing, table};
 pub use linspace::{linspace, linspace_as, Edges, Linspace};
-pub use uniform::{BinFloat, Estimate, Origin, Proof, UniformBins, Walk};
+pub use uniform::{BinFloat, Estimate, Origin, UniformBins, Walk};
 
 /// Upper bound on the number of bins (cells, n-D): the result alone is 24 bytes a bin.
 pub const MAX_BINS: usize = 1 << 28;
@@ -132,7 +132,7 @@ pub enum BinSpec {
     Uniform32(UniformBins<f32>),
     Uniform64(UniformBins<f64>),
     Edges(EdgeBins),
-    /// Integer edges beyond ±2^53 for an integer or temporal column ([`integer`]).
+    /// Integer edges beyond ±2^53 for an integer or temporal column (`bins/integer.rs`).
     Integers(IntBins),
     /// Equal bins of a Float16 column under numpy's rules (closed left; CPU only).
     Half(HalfBins),

@@ -34,10 +34,6 @@ impl DeviceBuffer {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The array interface's type string. Counts are shown as int64, numpy's type for them:
     /// they never reach 2^63.
     pub fn typestr(&self) -> &'static str {

@@ -1,361 +1,387 @@
-//! Kernels compiled ahead of time: a bundle of CUBINs, built when a wheel is built (NVRTC runs
-//! without a GPU) for the architectures a wheel serves, and shipped beside the native module,
-//! so that the first call on those GPUs compiles nothing. A bundle holds the kernels of one
-//! kernel source (its hash): a bundle of other sources is ignored, never loaded; so is a bundle
-//! built by an NVRTC newer than the driver (its CUBINs may rely on what that driver lacks).
+//! Kernels compiled ahead of time: a bundle built when a wheel is built (NVRTC runs without a
+//! GPU) and shipped beside the native module, so that the first call compiles nothing.
 //!
-//! Format: `PGHBNDL2`, the kernels' hash (16 hex bytes), the CUDA version of the NVRTC that
-//! built it (u32, 1000 major + 10 minor, as the driver reports its own), the entry count (u32),
-//! then per entry the name's length (u16), the name (`<kernel>-sm<arch>`), the payload's length
-//! (u32) and FNV-1a checksum (u64), and the payload.
+//! A bundle holds sections, each the common kernels ([`common_kernels`](crate::gpu::bundle_kernels::common_kernels)) in one format for one
+//! architecture, built by one NVRTC: CUBINs for every architecture NVRTC 13.0 knows, PTX for the
+//! lowest (which the driver compiles for a GPU newer than any CUBIN), and PTX built by NVRTC
+//! 12.0, which CUDA 12 drivers can compile (they cannot load what NVRTC 13 makes). The runtime
+//! takes, per kernel, the first of [`choose`]'s sections that holds it, else compiles it.
+//!
+//! A bundle of other kernel sources (another hash) is ignored; so is a section built by an
+//! NVRTC newer than the driver (its code may rely on what that driver lacks). The file is only
+//! named at import ([`set_path`]): it is read on the first kernel a process loads, and a section
+//! is decompressed when first used.
+//!
+//! Format: `PGHBNDL3`, the kernels' hash (16 hex bytes), the section count (u32), then per
+//! section its format (u8: 0 CUBIN, 1 PTX), architecture (u32), the CUDA version of the NVRTC
+//! that built it (u32, 1000 major + 10 minor, as the driver reports its own), its length
+//! unpacked (u32) and packed (u32), the packed bytes' FNV-1a checksum (u64), and the packed
+//! bytes: a zstd frame of the entry count (u32) and per entry the name's length (u16), the
+//! name (the kernel's id), the image's length (u32) and the image.
 
+use std::cmp::Reverse;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::dtype::DType;
 use crate::error::{HistError, HistResult};
 use crate::gpu::compile::{self, checksum, KERNELS_HASH};
-use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, KernelId, RuleKind, RuleVariant};
+use crate::gpu::kernel::KernelId;
 
-const MAGIC: &[u8; 8] = b"PGHBNDL2";
+const MAGIC: &[u8; 8] = b"PGHBNDL3";
+/// zstd's level for sections: built once, read fast at any level.
+const LEVEL: i32 = 19;
 
-/// Compiled images by entry name (`<kernel>-sm<arch>`), and the CUDA version that built them.
-struct Images {
-    built_by: u32,
-    by_name: HashMap<String, Vec<u8>>,
+/// How a kernel image is loaded: a CUBIN as it is, PTX compiled by the driver first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Cubin,
+    Ptx,
 }
 
-/// The bundle in use, once one is set.
-static BUNDLE: OnceLock<Mutex<Option<Images>>> = OnceLock::new();
-
-fn bundle() -> &'static Mutex<Option<Images>> {
-    BUNDLE.get_or_init(|| Mutex::new(None))
+/// What a section holds: its format, architecture and the NVRTC (CUDA version) that built it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SectionKey {
+    pub format: Format,
+    pub arch: u32,
+    pub built_by: u32,
 }
 
-fn entry_name(id: &KernelId, arch: u32) -> String {
-    format!("{id}-sm{arch}")
+/// Which images a process may use (`POLARS_GPU_HIST_KERNELS`): `auto` (a CUBIN for the GPU,
+/// else PTX, else NVRTC), `ptx` (the bundle's PTX, compiled by the driver, else NVRTC) or
+/// `nvrtc` (no bundle).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Auto,
+    Ptx,
+    Nvrtc,
 }
 
-/// Reads the bundle at `path`; returns how many kernels it holds for these kernel sources (0
-/// when it was built from others, which are ignored).
-pub fn load(path: &Path) -> HistResult<usize> {
+impl Source {
+    pub fn parse(text: &str) -> Result<Source, String> {
+        match text {
+            "" | "auto" => Ok(Source::Auto),
+            "ptx" => Ok(Source::Ptx),
+            "nvrtc" => Ok(Source::Nvrtc),
+            other => Err(format!(
+                "POLARS_GPU_HIST_KERNELS={other:?}: use auto, ptx or nvrtc (or unset it)"
+            )),
+        }
+    }
+}
+
+/// A kernel image found in the bundle.
+pub struct Image {
+    pub format: Format,
+    pub bytes: Vec<u8>,
+}
+
+struct Section {
+    key: SectionKey,
+    unpacked_len: usize,
+    packed: Vec<u8>,
+    images: OnceLock<HashMap<String, Vec<u8>>>,
+}
+
+impl Section {
+    /// The images, unpacked on first use (a damaged section holds none).
+    fn images(&self) -> &HashMap<String, Vec<u8>> {
+        self.images
+            .get_or_init(|| unpack(&self.packed, self.unpacked_len).unwrap_or_default())
+    }
+}
+
+enum State {
+    Unset,
+    Unread(PathBuf),
+    Read(Vec<Section>),
+}
+
+static BUNDLE: Mutex<State> = Mutex::new(State::Unset);
+
+/// Names the bundle to use; it is read when the first kernel is loaded (a missing, unreadable
+/// or foreign file then only means kernels are compiled).
+pub fn set_path(path: PathBuf) {
+    *BUNDLE.lock().unwrap_or_else(|p| p.into_inner()) = State::Unread(path);
+}
+
+/// The sections of the bundle at `path`: none when it was built from other kernel sources.
+fn read(path: &Path) -> HistResult<Vec<Section>> {
     let bytes = std::fs::read(path)
         .map_err(|e| HistError::Gpu(format!("cannot read {}: {e}", path.display())))?;
-    let entries = parse(&bytes).ok_or_else(|| {
+    parse(&bytes).ok_or_else(|| {
         HistError::Gpu(format!(
             "{} is not a kernel bundle of this version",
             path.display()
         ))
-    })?;
-    let count = entries.by_name.len();
-    *bundle().lock().unwrap_or_else(|p| p.into_inner()) = Some(entries);
-    Ok(count)
+    })
 }
 
-fn parse(bytes: &[u8]) -> Option<Images> {
+fn parse(bytes: &[u8]) -> Option<Vec<Section>> {
     let mut at = 0usize;
     let mut take = |n: usize| -> Option<&[u8]> {
         let s = bytes.get(at..at + n)?;
         at += n;
         Some(s)
     };
+    let u32_of = |s: &[u8]| u32::from_le_bytes(s.try_into().unwrap_or_default());
     if take(8)? != MAGIC {
         return None;
     }
     if take(16)? != KERNELS_HASH.as_bytes() {
-        return Some(Images {
-            built_by: 0,
-            by_name: HashMap::new(),
+        return Some(Vec::new());
+    }
+    let count = u32_of(take(4)?);
+    let mut sections = Vec::new();
+    for _ in 0..count {
+        let format = match take(1)?[0] {
+            0 => Format::Cubin,
+            1 => Format::Ptx,
+            _ => return None,
+        };
+        let arch = u32_of(take(4)?);
+        let built_by = u32_of(take(4)?);
+        let unpacked_len = u32_of(take(4)?) as usize;
+        let packed_len = u32_of(take(4)?) as usize;
+        let sum = u64::from_le_bytes(take(8)?.try_into().ok()?);
+        let packed = take(packed_len)?;
+        if checksum(packed) != sum {
+            return None;
+        }
+        sections.push(Section {
+            key: SectionKey {
+                format,
+                arch,
+                built_by,
+            },
+            unpacked_len,
+            packed: packed.to_vec(),
+            images: OnceLock::new(),
         });
     }
-    let built_by = u32::from_le_bytes(take(4)?.try_into().ok()?);
+    Some(sections)
+}
+
+fn unpack(packed: &[u8], unpacked_len: usize) -> Option<HashMap<String, Vec<u8>>> {
+    let raw = zstd::bulk::decompress(packed, unpacked_len).ok()?;
+    let mut at = 0usize;
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let s = raw.get(at..at + n)?;
+        at += n;
+        Some(s)
+    };
     let count = u32::from_le_bytes(take(4)?.try_into().ok()?);
-    let mut by_name = HashMap::new();
+    let mut images = HashMap::new();
     for _ in 0..count {
         let name_len = u16::from_le_bytes(take(2)?.try_into().ok()?) as usize;
         let name = String::from_utf8(take(name_len)?.to_vec()).ok()?;
         let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
-        let sum = u64::from_le_bytes(take(8)?.try_into().ok()?);
-        let payload = take(len)?;
-        if checksum(payload) != sum {
-            return None;
-        }
-        by_name.insert(name, payload.to_vec());
+        images.insert(name, take(len)?.to_vec());
     }
-    Some(Images { built_by, by_name })
+    Some(images)
 }
 
-/// The prebuilt CUBIN of `id` for `sm_{arch}`, if the bundle has it and was built by an NVRTC
-/// no newer than the driver (`driver`: its CUDA version, 1000 major + 10 minor).
-pub fn find(id: &KernelId, arch: u32, driver: u32) -> Option<Vec<u8>> {
-    let guard = bundle().lock().unwrap_or_else(|p| p.into_inner());
-    let images = guard.as_ref().filter(|b| b.built_by <= driver)?;
-    images.by_name.get(&entry_name(id, arch)).cloned()
+/// The order in which sections may serve a GPU of `sm_{arch}` under a driver of CUDA version
+/// `driver`: CUBINs of its major architecture no newer than it (the newest first), then PTX of
+/// an architecture no newer than it (the newest NVRTC first), none built by an NVRTC newer than
+/// the driver. `source` leaves out the CUBINs (`Ptx`) or everything (`Nvrtc`).
+pub fn choose(keys: &[SectionKey], arch: u32, driver: u32, source: Source) -> Vec<usize> {
+    let usable = |k: &SectionKey| k.built_by <= driver && k.arch <= arch;
+    let mut cubins: Vec<usize> = (0..keys.len())
+        .filter(|&i| source == Source::Auto && keys[i].format == Format::Cubin)
+        .filter(|&i| usable(&keys[i]) && keys[i].arch / 10 == arch / 10)
+        .collect();
+    cubins.sort_by_key(|&i| Reverse(keys[i].arch));
+    let mut ptx: Vec<usize> = (0..keys.len())
+        .filter(|&i| source != Source::Nvrtc && keys[i].format == Format::Ptx)
+        .filter(|&i| usable(&keys[i]))
+        .collect();
+    ptx.sort_by_key(|&i| Reverse((keys[i].built_by, keys[i].arch)));
+    cubins.extend(ptx);
+    cubins
 }
 
-/// The kernels a bundle holds: what plans choose for every column type with numpy's and
-/// Polars' equal bins and explicit edges, counted or weighted, the automatic range, and the
-/// common n-D (two float axes) and `by=` (an integer key beside a float column) jobs; variants
-/// plans seldom need (numpy's literal rule, flow bins, more axes)
-/// compile on first use.
-pub fn common_kernels() -> Vec<KernelId> {
-    use Family::{Batched, Global, Packed, Segmented, Shared, Spill};
-    let rule = |kind, right, formula, literal, wide| RuleVariant {
-        kind,
-        right,
-        literal,
-        formula,
-        wide,
-        flow: false,
-    };
-    let one = |family, weighted, dtype, rule| KernelId::Count {
-        family,
-        weighted,
-        axes: AxisKernels::one(dtype, rule),
-    };
-    // Both segmented families and both 16-bit ones: the batched and spill families chosen,
-    // the segmented and packed ones for comparison.
-    let mut out = vec![
-        KernelId::SegScan,
-        KernelId::SegCount,
-        KernelId::SegCountBatched,
-    ];
-    for dtype in [DType::F32, DType::F64] {
-        out.push(KernelId::Edges { dtype });
-        out.push(KernelId::Proof { dtype });
+/// `f` of the bundle's sections, read on the first call after [`set_path`].
+fn with_sections<T>(f: impl FnOnce(&[Section]) -> T) -> T {
+    let mut state = BUNDLE.lock().unwrap_or_else(|p| p.into_inner());
+    if let State::Unread(path) = &*state {
+        *state = State::Read(read(path).unwrap_or_default());
     }
-    for dtype in DType::ALL {
-        out.push(KernelId::Extremes { dtype });
-        // numpy's equal bins: float32 data from its own range (float32 edges, formula 2) or a
-        // range of Python floats (float64 edges, a float64 estimate), other data in float64.
-        let numpy = match dtype {
-            DType::F32 => vec![(RuleKind::U32, 2), (RuleKind::U32, 1)],
-            _ => vec![(RuleKind::U64, 1)],
-        };
-        for (kind, formula) in numpy {
-            for family in [Shared, Packed, Spill, Segmented, Batched, Global] {
-                out.push(one(
-                    family,
-                    false,
-                    dtype,
-                    rule(kind, false, formula, false, false),
-                ));
-            }
-            out.push(one(
-                Shared,
-                true,
-                dtype,
-                rule(kind, false, formula, false, false),
-            ));
-        }
-        // Polars' equal bins (closed right) are float64 for every column type.
-        let polars = rule(RuleKind::U64, true, 1, false, false);
-        for family in [Shared, Packed, Spill, Segmented, Batched, Global] {
-            out.push(one(family, false, dtype, polars));
-        }
-        out.push(one(Shared, true, dtype, polars));
-        for right in [false, true] {
-            out.push(one(
-                Shared,
-                false,
-                dtype,
-                rule(RuleKind::Edges, right, 0, false, false),
-            ));
-            // Integer edges past 2^53, compared exactly: Int64, Datetime and Duration columns.
-            if dtype == DType::I64 {
-                out.push(one(
-                    Shared,
-                    false,
-                    dtype,
-                    rule(RuleKind::Integers, right, 0, false, false),
-                ));
-            }
-        }
+    match &*state {
+        State::Read(sections) => f(sections),
+        _ => f(&[]),
     }
-    // Narrow integer columns counted by value (`job::ByValue`): 256 counters in the shared
-    // family, 65,536 as 16-bit counters in the spill one (or the packed one), then the fold.
-    for dtype in [DType::I8, DType::U8, DType::I16, DType::U16] {
-        for family in [Shared, Packed, Spill] {
-            out.push(one(
-                family,
-                false,
-                dtype,
-                rule(RuleKind::Index, false, 0, false, false),
-            ));
-        }
-    }
-    out.push(KernelId::Fold);
-    // numpy.histogramdd of two float columns: equal bins from the data (the sample's own type)
-    // or a range of Python floats (float64 edges), the edge bin found by the cheap rule.
-    for (dtype, equal) in [
-        (DType::F32, vec![(RuleKind::U32, 2), (RuleKind::U64, 1)]),
-        (DType::F64, vec![(RuleKind::U64, 1)]),
-    ] {
-        let mut pairs: Vec<RuleVariant> = equal
+}
+
+/// The prebuilt image of `id` for a GPU of `sm_{arch}` under a driver of CUDA version `driver`
+/// (see [`choose`]), if the bundle has one.
+pub fn find(id: &KernelId, arch: u32, driver: u32, source: Source) -> Option<Image> {
+    let name = id.to_string();
+    with_sections(|sections| {
+        let keys: Vec<SectionKey> = sections.iter().map(|s| s.key).collect();
+        choose(&keys, arch, driver, source)
             .into_iter()
-            .map(|(kind, formula)| rule(kind, false, formula, false, false))
-            .collect();
-        pairs.push(rule(RuleKind::Edges, false, 0, false, false));
-        for r in pairs {
-            let axes = AxisKernels::new(&[AxisKernel { dtype, rule: r }; 2]);
-            for family in [Shared, Packed, Spill, Segmented, Batched, Global] {
-                out.push(KernelId::Count {
-                    family,
-                    weighted: false,
-                    axes,
-                });
-            }
-            for family in [Shared, Global] {
-                out.push(KernelId::Count {
-                    family,
-                    weighted: true,
-                    axes,
-                });
-            }
-        }
-    }
-    // by=: integer keys through a table, which travel as UInt16 or UInt32 offsets (or group
-    // ids), beside a float column with numpy's bins over a range of Python floats.
-    let keys = [
-        AxisKernel {
-            dtype: DType::U16,
-            rule: rule(RuleKind::Table, false, 0, false, false),
-        },
-        AxisKernel {
-            dtype: DType::U32,
-            rule: rule(RuleKind::Table, false, 0, false, false),
-        },
-        AxisKernel {
-            dtype: DType::U32,
-            rule: rule(RuleKind::Index, false, 0, false, false),
-        },
-    ];
-    let values = [
-        AxisKernel {
-            dtype: DType::F32,
-            rule: rule(RuleKind::U32, false, 1, false, false),
-        },
-        AxisKernel {
-            dtype: DType::F64,
-            rule: rule(RuleKind::U64, false, 1, false, false),
-        },
-    ];
-    for key in keys {
-        for value in values {
-            for family in [Shared, Packed, Spill, Segmented, Batched] {
-                out.push(KernelId::Count {
-                    family,
-                    weighted: false,
-                    axes: AxisKernels::new(&[key, value]),
-                });
-            }
-        }
-    }
-    out
+            .find_map(|i| {
+                Some(Image {
+                    format: keys[i].format,
+                    bytes: sections[i].images().get(&name)?.clone(),
+                })
+            })
+    })
 }
 
-/// Compiles `kernels` for each of `archs` with NVRTC, on `threads` threads, into a bundle at
-/// `path`. Returns the number of kernels written.
+/// What serves the common kernels on a GPU of `sm_{arch}` under a driver of CUDA version
+/// `driver`, as `explain` says it.
+pub fn describe(arch: u32, driver: u32, source: Source) -> String {
+    let version = |v: u32| format!("{}.{}", v / 1000, v % 1000 / 10);
+    let first = with_sections(|sections| {
+        let keys: Vec<SectionKey> = sections.iter().map(|s| s.key).collect();
+        choose(&keys, arch, driver, source)
+            .first()
+            .map(|&i| keys[i])
+    });
+    match first {
+        Some(k) if k.format == Format::Cubin => format!(
+            "prebuilt for sm_{} (CUBIN, NVRTC {}): nothing to compile",
+            k.arch,
+            version(k.built_by)
+        ),
+        Some(k) => format!(
+            "prebuilt as PTX for compute_{} (NVRTC {}), which the driver compiles on first use",
+            k.arch,
+            version(k.built_by)
+        ),
+        None => format!(
+            "none prebuilt for sm_{arch} under a CUDA {} driver (kernels: {source:?}): NVRTC \
+             compiles each on first use",
+            version(driver)
+        ),
+    }
+}
+
+/// What a build wrote: per section, its key, kernel count and bytes unpacked and packed.
+pub type BuildReport = Vec<(SectionKey, usize, usize, usize)>;
+
+/// Compiles `kernels` with the NVRTC loaded, to CUBINs for each of `cubin_archs` and PTX for
+/// each of `ptx_archs`, on `threads` threads, into a bundle at `path`.
 pub fn build(
     path: &Path,
-    archs: &[u32],
+    cubin_archs: &[u32],
+    ptx_archs: &[u32],
     kernels: &[KernelId],
     threads: usize,
-) -> HistResult<usize> {
-    let jobs: Vec<(KernelId, u32)> = archs
+) -> HistResult<BuildReport> {
+    let (major, minor) = compile::nvrtc_version()?;
+    let built_by = (major * 1000 + minor * 10) as u32;
+    let keys: Vec<SectionKey> = cubin_archs
         .iter()
-        .flat_map(|&arch| kernels.iter().map(move |&k| (k, arch)))
+        .map(|&arch| (Format::Cubin, arch))
+        .chain(ptx_archs.iter().map(|&arch| (Format::Ptx, arch)))
+        .map(|(format, arch)| SectionKey {
+            format,
+            arch,
+            built_by,
+        })
         .collect();
+    let jobs: Vec<(usize, KernelId)> = (0..keys.len())
+        .flat_map(|s| kernels.iter().map(move |&k| (s, k)))
+        .collect();
+    let images = compile_all(&keys, &jobs, threads)?;
+    let mut sections = Vec::new();
+    let mut report = Vec::new();
+    for (s, key) in keys.iter().enumerate() {
+        let mut entries: Vec<&(usize, String, Vec<u8>)> =
+            images.iter().filter(|(i, _, _)| *i == s).collect();
+        entries.sort_by(|a, b| a.1.cmp(&b.1));
+        let mut raw = (entries.len() as u32).to_le_bytes().to_vec();
+        for (_, name, image) in &entries {
+            raw.extend_from_slice(&(name.len() as u16).to_le_bytes());
+            raw.extend_from_slice(name.as_bytes());
+            raw.extend_from_slice(&(image.len() as u32).to_le_bytes());
+            raw.extend_from_slice(image);
+        }
+        let packed = zstd::bulk::compress(&raw, LEVEL)
+            .map_err(|e| HistError::Gpu(format!("compressing the bundle: {e}")))?;
+        report.push((*key, entries.len(), raw.len(), packed.len()));
+        sections.push((*key, raw.len(), packed));
+    }
+    write(path, &sections)?;
+    Ok(report)
+}
+
+/// Compiles every (section, kernel) job on `threads` threads: (section, name, image).
+fn compile_all(
+    keys: &[SectionKey],
+    jobs: &[(usize, KernelId)],
+    threads: usize,
+) -> HistResult<Vec<(usize, String, Vec<u8>)>> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results = Mutex::new(Vec::with_capacity(jobs.len()));
     let failure = Mutex::new(None);
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1) {
             scope.spawn(|| {
-                while let Some(&(id, arch)) =
+                while let Some(&(s, id)) =
                     jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
                 {
-                    match compile::compile(&id, arch, false) {
-                        Ok(cubin) => results
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push((entry_name(&id, arch), cubin)),
-                        Err(e) => {
-                            *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                        }
+                    let key = keys[s];
+                    match compile::compile(&id, key.arch, key.format == Format::Ptx) {
+                        Ok(image) => results.lock().unwrap_or_else(|p| p.into_inner()).push((
+                            s,
+                            id.to_string(),
+                            image,
+                        )),
+                        Err(e) => *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e),
                     }
                 }
             });
         }
     });
-    if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
+    match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(results.into_inner().unwrap_or_else(|p| p.into_inner())),
     }
-    let mut entries = results.into_inner().unwrap_or_else(|p| p.into_inner());
-    entries.sort();
-    let (major, minor) = compile::nvrtc_version()?;
-    let mut out = Vec::new();
-    out.extend_from_slice(MAGIC);
+}
+
+/// Writes `sections` (key, unpacked length, packed bytes) as a bundle at `path`.
+fn write(path: &Path, sections: &[(SectionKey, usize, Vec<u8>)]) -> HistResult<()> {
+    let mut out = MAGIC.to_vec();
     out.extend_from_slice(KERNELS_HASH.as_bytes());
-    out.extend_from_slice(&((major * 1000 + minor * 10) as u32).to_le_bytes());
-    out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
-    for (name, payload) in &entries {
-        out.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        out.extend_from_slice(&checksum(payload).to_le_bytes());
-        out.extend_from_slice(payload);
+    out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
+    for (key, unpacked_len, packed) in sections {
+        out.push(match key.format {
+            Format::Cubin => 0,
+            Format::Ptx => 1,
+        });
+        out.extend_from_slice(&key.arch.to_le_bytes());
+        out.extend_from_slice(&key.built_by.to_le_bytes());
+        out.extend_from_slice(&(*unpacked_len as u32).to_le_bytes());
+        out.extend_from_slice(&(packed.len() as u32).to_le_bytes());
+        out.extend_from_slice(&checksum(packed).to_le_bytes());
+        out.extend_from_slice(packed);
     }
     std::fs::write(path, out)
-        .map_err(|e| HistError::Gpu(format!("cannot write {}: {e}", path.display())))?;
-    Ok(entries.len())
+        .map_err(|e| HistError::Gpu(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Writes the sections of the bundles at `inputs` (built by different NVRTCs, in processes of
+/// their own) as one bundle at `path`; the number of sections.
+pub fn merge(path: &Path, inputs: &[PathBuf]) -> HistResult<usize> {
+    let mut sections = Vec::new();
+    for input in inputs {
+        let read = read(input)?;
+        if read.is_empty() {
+            return Err(HistError::Gpu(format!(
+                "{} holds no kernels of these sources",
+                input.display()
+            )));
+        }
+        sections.extend(read.into_iter().map(|s| (s.key, s.unpacked_len, s.packed)));
+    }
+    write(path, &sections)?;
+    Ok(sections.len())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_bundle_round_trips_and_a_foreign_one_is_ignored() {
-        let dir = std::env::temp_dir().join(format!("pgh-bundle-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("k.bundle");
-        // Built by hand: the build path needs NVRTC, which the compile test covers.
-        let mut bytes = MAGIC.to_vec();
-        bytes.extend_from_slice(KERNELS_HASH.as_bytes());
-        bytes.extend_from_slice(&13050u32.to_le_bytes());
-        bytes.extend_from_slice(&1u32.to_le_bytes());
-        let name = entry_name(&KernelId::SegScan, 90);
-        bytes.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        bytes.extend_from_slice(name.as_bytes());
-        bytes.extend_from_slice(&3u32.to_le_bytes());
-        bytes.extend_from_slice(&checksum(b"abc").to_le_bytes());
-        bytes.extend_from_slice(b"abc");
-        let parsed = parse(&bytes).unwrap();
-        assert_eq!(parsed.by_name[&name], b"abc");
-        assert_eq!(parsed.built_by, 13050);
-        let mut foreign = bytes.clone();
-        foreign[8] ^= 1;
-        assert!(parse(&foreign).unwrap().by_name.is_empty());
-        let mut torn = bytes.clone();
-        torn.pop();
-        assert!(parse(&torn).is_none());
-        std::fs::write(&path, &bytes).unwrap();
-        load(&path).unwrap();
-        // Built by NVRTC 13.5: used under a 13.5 driver, not under a 13.0 one.
-        assert_eq!(
-            find(&KernelId::SegScan, 90, 13050).as_deref(),
-            Some(&b"abc"[..])
-        );
-        assert_eq!(find(&KernelId::SegScan, 90, 13000), None);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn the_common_kernels_are_distinct() {
-        let all = common_kernels();
-        let unique: std::collections::HashSet<_> = all.iter().collect();
-        assert_eq!(unique.len(), all.len());
-    }
-}
+#[path = "bundle_tests.rs"]
+mod tests;

@@ -59,6 +59,44 @@ pub fn nvrtc_version() -> HistResult<(i32, i32)> {
     Ok((major, minor))
 }
 
+/// The real architectures NVRTC can compile for (`sm_XX` as XX), lowest first.
+pub fn supported_archs() -> HistResult<Vec<u32>> {
+    nvrtc_version()?;
+    let fail = |e: nvrtc::NvrtcError| HistError::Gpu(format!("nvrtcGetSupportedArchs: {e:?}"));
+    let mut count = 0;
+    // SAFETY: one valid out-pointer, then a buffer of the count it gave.
+    unsafe { nvrtc_sys::nvrtcGetNumSupportedArchs(&mut count) }
+        .result()
+        .map_err(fail)?;
+    let mut archs = vec![0i32; count.max(0) as usize];
+    unsafe { nvrtc_sys::nvrtcGetSupportedArchs(archs.as_mut_ptr()) }
+        .result()
+        .map_err(fail)?;
+    let mut archs: Vec<u32> = archs.into_iter().map(|a| a as u32).collect();
+    archs.sort_unstable();
+    Ok(archs)
+}
+
+/// Refuses to compile with an NVRTC of a newer CUDA major version than the driver (`driver`:
+/// its CUDA version, 1000 major + 10 minor), which cannot load what that NVRTC makes (within a
+/// major version, a newer NVRTC's CUBINs load: CUDA's minor version compatibility).
+pub fn check_driver(driver: u32) -> HistResult<()> {
+    let (major, minor) = nvrtc_version()?;
+    if major as u32 <= driver / 1000 {
+        return Ok(());
+    }
+    Err(HistError::Gpu(format!(
+        "the NVIDIA driver supports CUDA {}.{} but the NVRTC found is {major}.{minor}, whose \
+         kernels need a CUDA {major} driver, and this kernel is not prebuilt for CUDA {}: \
+         update the driver, or install the NVRTC of the driver's CUDA (`pip install \
+         \"nvidia-cuda-nvrtc-cu{}\"`); with device=\"auto\" the CPU counts instead",
+        driver / 1000,
+        driver % 1000 / 10,
+        driver / 1000,
+        driver / 1000,
+    )))
+}
+
 /// The kernel source as NVRTC sees it: the headers inlined (no include paths to set up).
 pub fn source() -> String {
     HEADERS

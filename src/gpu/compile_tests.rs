@@ -235,7 +235,7 @@ fn counting_kernels_read_their_parameters_at_fixed_offsets() {
     // Every shipped kernel (the bundle's) and every kind above.
     let jobs: Vec<KernelId> = kernels()
         .into_iter()
-        .chain(crate::gpu::bundle::common_kernels())
+        .chain(crate::gpu::bundle_kernels::common_kernels())
         .filter(|k| !k.axes().is_empty())
         .collect();
     let next = std::sync::atomic::AtomicUsize::new(0);

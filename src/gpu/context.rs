@@ -25,8 +25,12 @@ pub struct Gpu {
     pub props: DeviceProps,
     /// Compute capability as `major * 10 + minor` (the `sm_XX` kernels are built for).
     pub arch: u32,
-    /// The driver's CUDA version, 1000 major + 10 minor (13000 for 13.0).
+    /// The driver's CUDA version, 1000 major + 10 minor (13000 for 13.0), or the older one
+    /// `POLARS_GPU_HIST_DRIVER_VERSION` asks the kernels to be chosen for (tests of the CUDA 12
+    /// path on a newer driver).
     pub driver_version: u32,
+    /// Which kernel images may be used (`POLARS_GPU_HIST_KERNELS`: see [`bundle::Source`]).
+    pub kernel_source: bundle::Source,
     /// Where the kernels' scratch comes from (None: the driver's default pool).
     pub(crate) scratch: Option<ScratchPool>,
     /// Kernels loaded so far: a first use compiles outside the map's lock.
@@ -92,6 +96,22 @@ pub(crate) fn driver(what: &str) -> impl Fn(DriverError) -> HistError + '_ {
     }
 }
 
+/// The driver's version (1000 major + 10 minor), or the older one that
+/// `POLARS_GPU_HIST_DRIVER_VERSION` names (e.g. 12040): kernels are then chosen as under that
+/// driver. A newer one than the driver's is refused (the driver could not load its kernels).
+fn chosen_driver_version(actual: u32) -> HistResult<u32> {
+    let Ok(asked) = std::env::var("POLARS_GPU_HIST_DRIVER_VERSION") else {
+        return Ok(actual);
+    };
+    match asked.trim().parse::<u32>() {
+        Ok(v) if (1000..=actual).contains(&v) => Ok(v),
+        _ => Err(HistError::Gpu(format!(
+            "POLARS_GPU_HIST_DRIVER_VERSION={asked:?}: give a CUDA version as the driver reports \
+             it (1000 major + 10 minor, e.g. 12040 for 12.4), at most the driver's own ({actual})"
+        ))),
+    }
+}
+
 impl Gpu {
     fn open() -> HistResult<Gpu> {
         // SAFETY: only tries to dlopen libcuda; cudarc panics on first use without it.
@@ -133,11 +153,15 @@ impl Gpu {
         unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) }
             .result()
             .map_err(driver("device query"))?;
+        let kernel_source =
+            bundle::Source::parse(&std::env::var("POLARS_GPU_HIST_KERNELS").unwrap_or_default())
+                .map_err(HistError::Gpu)?;
         Ok(Gpu {
             scratch: ScratchPool::new(ctx.ordinal() as i32, props.total_memory),
             ctx,
             arch: major as u32 * 10 + minor as u32,
-            driver_version: driver_version as u32,
+            driver_version: chosen_driver_version(driver_version as u32)?,
+            kernel_source,
             props,
             kernels: MadeOnce::default(),
             kernel_cache: Settings::from_env().kernel_cache,
@@ -308,6 +332,28 @@ impl Gpu {
         })
     }
 
+    /// Kernel `id` as the driver loads it: prebuilt (a CUBIN, or PTX the driver compiles),
+    /// else compiled by NVRTC, where NVRTC makes what this driver can load.
+    fn kernel_image(&self, id: &KernelId) -> HistResult<cudarc::nvrtc::Ptx> {
+        use cudarc::nvrtc::Ptx;
+        match bundle::find(id, self.arch, self.driver_version, self.kernel_source) {
+            Some(image) if image.format == bundle::Format::Cubin => {
+                Ok(Ptx::from_binary(image.bytes))
+            }
+            Some(image) => String::from_utf8(image.bytes)
+                .map(Ptx::from_src)
+                .map_err(|_| HistError::Gpu(format!("the bundle's PTX of {id} is not text"))),
+            None => {
+                compile::check_driver(self.driver_version)?;
+                Ok(Ptx::from_binary(compile::cubin(
+                    id,
+                    self.arch,
+                    self.kernel_cache.as_deref(),
+                )?))
+            }
+        }
+    }
+
     fn with_kernel<T>(
         &self,
         id: KernelId,
@@ -321,16 +367,13 @@ impl Gpu {
         )
     }
 
-    /// Kernel `id`, found prebuilt (the wheel's bundle), in the disk cache or compiled, and
-    /// loaded into the context.
+    /// Kernel `id`, found prebuilt (the wheel's bundle: see [`Self::kernel_image`]), in the disk
+    /// cache or compiled, and loaded into the context.
     fn load(&self, id: KernelId) -> HistResult<Loaded> {
-        let cubin = match bundle::find(&id, self.arch, self.driver_version) {
-            Some(prebuilt) => prebuilt,
-            None => compile::cubin(&id, self.arch, self.kernel_cache.as_deref())?,
-        };
+        let image = self.kernel_image(&id)?;
         let module = self
             .ctx
-            .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
+            .load_module(image)
             .map_err(driver("loading a kernel"))?;
         let func = module
             .load_function(id.entry())

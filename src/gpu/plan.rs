@@ -41,7 +41,8 @@ pub struct DeviceProps {
 }
 
 impl DeviceProps {
-    /// An H100 SXM as the driver reports it: for tests and for `explain` without a GPU.
+    /// An H100 SXM as the driver reports it, for tests.
+    #[cfg(test)]
     pub fn h100() -> Self {
         DeviceProps {
             name: "NVIDIA H100 80GB HBM3 (assumed)".into(),

@@ -111,10 +111,6 @@ impl<T: DeviceRepr> Scratch<T> {
             Scratch::Driver(slice) => slice.len(),
         }
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 impl<T: DeviceRepr> Drop for Scratch<T> {

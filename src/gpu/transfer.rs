@@ -190,10 +190,6 @@ impl Outgoing<'_> {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Writes its bytes `at..at + out.len()` into `out`.
     fn write(&self, at: usize, out: &mut [u8]) {
         match self {

@@ -41,7 +41,11 @@ fn histogram_field(inputs: &[Field], options: &HistogramOptions) -> PolarsResult
 
 /// `inputs`: the column, then optionally its weights.
 fn histogram(inputs: &[Series], options: &HistogramOptions) -> PolarsResult<Series> {
-    for_python(crate::histogram(&inputs[0], inputs.get(1), options))
+    for_python(crate::api::hist1d::histogram_series(
+        &inputs[0],
+        inputs.get(1),
+        options,
+    ))
 }
 
 /// `histogram_by`'s kwargs: the options, and each key's name as the query names it (inside
@@ -91,7 +95,12 @@ fn histogram_by(inputs: &[Series], kwargs: &ByKwargs) -> PolarsResult<Series> {
     let (x, keys, weights) = kwargs.split(inputs, |s, name| {
         s.rename(name.into());
     });
-    for_python(crate::histogram_by_keys(x, &keys, weights, &kwargs.options))
+    for_python(crate::api::by::histogram_by_keys_series(
+        x,
+        &keys,
+        weights,
+        &kwargs.options,
+    ))
 }
 
 /// `histogramdd`'s kwargs: the options, and whether the last input is the weights.
@@ -123,5 +132,9 @@ fn histogramdd_field(inputs: &[Field], kwargs: &DdKwargs) -> PolarsResult<Field>
 /// `inputs`: the 1 to 8 columns, then optionally the weights.
 fn histogramdd(inputs: &[Series], kwargs: &DdKwargs) -> PolarsResult<Series> {
     let (dims, weights) = kwargs.dims(inputs);
-    for_python(crate::histogramdd(dims, weights, &kwargs.options))
+    for_python(crate::api::histdd::histogramdd_series(
+        dims,
+        weights,
+        &kwargs.options,
+    ))
 }

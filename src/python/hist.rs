@@ -310,7 +310,7 @@ fn kernel_counts(
         device,
         ..Default::default()
     };
-    let out = crate::histogram(s, None, &options)?;
+    let out = crate::api::hist1d::histogram_series(s, None, &options)?;
     let count = out.struct_()?.field_by_name(crate::output::COUNT)?;
     let count = count.u64()?;
     let mut counts = alloc::with_capacity(n)?;

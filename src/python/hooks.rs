@@ -101,7 +101,7 @@ fn _time_histogram(
     call(py, "_time_histogram", || {
         let start = std::time::Instant::now();
         for _ in 0..reps {
-            drop(std::hint::black_box(crate::histogram(
+            drop(std::hint::black_box(crate::api::hist1d::histogram_series(
                 &values.0, None, &opts,
             )?));
         }

@@ -55,7 +55,7 @@ fn histogram_series(
     let opts: HistogramOptions = unpickle(pickled_options)?;
     let weights = weights.map(|w| w.0);
     call(py, "histogram", || {
-        crate::histogram(&values.0, weights.as_ref(), &opts)
+        crate::api::hist1d::histogram_series(&values.0, weights.as_ref(), &opts)
     })
     .map(PySeries)
 }
@@ -75,7 +75,7 @@ fn histogram_buffers<'py>(
     let opts: HistogramOptions = unpickle(pickled_options)?;
     let weights = weights.map(|w| w.0);
     let (counts, edges) = call(py, "histogram", || {
-        let hist = crate::histogram(&values.0, weights.as_ref(), &opts)?;
+        let hist = crate::api::hist1d::histogram_series(&values.0, weights.as_ref(), &opts)?;
         let fields = hist.struct_()?.fields_as_series();
         let [start, end, count] = &fields[..] else {
             unreachable!("a 1-D result has three fields")

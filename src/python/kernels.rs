@@ -1,16 +1,18 @@
 //! The GPU as the package sees it (whether there is one, its properties) and the prebuilt
-//! kernels it uses (a bundle shipped in the wheel, or built for it).
+//! kernels it uses (a bundle shipped in the wheel, named at import; `make bundle` builds it).
 
 use pyo3::prelude::*;
 
-use super::{call, to_py};
+use super::call;
 use crate::error::guarded;
+use crate::gpu::{bundle, compile};
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_info, m)?)?;
     m.add_function(wrap_pyfunction!(set_kernel_bundle, m)?)?;
     m.add_function(wrap_pyfunction!(build_kernel_bundle, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_kernel_bundles, m)?)?;
     Ok(())
 }
 
@@ -29,25 +31,60 @@ fn gpu_info() -> String {
     .unwrap_or_else(|e| e.to_string())
 }
 
-/// Uses the prebuilt kernels at `path` (a bundle shipped in the wheel); the number it holds
-/// for these kernel sources.
+/// Uses the prebuilt kernels at `path` (a bundle shipped in the wheel), read when the first
+/// kernel is loaded.
 #[pyfunction]
-fn set_kernel_bundle(path: std::path::PathBuf) -> PyResult<usize> {
-    guarded("set_kernel_bundle", || crate::gpu::bundle::load(&path)).map_err(to_py)
+fn set_kernel_bundle(path: std::path::PathBuf) {
+    bundle::set_path(path);
 }
 
-/// Compiles the common kernels for `archs` (e.g. [80, 90]) into a bundle at `path` (NVRTC, no
-/// GPU needed); the number of kernels written.
+/// A section of a built bundle: (format, arch, NVRTC's CUDA version, kernels, bytes unpacked,
+/// bytes packed).
+type Section = (&'static str, u32, u32, usize, usize, usize);
+
+/// Compiles the common kernels with the NVRTC loaded into a bundle at `path` (no GPU needed):
+/// CUBINs for `archs` (None: every architecture this NVRTC supports) and PTX for `ptx_archs`
+/// (None: its lowest). Per section: (format, arch, NVRTC's CUDA version, kernels, bytes
+/// unpacked, bytes packed).
 #[pyfunction]
-#[pyo3(signature = (path, archs, threads=4))]
+#[pyo3(signature = (path, archs=None, ptx_archs=None, threads=4))]
 fn build_kernel_bundle(
     py: Python<'_>,
     path: std::path::PathBuf,
-    archs: Vec<u32>,
+    archs: Option<Vec<u32>>,
+    ptx_archs: Option<Vec<u32>>,
     threads: usize,
-) -> PyResult<usize> {
+) -> PyResult<Vec<Section>> {
     call(py, "build_kernel_bundle", || {
-        let kernels = crate::gpu::bundle::common_kernels();
-        crate::gpu::bundle::build(&path, &archs, &kernels, threads)
+        let supported = compile::supported_archs()?;
+        let archs = archs.unwrap_or_else(|| supported.clone());
+        let ptx_archs = ptx_archs.unwrap_or_else(|| supported[..1.min(supported.len())].to_vec());
+        let report = bundle::build(
+            &path,
+            &archs,
+            &ptx_archs,
+            &crate::gpu::bundle_kernels::common_kernels(),
+            threads,
+        )?;
+        Ok(report
+            .into_iter()
+            .map(|(key, kernels, unpacked, packed)| {
+                let format = match key.format {
+                    bundle::Format::Cubin => "cubin",
+                    bundle::Format::Ptx => "ptx",
+                };
+                (format, key.arch, key.built_by, kernels, unpacked, packed)
+            })
+            .collect())
     })
+}
+
+/// Writes the sections of the bundles at `inputs` as one bundle at `path`; the section count.
+#[pyfunction]
+fn merge_kernel_bundles(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    inputs: Vec<std::path::PathBuf>,
+) -> PyResult<usize> {
+    call(py, "merge_kernel_bundles", || bundle::merge(&path, &inputs))
 }

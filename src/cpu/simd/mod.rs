@@ -118,6 +118,7 @@ impl Isa {
     }
 
     /// Every path this CPU runs, scalar first.
+    #[cfg(any(test, feature = "internals"))]
     pub fn supported() -> Vec<Isa> {
         Isa::ALL.into_iter().filter(|i| i.is_supported()).collect()
     }
