@@ -95,7 +95,7 @@ PY
   done
   env "$@" POLARS_GPU_HIST_CACHE=/tmp/pgh-path CUDA_CACHE_PATH=/tmp/nv-jit-cache timeout 200 \
     python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=30 -rf --tb=line \
-    tests/test_gpu_engine.py tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_flow_gpu.py \
+    tests/test_gpu_engine.py tests/test_gpu_numpy_device.py tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_flow_gpu.py \
     tests/test_by_value.py 2>&1 | tee "$OUT/pytest_gpu_$name.log" | tail -12
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 }
@@ -122,7 +122,7 @@ if [[ $what == quick || $what == final ]]; then
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== gpu tests: the engine's, the accumulator's, and a sample of the rest"
   timeout 210 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
-    tests/test_gpu_engine.py tests/test_accumulator_gpu.py tests/test_gpu.py tests/test_gpu_proof.py \
+    tests/test_gpu_engine.py tests/test_gpu_numpy_device.py tests/test_accumulator_gpu.py tests/test_gpu.py tests/test_gpu_proof.py \
     -k "engine or accumulator or device_arrays_match_numpy or nd or by_ or explain or segmented or packed or errors or proof or fresh_range" \
     2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
@@ -144,7 +144,7 @@ fi
 if [[ $what == narrow ]]; then
   echo "== gpu tests of counting by value"
   timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 -rf --tb=short tests/test_by_value.py \
-    tests/test_by_several_keys.py tests/test_gpu_engine.py -k "by_value or several or explain or auto" \
+    tests/test_by_several_keys.py tests/test_gpu_engine.py tests/test_gpu_numpy_device.py -k "by_value or several or explain or auto" \
     2>&1 | tee "$OUT/pytest_by_value.log" | tail -8
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== narrow integers beside the peers, CUB's axes, auto against each backend (benches/narrow_ints.py)"
@@ -161,7 +161,7 @@ if [[ $what == final || $what == narrow ]]; then
 fi
 if [[ $what == check || $what == all ]]; then
   echo "== gpu tests"
-  python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py tests/test_gpu_engine.py tests/test_gpu_proof.py \
+  python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py tests/test_gpu_engine.py tests/test_gpu_numpy_device.py tests/test_gpu_proof.py \
     tests/test_accumulator_gpu.py tests/test_polars_hist.py tests/test_explain_runs.py 2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   for tool in memcheck racecheck; do
@@ -195,7 +195,7 @@ if [[ $what == largebins ]]; then
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== gpu tests of the spill and batched families, the extremes kernel's 16-byte reads"
   timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
-    tests/test_gpu_large_bins.py tests/test_gpu.py tests/test_gpu_engine.py tests/test_infinite_edges.py \
+    tests/test_gpu_large_bins.py tests/test_gpu.py tests/test_gpu_engine.py tests/test_gpu_numpy_device.py tests/test_infinite_edges.py \
     -k "large_bins or spill or batched or explain" \
     2>&1 | tee "$OUT/pytest_large_bins.log" | tail -15
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
