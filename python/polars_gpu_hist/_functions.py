@@ -24,7 +24,7 @@ from polars_gpu_hist._args import (
     Kernel,
     RangeArg,
 )
-from polars_gpu_hist._polars_hist import build_plugin_call, hist_expr
+from polars_gpu_hist._polars_hist import build_plugin_call, hist_call, hist_expr
 
 _PLUGIN_PATH = Path(__file__).parent
 
@@ -324,19 +324,46 @@ class GpuHistSeriesNamespace:
         [(1.0, '[0.0, 1.0]', 1), (2.0, '(1.0, 2.0]', 2), (3.0, '(2.0, 3.0]', 1)]
         """
         s = self._series
-        expr = hist_expr(
-            pl.col(s.name),
+        call = hist_call(
             bins,
             bin_count=bin_count,
             include_category=include_category,
             include_breakpoint=include_breakpoint,
             device=device,
         )
-        with _memory_errors():
-            out = s.to_frame().select(expr).to_series()
+        out = _direct_hist(s, call)
+        if out is None:
+            # Polars' own hist, or an error raised as the expression raises it.
+            expr = hist_expr(
+                pl.col(s.name),
+                bins,
+                bin_count=bin_count,
+                include_category=include_category,
+                include_breakpoint=include_breakpoint,
+                device=device,
+            )
+            with _memory_errors():
+                out = s.to_frame().select(expr).to_series()
         if include_category or include_breakpoint:
             return out.struct.unnest()
         return out.to_frame()
+
+
+def _direct_hist(s: pl.Series, call: tuple[bytes, Any] | None) -> pl.Series | None:
+    """`hist` of a Series by the plugin's own function, without a query around it (at 10,000
+    rows the query costs more than the counting); None where the query must run: Polars' own
+    ``hist`` takes the call, or the plugin fails (the query raises its error as the
+    expression does)."""
+    if call is None:
+        return None
+    pickled, dtype = call
+    try:
+        out = _internal.hist_series(s, pickled)
+    except MemoryError:
+        raise
+    except Exception:
+        return None
+    return out if dtype is None else out.cast(dtype)
 
 
 def histogram(

@@ -192,6 +192,39 @@ def hist_expr(
     as their float64 values, as Polars does.
     """
     column = pl.col(expr) if isinstance(expr, str) else expr
+    call = hist_call(
+        bins,
+        bin_count=bin_count,
+        include_category=include_category,
+        include_breakpoint=include_breakpoint,
+        device=device,
+    )
+    if call is None:
+        # Edges known only when the query runs, or of a type Polars converts itself.
+        polars_bins: Any = bins
+        return column.hist(
+            bins=polars_bins,
+            include_category=include_category,
+            include_breakpoint=include_breakpoint,
+        )
+    if not isinstance(column, pl.Expr):
+        raise TypeError(f"expected a column name or an expression, got {type(column).__name__}")
+    pickled, dtype = call
+    return build_plugin_call("hist", [column], pickled, dtype)
+
+
+def hist_call(
+    bins: HistBins,
+    *,
+    bin_count: int | None,
+    include_category: bool,
+    include_breakpoint: bool,
+    device: Device,
+) -> tuple[bytes, Any] | None:
+    """The `hist` plugin's pickled kwargs and the dtype its result is cast to (None: no cast),
+    from ``Expr.hist``'s arguments, checked where they are written; None where Polars' own
+    ``hist`` takes the call (edges known only when the query runs, or of a type Polars
+    converts itself)."""
     category = _flag("include_category", include_category)
     breakpoint = _flag("include_breakpoint", include_breakpoint)
     if device not in ("auto", "cpu", "gpu"):
@@ -207,26 +240,19 @@ def hist_expr(
     else:
         edges = _edges(bins)
         if edges is None:
-            # Edges known only when the query runs, or of a type Polars converts itself.
-            polars_bins: Any = bins
-            return column.hist(
-                bins=polars_bins, include_category=category, include_breakpoint=breakpoint
-            )
+            return None
         if len(edges) - 1 > MAX_BINS:
             raise ValueError(
                 f"`bins` gives {len(edges) - 1} bins, more than the {MAX_BINS} (2^28) a "
                 "histogram holds: give fewer edges"
             )
         count = None
-    if not isinstance(column, pl.Expr):
-        raise TypeError(f"expected a column name or an expression, got {type(column).__name__}")
     if bins is None and not category:
         # No edges and no labels (whose format follows pl.Config): the same bytes every time.
         pickled = _plain_kwargs(count, breakpoint, str(device), _KERNEL_FROM)
     else:
         pickled = _kwargs(edges, count, category, breakpoint, device, _KERNEL_FROM)
-    dtype = _output_dtype(category, breakpoint)
-    return build_plugin_call("hist", [column], pickled, dtype)
+    return pickled, _output_dtype(category, breakpoint)
 
 
 def _kwargs(

@@ -12,6 +12,8 @@
 
 use polars::prelude::*;
 use polars_arrow::array::Array;
+use pyo3::prelude::*;
+use pyo3_polars::PySeries;
 
 use crate::alloc;
 use crate::bins::{Closed, MAX_BINS};
@@ -39,7 +41,7 @@ const KERNEL_FROM_ROWS: usize = crate::engine::SMALL_ROWS;
 const EXACT_F64_INT: f64 = 9007199254740992.0;
 
 /// The kwargs the Python wrapper pickles (`_polars_hist.py`).
-#[derive(serde::Deserialize)]
+#[derive(Clone, serde::Deserialize)]
 #[serde(default)]
 struct HistKwargs {
     /// Explicit edges, as Float64 (already checked for nulls and order by the wrapper).
@@ -96,6 +98,18 @@ fn check_dtype(dtype: &DataType) -> PolarsResult<()> {
         column to a number first"
     );
     Ok(())
+}
+
+/// `Series.gpu_hist.hist` without a query around it: the plugin's own function on the Series (a
+/// frame, a plan and a collect cost more than counting 10,000 values).
+#[pyfunction]
+pub(super) fn hist_series(
+    py: Python<'_>,
+    values: PySeries,
+    pickled_kwargs: &[u8],
+) -> PyResult<PySeries> {
+    let kwargs: HistKwargs = super::unpickle(pickled_kwargs)?;
+    super::call(py, "hist", || Ok(hist(&[values.0], &kwargs)?)).map(PySeries)
 }
 
 fn hist(inputs: &[Series], kwargs: &HistKwargs) -> PolarsResult<Series> {

@@ -14,6 +14,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_series, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_buffers, m)?)?;
+    m.add_function(wrap_pyfunction!(super::hist::hist_series, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_from_extremes, m)?)?;
     Ok(())
 }
