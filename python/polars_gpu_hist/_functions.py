@@ -361,7 +361,11 @@ def _direct_hist(s: pl.Series, call: tuple[bytes, Any] | None) -> pl.Series | No
         out = _internal.hist_series(s, pickled)
     except MemoryError:
         raise
-    except Exception:
+    except Exception as e:
+        text = str(e)
+        if _OUT_OF_MEMORY in text:
+            # As the query path raises it (`_memory_errors`), without running out again.
+            raise MemoryError(text[text.index(_OUT_OF_MEMORY) :].split("\n")[0]) from e
         return None
     return out if dtype is None else out.cast(dtype)
 
