@@ -522,10 +522,11 @@ def test_histogramdd_edges_in_the_dtype_numpy_stacks_the_sample_into(
     # The package's own histogramdd: numpy's edges (as Float64 fields) and counts.
     import polars_gpu_hist as gh
 
-    series = [pl.Series(f"c{k}", c) for k, c in enumerate(columns)]
-    frame = gh.histogramdd(*series, bins=bins)
+    # Separate Series are numpy's list of arrays (one-row int8/uint8/float16 stack to float16).
+    frame = gh.histogramdd(*[pl.Series(f"c{k}", c) for k, c in enumerate(columns)], bins=bins)
+    expected, list_edges = np.histogramdd(columns, bins)
     np.testing.assert_array_equal(frame["count"].to_numpy(), expected.reshape(-1))
-    for k, e in enumerate(expected_edges):
+    for k, e in enumerate(list_edges):
         stride = int(np.prod([bins] * (len(dtypes) - k - 1)))
         starts = frame[f"c{k}_start"].to_numpy()[::stride][:bins]
         np.testing.assert_array_equal(starts, e[:-1].astype(np.float64))
