@@ -145,31 +145,40 @@ fn extremes(s: &Series) -> PolarsResult<(Option<f64>, Option<f64>)> {
     })
 }
 
-/// Polars' float min and max (NaN left out, NaN when nothing else; None without values) in one
-/// pass that the compiler vectorizes: this build's Polars folds with NaN checks, several times
-/// slower.
+/// Polars' float min and max (NaN left out, NaN when nothing else; None without values), by
+/// the crate's SIMD scan: this build's Polars folds with NaN checks, several times slower. Ties
+/// differ only as zeros of two signs, which [`zero_sign`] settles as Polars does.
 fn float_extremes<T>(ca: &ChunkedArray<T>) -> (Option<f64>, Option<f64>)
 where
     T: PolarsFloatType,
-    T::Native: Into<f64>,
+    T::Native: crate::input::Value + Into<f64>,
 {
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    let mut fold = |v: f64| {
-        // NaN compares false both ways and never enters.
-        lo = if v < lo { v } else { lo };
-        hi = if v > hi { v } else { hi };
+    let mut extent: Option<(f64, f64)> = None;
+    let mut widen = |(lo, hi): (T::Native, T::Native)| {
+        let (lo, hi): (f64, f64) = (lo.into(), hi.into());
+        extent = Some(extent.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
     };
     for arr in ca.downcast_iter() {
         match arr.null_count() {
-            0 => arr.values().iter().for_each(|&v| fold(v.into())),
-            _ => arr.non_null_values_iter().for_each(|v| fold(v.into())),
-        }
+            0 => crate::cpu::simd::min_max(arr.values()).map(&mut widen),
+            // Chunks with nulls: the same fold, over the valid values.
+            _ => arr
+                .non_null_values_iter()
+                .filter(|&v| !crate::input::Value::is_nan(v))
+                .fold(None, |acc, v| match acc {
+                    None => Some((v, v)),
+                    Some((lo, hi)) => {
+                        Some((if v < lo { v } else { lo }, if v > hi { v } else { hi }))
+                    }
+                })
+                .map(&mut widen),
+        };
     }
-    match (ca.len() - ca.null_count(), lo > hi) {
+    match (ca.len() - ca.null_count(), extent) {
         (0, _) => (None, None),
         // Only NaN: Polars' kernels give NaN.
-        (_, true) => (Some(f64::NAN), Some(f64::NAN)),
-        _ => (Some(lo), Some(hi)),
+        (_, None) => (Some(f64::NAN), Some(f64::NAN)),
+        (_, Some((lo, hi))) => (Some(lo), Some(hi)),
     }
 }
 

@@ -43,6 +43,10 @@ impl Kit for Avx2F64 {
         _mm256_set1_pd(s)
     }
     #[inline(always)]
+    unsafe fn add(a: __m256d, b: __m256d) -> __m256d {
+        _mm256_add_pd(a, b)
+    }
+    #[inline(always)]
     unsafe fn sub(a: __m256d, b: __m256d) -> __m256d {
         _mm256_sub_pd(a, b)
     }
@@ -209,6 +213,10 @@ impl Kit for Avx2F32 {
     #[inline(always)]
     unsafe fn splat(s: f32) -> __m256 {
         _mm256_set1_ps(s)
+    }
+    #[inline(always)]
+    unsafe fn add(a: __m256, b: __m256) -> __m256 {
+        _mm256_add_ps(a, b)
     }
     #[inline(always)]
     unsafe fn sub(a: __m256, b: __m256) -> __m256 {

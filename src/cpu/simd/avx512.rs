@@ -33,6 +33,10 @@ impl Kit for Avx512F64 {
         _mm512_set1_pd(s)
     }
     #[inline(always)]
+    unsafe fn add(a: __m512d, b: __m512d) -> __m512d {
+        _mm512_add_pd(a, b)
+    }
+    #[inline(always)]
     unsafe fn sub(a: __m512d, b: __m512d) -> __m512d {
         _mm512_sub_pd(a, b)
     }
@@ -194,6 +198,10 @@ impl Kit for Avx512F32 {
     #[inline(always)]
     unsafe fn splat(s: f32) -> __m512 {
         _mm512_set1_ps(s)
+    }
+    #[inline(always)]
+    unsafe fn add(a: __m512, b: __m512) -> __m512 {
+        _mm512_add_ps(a, b)
     }
     #[inline(always)]
     unsafe fn sub(a: __m512, b: __m512) -> __m512 {

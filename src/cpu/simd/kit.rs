@@ -29,6 +29,7 @@ pub(super) trait Kit: Copy {
     unsafe fn load(p: *const Self::S) -> Self::V;
     unsafe fn store_f(p: *mut Self::S, v: Self::V);
     unsafe fn splat(s: Self::S) -> Self::V;
+    unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
     unsafe fn sub(a: Self::V, b: Self::V) -> Self::V;
     unsafe fn mul(a: Self::V, b: Self::V) -> Self::V;
     unsafe fn div(a: Self::V, b: Self::V) -> Self::V;

@@ -45,6 +45,10 @@ impl Kit for NeonF64 {
         vdupq_n_f64(s)
     }
     #[inline(always)]
+    unsafe fn add(a: float64x2_t, b: float64x2_t) -> float64x2_t {
+        vaddq_f64(a, b)
+    }
+    #[inline(always)]
     unsafe fn sub(a: float64x2_t, b: float64x2_t) -> float64x2_t {
         vsubq_f64(a, b)
     }
@@ -209,6 +213,10 @@ impl Kit for NeonF32 {
     #[inline(always)]
     unsafe fn splat(s: f32) -> float32x4_t {
         vdupq_n_f32(s)
+    }
+    #[inline(always)]
+    unsafe fn add(a: float32x4_t, b: float32x4_t) -> float32x4_t {
+        vaddq_f32(a, b)
     }
     #[inline(always)]
     unsafe fn sub(a: float32x4_t, b: float32x4_t) -> float32x4_t {

@@ -2,7 +2,7 @@
 //! Polars' closed-right rule, each corrected exactly as its scalar rule in [`crate::bins`].
 
 use super::kit::{edge_at, fix_lanes, full_mask, prefetch_ahead, walk, Kit, Run, VECTOR_BINS};
-use crate::bins::{BinFloat, Closed, UniformBins};
+use crate::bins::{BinFloat, Closed, Linspace, UniformBins};
 
 /// Equal bins: the vector rule for whole vectors, the scalar rule for the rest.
 #[inline(always)]
@@ -134,38 +134,85 @@ unsafe fn uniform_left_literal<K: Kit>(u: &UniformBins<K::S>, xs: &[K::S], out: 
 }
 
 /// Polars' rule (`UniformBins::bin_right`): `lo` itself in bin 0, then
-/// `trunc(scale * (x - lo))` moved down where `x <= e[i]`, else up where `x > e[i + 1]`.
+/// `trunc(scale * (x - lo))` moved down where `x <= e[i]`, else up where `x > e[i + 1]`. Edges a
+/// formula makes in the lanes' type are recomputed with its arithmetic rather than gathered.
 #[inline(always)]
 unsafe fn uniform_right<K: Kit>(u: &UniformBins<K::S>, xs: &[K::S], out: &mut [u32]) {
+    match u.linspace().filter(|f| f.single == K::S::SINGLE) {
+        Some(formula) => uniform_right_loop::<K, true>(u, xs, out, formula),
+        None => {
+            let unused = Linspace {
+                start: 0.0,
+                step: 0.0,
+                single: false,
+            };
+            uniform_right_loop::<K, false>(u, xs, out, unused)
+        }
+    }
+}
+
+#[inline(always)]
+unsafe fn uniform_right_loop<K: Kit, const FORMULA: bool>(
+    u: &UniformBins<K::S>,
+    xs: &[K::S],
+    out: &mut [u32],
+    formula: Linspace,
+) {
     let n = u.len();
-    let edges = u.edges();
-    let e = edges.as_ptr();
-    let lo = K::splat(edges[0]);
-    let hi = K::splat(edges[n]);
+    // The formula's edges are never made: millions of them would be read from memory.
+    let e = match FORMULA {
+        true => std::ptr::null(),
+        false => u.edges().as_ptr(),
+    };
+    let lo = K::splat(u.edge(0));
+    let hi = K::splat(u.edge(n));
+    let (start, step) = (
+        K::splat(K::S::from_f64(formula.start)),
+        K::splat(K::S::from_f64(formula.step)),
+    );
     let scale = K::splat(u.scale);
     let last = K::isplat((n - 1) as i32);
     let none = K::isplat(n as i32);
     let zero = K::isplat(0);
     let one = K::isplat(1);
     let mut run = Run::<K>::new(none);
-    for start in (0..xs.len()).step_by(K::W) {
-        prefetch_ahead(xs.as_ptr().add(start));
-        let x = K::load(xs.as_ptr().add(start));
-        let dst = out.as_mut_ptr().add(start);
+    for at in (0..xs.len()).step_by(K::W) {
+        prefetch_ahead(xs.as_ptr().add(at));
+        let x = K::load(xs.as_ptr().add(at));
+        let dst = out.as_mut_ptr().add(at);
         if run.repeats(x, dst) {
             continue;
         }
         let at_lo = K::eq(x, lo);
         let valid = K::and(K::gt(x, lo), K::le(x, hi));
         let i = K::trunc_index(K::mul(scale, K::sub(x, lo)), last);
-        let below = K::le(x, edge_at::<K>(e, i, valid));
-        let above = K::gt(x, edge_at::<K>(e, K::iadd(i, one), valid));
-        // x > lo = e[0], so a valid lane at or below e[i] has i > 0; x <= e[n] keeps i + 1 < n + 1.
+        let below = K::le(x, formula_edge::<K, FORMULA>(e, start, step, i, valid));
+        // The last bin never moves up: valid lanes are at most e[n], which the formula may
+        // not reproduce (e[n] is the data's maximum itself).
+        let next = formula_edge::<K, FORMULA>(e, start, step, K::iadd(i, one), valid);
+        let above = K::and(K::igt(last, i), K::gt(x, next));
+        // x > lo = e[0], so a valid lane at or below e[i] has i > 0.
         let down = K::and(valid, below);
         let up = K::and_not(K::and(valid, above), down);
         let i = K::inc_where(K::dec_where(i, down), up);
         let outside = K::select_i(at_lo, zero, none);
         K::store(dst, K::select_i(valid, i, outside));
-        run.remember(xs, out, start);
+        run.remember(xs, out, at);
+    }
+}
+
+/// Edge `i < n` of each lane: with `FORMULA`, as `Linspace::edge` makes it (`i * step + start`,
+/// two roundings in the lanes' type, the formula's own); otherwise read from `e`.
+#[inline(always)]
+unsafe fn formula_edge<K: Kit, const FORMULA: bool>(
+    e: *const K::S,
+    start: K::V,
+    step: K::V,
+    i: K::I,
+    valid: K::M,
+) -> K::V {
+    match FORMULA {
+        true => K::add(K::mul(K::index_float(i), step), start),
+        false => edge_at::<K>(e, i, valid),
     }
 }
