@@ -5,6 +5,7 @@ on the calling thread, and the benchmarks' floors returning the shapes they stan
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -48,11 +49,78 @@ def test_other_types_are_not_cached(bins: object) -> None:
     assert _args.plain_histogram_kwargs(bins, None, False, "left", False, "auto", "auto") is None
 
 
-def test_other_flags_and_a_range_are_not_cached() -> None:
+def test_other_flags_are_not_cached() -> None:
     plain = _args.plain_histogram_kwargs
-    assert plain(10, (0, 1), False, "left", False, "auto", "auto") is None
     assert plain(10, None, np.bool_(False), "left", False, "auto", "auto") is None
     assert plain(10, None, False, "left", 0, "auto", "auto") is None
+
+
+@pytest.mark.parametrize(
+    "range_",
+    [
+        (np.float32(0), 1.0),
+        (np.float64(0), 1.0),
+        (True, 2),
+        (0, 1, 2),
+        (0,),
+        "01",
+        np.array([0, 1]),
+    ],
+)
+def test_a_range_of_other_types_is_not_cached(range_: object) -> None:
+    # numpy scalars decide the edges' precision; `True == 1`.
+    assert _args.plain_histogram_kwargs(10, range_, False, "left", False, "auto", "auto") is None
+
+
+PLAIN_NUMBER = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0, 0.0, -0.0, 1, 1.0]),
+)
+
+
+def outcome(make: Any) -> bytes | tuple[type, str]:
+    try:
+        return make()
+    except Exception as e:  # the comparison is the point: errors must match too
+        return type(e), str(e)
+
+
+@given(
+    lo=PLAIN_NUMBER,
+    hi=PLAIN_NUMBER,
+    as_list=st.booleans(),
+    closed=st.sampled_from(["left", "right"]),
+)
+def test_a_cached_range_gives_the_checked_kwargs_bytes_for_bytes(
+    lo: float, hi: float, as_list: bool, closed: str
+) -> None:
+    # Bytes, not values: 0.0 == -0.0 and 1 == 1.0, but their pickles (and edges) differ.
+    range_ = [lo, hi] if as_list else (lo, hi)
+    for _ in range(2):  # the second call is the cache's
+        cached = outcome(
+            lambda: _args.plain_histogram_kwargs(10, range_, False, closed, False, "cpu", "auto")
+        )
+        checked = outcome(
+            lambda: pickle.dumps(
+                _args.histogram_kwargs(10, range_, False, closed, False, "cpu", "auto"), protocol=5
+            )
+        )
+        assert cached == checked
+
+
+def test_zeros_of_both_signs_and_ints_and_floats_are_kept_apart() -> None:
+    plain = _args.plain_histogram_kwargs
+    ranges = [(0.0, 1.0), (-0.0, 1.0), (0, 1), (0, 1.0)]
+    pickles = [plain(4, r, False, "left", False, "cpu", "auto") for r in ranges * 2]
+    assert len(set(pickles[:4])) == 4 and pickles[:4] == pickles[4:]
+    # numpy keeps the sign of a zero `stop` in the last edge.
+    values = [-1.0, -0.5, -0.0, 0.0]
+    df = pl.DataFrame({"x": values})
+    for r in [(-1.0, 0.0), (-1.0, -0.0), (-1.0, 0.0)]:
+        ends = df.select(pl.col("x").gpu_hist.histogram(4, range=r, device="cpu")).unnest("x")
+        expected = np.histogram(values, 4, range=r)[1]
+        assert np.signbit(ends["bin_end"][-1]) == np.signbit(expected[-1]) == np.signbit(r[1])
 
 
 def test_a_refused_combination_raises_every_time() -> None:
