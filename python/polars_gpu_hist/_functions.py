@@ -24,7 +24,7 @@ from polars_gpu_hist._args import (
     Kernel,
     RangeArg,
 )
-from polars_gpu_hist._polars_hist import build_plugin_call, hist_call, hist_expr
+from polars_gpu_hist._polars_hist import build_plugin_call, hist_call, hist_expr, hist_of_call
 
 _PLUGIN_PATH = Path(__file__).parent
 
@@ -334,14 +334,7 @@ class GpuHistSeriesNamespace:
         out = _direct_hist(s, call)
         if out is None:
             # Polars' own hist, or an error raised as the expression raises it.
-            expr = hist_expr(
-                pl.col(s.name),
-                bins,
-                bin_count=bin_count,
-                include_category=include_category,
-                include_breakpoint=include_breakpoint,
-                device=device,
-            )
+            expr = hist_of_call(pl.col(s.name), call, bins, include_category, include_breakpoint)
             with _memory_errors():
                 out = s.to_frame().select(expr).to_series()
         if include_category or include_breakpoint:

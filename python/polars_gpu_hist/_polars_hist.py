@@ -199,6 +199,18 @@ def hist_expr(
         include_breakpoint=include_breakpoint,
         device=device,
     )
+    return hist_of_call(column, call, bins, include_category, include_breakpoint)
+
+
+def hist_of_call(
+    column: pl.Expr,
+    call: tuple[bytes, Any] | None,
+    bins: HistBins,
+    include_category: bool,
+    include_breakpoint: bool,
+) -> pl.Expr:
+    """The expression of a checked :func:`hist_call` (`bins` and the flags as the user gave
+    them, for Polars' own ``hist`` where the call is None)."""
     if call is None:
         # Edges known only when the query runs, or of a type Polars converts itself.
         polars_bins: Any = bins
