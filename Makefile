@@ -24,9 +24,10 @@ $(VENV)/.installed: $(VENV)/.demo
 	touch $@
 
 # Release build of the plugin, installed into the venv; `make test` reuses it (cargo rebuilds
-# nothing unchanged).
+# nothing unchanged). `--group demo` (installed already): without a group maturin installs the
+# `dev` group, the whole development toolchain.
 develop: $(VENV)/.demo
-	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q --group demo
 
 # The main job: histogram FILE (Parquet/CSV/IPC), or demo data when FILE is empty.
 demo: develop

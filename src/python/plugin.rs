@@ -2,21 +2,65 @@
 //! `#[polars_expr]` so that the pickled kwargs are parsed once. Polars hands every call the same
 //! bytes (the output type twice while planning a query, then one call per group in
 //! `group_by().agg()`), and unpickling them was the largest single cost of a small call
-//! (BENCHMARKS.md). The calling convention is pyo3-polars' (version 0 of `polars_ffi`); errors
-//! and panics are reported through its last-error slot, never unwound into Polars.
+//! (BENCHMARKS.md). The calling convention is version 0 of `polars_ffi`, as pyo3-polars'
+//! macro speaks it; errors and panics are reported through the last-error slot below, never
+//! unwound into Polars. Without the macro (pyo3-polars' `derive` feature) the build leaves out
+//! Polars' query planner and Parquet reader: 59 crates of 187 (issue 33).
 
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
+use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
+use std::sync::Once;
 
 use polars::prelude::*;
-use pyo3_polars::derive::{_set_panic, _update_last_error};
-use pyo3_polars::export::polars_arrow::ffi::{export_field_to_c, import_field_from_c, ArrowSchema};
-use pyo3_polars::export::polars_ffi::version_0::{
-    export_series, import_series_buffer, SeriesExport,
-};
+use polars_arrow::ffi::{export_field_to_c, import_field_from_c, ArrowSchema};
+use polars_ffi::version_0::{export_series, import_series_buffer, SeriesExport};
 use serde::de::DeserializeOwned;
+
+thread_local! {
+    /// Why this thread's last call failed: Polars asks right after a call leaves no result.
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// What Polars reads as a panic of the plugin (it raises its own error for it).
+const PANICKED: &str = "PANIC";
+
+fn set_last_error(text: &str) {
+    // A message cannot hold NUL bytes in C: none of ours does, but a user's column name might.
+    let text = CString::new(text.replace('\0', "\\0")).expect("NUL bytes replaced");
+    LAST_ERROR.with_borrow_mut(|last| *last = text);
+}
+
+/// The message of this thread's last failed call.
+///
+/// # Safety
+/// Called by Polars; the pointer is valid until the thread's next failed call.
+#[no_mangle]
+pub unsafe extern "C" fn _polars_plugin_get_last_error_message() -> *const c_char {
+    LAST_ERROR.with_borrow(|last| last.as_ptr())
+}
+
+/// The version of the calling convention, major in the high 16 bits: Polars checks it before
+/// the first call. That first check also keeps panics quiet (they become errors in Polars)
+/// unless `POLARS_VERBOSE=1` asks for their messages, as pyo3-polars' plugins do.
+///
+/// # Safety
+/// Called by Polars.
+#[no_mangle]
+pub unsafe extern "C" fn _polars_plugin_get_version() -> u32 {
+    static QUIET_PANICS: Once = Once::new();
+    QUIET_PANICS.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            if std::env::var("POLARS_VERBOSE").is_ok_and(|v| v == "1") {
+                eprintln!("{info}");
+            }
+        }))
+    });
+    let (major, minor) = polars_ffi::get_version();
+    (u32::from(major) << 16) | u32::from(minor)
+}
 
 /// Kwargs up to this size are remembered (explicit edges can make them megabytes).
 const REMEMBER_BYTES: usize = 4096;
@@ -74,12 +118,12 @@ unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
     }
 }
 
-/// Reports `result` through pyo3-polars' last-error slot where it is not a value.
+/// Reports `result` through the last-error slot where it is not a value.
 fn settle<T>(result: std::thread::Result<PolarsResult<T>>, out: impl FnOnce(T)) {
     match result {
         Ok(Ok(value)) => out(value),
-        Ok(Err(e)) => _update_last_error(e),
-        Err(_) => _set_panic(),
+        Ok(Err(e)) => set_last_error(&e.to_string()),
+        Err(_) => set_last_error(PANICKED),
     }
 }
 
@@ -135,9 +179,9 @@ macro_rules! plugin {
         /// Called by Polars with its plugin calling convention.
         #[no_mangle]
         pub unsafe extern "C" fn $field_symbol(
-            inputs: *mut pyo3_polars::export::polars_arrow::ffi::ArrowSchema,
+            inputs: *mut polars_arrow::ffi::ArrowSchema,
             len: usize,
-            out: *mut pyo3_polars::export::polars_arrow::ffi::ArrowSchema,
+            out: *mut polars_arrow::ffi::ArrowSchema,
             kwargs_ptr: *const u8,
             kwargs_len: usize,
         ) {
@@ -150,12 +194,12 @@ macro_rules! plugin {
         /// Called by Polars with its plugin calling convention.
         #[no_mangle]
         pub unsafe extern "C" fn $call_symbol(
-            inputs: *mut pyo3_polars::export::polars_ffi::version_0::SeriesExport,
+            inputs: *mut polars_ffi::version_0::SeriesExport,
             len: usize,
             kwargs_ptr: *const u8,
             kwargs_len: usize,
-            out: *mut pyo3_polars::export::polars_ffi::version_0::SeriesExport,
-            _context: *mut pyo3_polars::export::polars_ffi::version_0::CallerContext,
+            out: *mut polars_ffi::version_0::SeriesExport,
+            _context: *mut polars_ffi::version_0::CallerContext,
         ) {
             $crate::python::plugin::call::<$kwargs>(inputs, len, kwargs_ptr, kwargs_len, out, $run)
         }
