@@ -104,8 +104,8 @@ $(BUNDLE): $(BUNDLE_PARTS)/cuda13.bundle $(BUNDLE_PARTS)/cuda12.bundle
 	$(PY) scripts/build_bundle.py --merge $@ $^
 
 # The GPU host's sections alone (sm_90 CUBINs, NVRTC 13.0's and 12.0's PTX: every path
-# gpu_check.sh tries on an H100 or H200), about 1.4 MB: with the full bundle (6 MB) the wheel would
-# not fit beside Polars' 55 MB in the 64 MiB that travel to the host.
+# gpu_check.sh tries on an H100 or H200), 2.4 MB: with the full bundle (10 MB) the wheel would not
+# fit beside Polars in the 64 MiB that travel to the host.
 HOST_BUNDLE := $(BUNDLE_PARTS)/host.bundle
 $(BUNDLE_PARTS)/cuda13-sm90.bundle: $(KERNEL_SOURCES) | develop $(BUNDLE_NVRTC)/.installed
 	mkdir -p $(BUNDLE_PARTS)
