@@ -356,10 +356,12 @@ def _edges(bins: Any) -> list[float] | None:
     return edges
 
 
-def _bench_floor_expr(expr: pl.Expr) -> pl.Expr:
+def _bench_floor_expr(expr: pl.Expr, *, panic: bool = False) -> pl.Expr:
     """For benchmarks only (benches/swaps.py), not part of the API: a plugin call that does no
-    work and returns one value, the floor under the cost of any plugin call."""
-    return build_plugin_call("bench_floor", [expr], pickle.dumps({"noop": True}, protocol=5), None)
+    work and returns one value, the floor under the cost of any plugin call; with ``panic`` it
+    panics inside the plugin instead (tests of the boundary)."""
+    kwargs = pickle.dumps({"noop": True, "panic": panic}, protocol=5)
+    return build_plugin_call("bench_floor", [expr], kwargs, None)
 
 
 def _bench_floor_struct_expr(expr: pl.Expr, bins: int) -> pl.Expr:

@@ -2,7 +2,8 @@
 //! work, so that the cost of crossing the plugin boundary can be measured beside the real calls
 //! in the same run. Not part of the public API.
 //!
-//! `bench_floor` returns one value (the input's length): the boundary itself.
+//! `bench_floor` returns one value (the input's length): the boundary itself; asked to, it
+//! panics instead, so that tests see a panic cross the boundary as Polars' error.
 //! `bench_floor_struct` returns `histogram`'s shape (a Struct of `bin_start`, `bin_end` and
 //! `count`, `bins` rows of zeros): the boundary for that output, counting nothing.
 
@@ -26,15 +27,20 @@ plugin!(
     floor_struct
 );
 
-/// No arguments (Polars sends no bytes for empty kwargs: the wrapper sends `noop`).
+/// No arguments but the tests' `panic` (Polars sends no bytes for empty kwargs: the wrapper
+/// sends `noop`).
 #[derive(serde::Deserialize)]
-struct FloorKwargs {}
+struct FloorKwargs {
+    #[serde(default)]
+    panic: bool,
+}
 
 fn floor_field(inputs: &[Field], _: &FloorKwargs) -> PolarsResult<Field> {
     Ok(Field::new(inputs[0].name().clone(), IDX_DTYPE))
 }
 
-fn floor(inputs: &[Series], _: &FloorKwargs) -> PolarsResult<Series> {
+fn floor(inputs: &[Series], kwargs: &FloorKwargs) -> PolarsResult<Series> {
+    assert!(!kwargs.panic, "the panic a boundary test asked for");
     let x = &inputs[0];
     Ok(IdxCa::from_vec(x.name().clone(), vec![x.len() as IdxSize]).into_series())
 }
