@@ -18,6 +18,7 @@ import polars_gpu_hist as gh
 import polars_gpu_hist.numpy as ghnp
 from polars_gpu_hist import _args, _internal
 from polars_gpu_hist import numpy as numpy_module
+from polars_gpu_hist._plain_kwargs import plain_histogram_kwargs
 from polars_gpu_hist._polars_hist import _bench_floor_expr, _bench_floor_struct_expr
 
 PLAIN = [
@@ -34,7 +35,7 @@ PLAIN = [
 @pytest.mark.parametrize("args", PLAIN)
 def test_cached_kwargs_are_the_checked_ones(args: tuple[int, bool, str, bool, str, str]) -> None:
     bins, density, closed, flow, device, kernel = args
-    cached = _args.plain_histogram_kwargs(bins, None, density, closed, flow, device, kernel)
+    cached = plain_histogram_kwargs(bins, None, density, closed, flow, device, kernel)
     assert cached is not None
     checked = _args.histogram_kwargs(bins, None, density, closed, flow, device, kernel)
     assert pickle.loads(cached) == checked
@@ -46,11 +47,11 @@ def test_cached_kwargs_are_the_checked_ones(args: tuple[int, bool, str, bool, st
 )
 def test_other_types_are_not_cached(bins: object) -> None:
     # `True == 1` and `np.int64(10) == 10`: a cache keyed on values alone would mix them.
-    assert _args.plain_histogram_kwargs(bins, None, False, "left", False, "auto", "auto") is None
+    assert plain_histogram_kwargs(bins, None, False, "left", False, "auto", "auto") is None
 
 
 def test_other_flags_are_not_cached() -> None:
-    plain = _args.plain_histogram_kwargs
+    plain = plain_histogram_kwargs
     assert plain(10, None, np.bool_(False), "left", False, "auto", "auto") is None
     assert plain(10, None, False, "left", 0, "auto", "auto") is None
 
@@ -69,7 +70,7 @@ def test_other_flags_are_not_cached() -> None:
 )
 def test_a_range_of_other_types_is_not_cached(range_: object) -> None:
     # numpy scalars decide the edges' precision; `True == 1`.
-    assert _args.plain_histogram_kwargs(10, range_, False, "left", False, "auto", "auto") is None
+    assert plain_histogram_kwargs(10, range_, False, "left", False, "auto", "auto") is None
 
 
 PLAIN_NUMBER = st.one_of(
@@ -99,7 +100,7 @@ def test_a_cached_range_gives_the_checked_kwargs_bytes_for_bytes(
     range_ = [lo, hi] if as_list else (lo, hi)
     for _ in range(2):  # the second call is the cache's
         cached = outcome(
-            lambda: _args.plain_histogram_kwargs(10, range_, False, closed, False, "cpu", "auto")
+            lambda: plain_histogram_kwargs(10, range_, False, closed, False, "cpu", "auto")
         )
         checked = outcome(
             lambda: pickle.dumps(
@@ -110,7 +111,7 @@ def test_a_cached_range_gives_the_checked_kwargs_bytes_for_bytes(
 
 
 def test_zeros_of_both_signs_and_ints_and_floats_are_kept_apart() -> None:
-    plain = _args.plain_histogram_kwargs
+    plain = plain_histogram_kwargs
     ranges = [(0.0, 1.0), (-0.0, 1.0), (0, 1), (0, 1.0)]
     pickles = [plain(4, r, False, "left", False, "cpu", "auto") for r in ranges * 2]
     assert len(set(pickles[:4])) == 4 and pickles[:4] == pickles[4:]

@@ -12,7 +12,7 @@ from typing import Any, Union
 
 import polars as pl
 
-from polars_gpu_hist import _args, _cuda, _docstrings, _internal, _options
+from polars_gpu_hist import _args, _cuda, _docstrings, _internal, _options, _plain_kwargs
 from polars_gpu_hist._args import (
     BinsArg,
     ByArg,
@@ -148,7 +148,7 @@ def histogram_expr(
         (its time zone kept) and Duration. ``count`` is UInt64, or Float64 with ``weights`` or
         ``density``.
     """
-    plain = _args.plain_histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    plain = _plain_kwargs.plain_histogram_kwargs(bins, range, density, closed, flow, device, kernel)
     if plain is not None and by is None and weights is None:
         return _plugin("histogram", [_expr(expr)], plain)
     options = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
