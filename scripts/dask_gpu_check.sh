@@ -3,10 +3,11 @@
 #   here:   make gpu-stage-dask WHEEL=path/to/polars_gpu_hist-*.whl   (scripts/stage_dask.sh)
 #   device: kind nvidia-h100-x2 (or -x4), carry [".gpu-dask"]:
 #           bash scripts/dask_gpu_check.sh [check|bench|all]
-# check: the `gpu` Dask tests (two workers, one per GPU) and the Histogram's GPU tests, at most
-# 170 s. bench: benches/dask_bench.py --gpus <the host's GPUs> (BENCH_ARGS add to it), at most
-# 370 s, its JSON written after each cluster to $OUT/dask_bench.json, so a run cut short still
-# reports. Both together stay inside the device's 600 s.
+# check: the `gpu` Dask tests (two workers, one per GPU), the Histogram's GPU tests and arrays on
+# both GPUs of one process (tests/test_multi_device.py), at most 170 s. bench:
+# benches/dask_bench.py --gpus <the host's GPUs> (BENCH_ARGS add to it), at most 370 s, its JSON
+# written after each cluster to $OUT/dask_bench.json, so a run cut short still reports. Both
+# together stay inside the device's 600 s.
 set -uo pipefail
 what=${1:-all}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -35,8 +36,8 @@ if [[ $what == check || $what == all ]]; then
   echo "== dask gpu tests"
   # No conftest: it needs hypothesis, which is not staged (the carry limit).
   timeout 170 python3 -m pytest -q -p no:cacheprovider --noconftest -m gpu -rs \
-    tests/test_dask_gpu.py tests/test_accumulator_gpu.py tests/test_flow_gpu.py 2>&1 \
-    | tee "$OUT/pytest_dask_gpu.log" | tail -25
+    tests/test_dask_gpu.py tests/test_accumulator_gpu.py tests/test_flow_gpu.py \
+    tests/test_multi_device.py 2>&1 | tee "$OUT/pytest_dask_gpu.log" | tail -25
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 

@@ -185,6 +185,8 @@ impl From<HistError> for PolarsError {
 pub fn guarded<T>(what: &str, f: impl FnOnce() -> HistResult<T>) -> HistResult<T> {
     // A running call: Ctrl-C now stops it (crate::interrupt).
     let _running = crate::interrupt::Scope::enter();
+    // The caller's current CUDA device (CuPy's, PyTorch's) is as it was after the call.
+    let _current = crate::gpu::device::KeepCurrent::now();
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
         let why = panic
             .downcast_ref::<String>()

@@ -262,6 +262,8 @@ pub struct DeviceRows {
     pub columns: Vec<DeviceColumn>,
     pub weights: Option<u64>,
     pub len: u64,
+    /// The GPU whose memory holds them.
+    pub ordinal: i32,
 }
 
 /// Where a job's rows are.
@@ -296,6 +298,8 @@ pub struct Outline<'j> {
     /// Bytes a row takes in memory (values and weights): what a copy to the device moves.
     pub row_bytes: usize,
     pub location: Location,
+    /// The GPU the job counts on, if it goes to one (see `gpu::device`).
+    pub ordinal: i32,
 }
 
 impl Outline<'_> {

@@ -177,14 +177,21 @@ class Histogram:
             if any(iface is None for iface in cuda):
                 raise TypeError("fill takes columns all in GPU memory or all in host memory")
             found = [iface for iface in cuda if iface is not None]
-            squares = None if weights is None else weights * weights  # alive until filled
-            sample = _cuda.sample([_cuda.column(iface) for iface in found], weights)
-            squares_ptr = None if squares is None else _cuda.weights_pointer(squares, sample.rows)
-            for iface in found:
-                _cuda.sync_stream(iface)
-            self._native.fill_cuda(sample, squares_ptr)
-            del squares
-            flow = _fill.device_flow(columns, weights, self._bounds())
+            # On the GPU holding the arrays (the squares and the flow are made there too).
+            from polars_gpu_hist import _numpy_device
+
+            arrays = [*columns] if weights is None else [*columns, weights]
+            with _numpy_device.on_device(arrays, _numpy_device.library(columns[0])):
+                squares = None if weights is None else weights * weights  # alive until filled
+                sample = _cuda.sample([_cuda.column(iface) for iface in found], weights)
+                squares_ptr = (
+                    None if squares is None else _cuda.weights_pointer(squares, sample.rows)
+                )
+                for iface in found:
+                    _cuda.sync_stream(iface)
+                self._native.fill_cuda(sample, squares_ptr)
+                del squares
+                flow = _fill.device_flow(columns, weights, self._bounds())
             if flow is None:
                 warnings.warn(
                     "Histogram.fill: the rows of these GPU arrays that fall outside the bins or "

@@ -5,7 +5,10 @@ its current stream. The arrays reach the native side as one checked `DeviceSampl
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
+import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -89,7 +92,62 @@ def _prepared(bins: Any, range: Any, typestr: str) -> tuple[_internal.HistogramO
     return options, edge_dtype
 
 
+def device_id(data: Any) -> int | None:
+    """The GPU holding a device array (CuPy, PyTorch, any `__cuda_array_interface__`); None for
+    a host array or one without rows (found nowhere)."""
+    lib = library(data)
+    if lib == "numpy":
+        return None
+    if lib == "torch":
+        return int(data.device.index)
+    iface = getattr(data, "__cuda_array_interface__", None)
+    if iface is None or math.prod(iface["shape"]) == 0:
+        return None
+    return int(_internal.device_of(int(iface["data"][0]), "the array"))
+
+
+@contextlib.contextmanager
+def on_device(arrays: list[Any], lib: str) -> Iterator[None]:
+    """The GPU holding `arrays` made current while their histogram is made, as their library's
+    own functions do: its current stream, and the counts and edges made here, are then on that
+    device, whichever device was current before (current again after). Arrays on several GPUs
+    are refused: a kernel cannot read another GPU's memory."""
+    homes = [(i, d) for i, a in enumerate(arrays) if (d := device_id(a)) is not None]
+    for i, d in homes[1:]:
+        if d != homes[0][1]:
+            j, first = homes[0]
+            raise ValueError(
+                f"the arrays of one call must be on one GPU: array {i} is on GPU {d}, but "
+                f"array {j} on GPU {first}; copy them to one device first (e.g. "
+                f"`cupy.asarray(a)` under `with cupy.cuda.Device({first}):`, or "
+                f'`t.to("cuda:{first}")`)'
+            )
+    if not homes:
+        yield
+        return
+    if lib == "torch":
+        import torch
+
+        with torch.cuda.device(homes[0][1]):
+            yield
+        return
+    try:
+        import cupy
+    except ImportError:  # another producer (Numba, cuDF without CuPy): counted by address alone
+        yield
+        return
+    with cupy.cuda.Device(homes[0][1]):
+        yield
+
+
 def histogram(a: Any, bins: Any, range: Any, density: Any, weights: Any) -> tuple[Any, Any]:
+    """numpy.histogram of a device array, on the GPU holding it."""
+    lib = library(a)
+    with on_device([a] if weights is None else [a, weights], lib):
+        return _histogram(a, bins, range, density, weights)
+
+
+def _histogram(a: Any, bins: Any, range: Any, density: Any, weights: Any) -> tuple[Any, Any]:
     a = device_input(a)
     lib = library(a)
     iface = _cuda.cuda_array(a)
@@ -184,6 +242,20 @@ def _numpy_dtype(array: Any, lib: str) -> np.dtype[Any]:
 
 
 def histogramdd(
+    sample: Any,
+    columns: list[Any],
+    bins: Any,
+    range: Any,
+    density: Any,
+    weights: Any,
+    lib: str,
+) -> tuple[Any, list[Any]]:
+    """numpy.histogramdd of device arrays, on the GPU holding them."""
+    with on_device([*columns] if weights is None else [*columns, weights], lib):
+        return _histogramdd(sample, columns, bins, range, density, weights, lib)
+
+
+def _histogramdd(
     sample: Any,
     columns: list[Any],
     bins: Any,

@@ -5,7 +5,7 @@ use polars::prelude::*;
 
 use super::{DeviceWeights, Histogram};
 use crate::api::axes::{numpy_sample, weights_f64};
-use crate::api::device::one_dtype_and_length;
+use crate::api::device::{gpu_holding, one_dtype_and_length};
 use crate::bins::BinSpec;
 use crate::counts::Counts;
 use crate::engine::{self, Placement};
@@ -67,6 +67,8 @@ impl Histogram {
         let polars = dtype.polars();
         let resolved = self.binnings_for(&vec![&polars; columns.len()], dtype.kind())?;
         let specs = self.specs_with(&resolved);
+        let ptrs: Vec<u64> = columns.iter().map(|c| c.ptr).collect();
+        let ordinal = gpu_holding(&ptrs, weights.map(|w| w.values), len)?.ordinal();
         let device_rows = |weights: Option<u64>| {
             Rows::Device(DeviceRows {
                 columns: columns
@@ -79,6 +81,7 @@ impl Histogram {
                     .collect(),
                 weights,
                 len,
+                ordinal,
             })
         };
         let placement = self.placement();

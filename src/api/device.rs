@@ -1,6 +1,6 @@
 //! Histograms of arrays already in GPU memory (CuPy, PyTorch, Numba: `__cuda_array_interface__`),
-//! counted where they lie: the values never visit the host, and for the numpy drop-in neither do
-//! the counts.
+//! counted where they lie, on the GPU that holds them (whichever the current device is): the
+//! values never visit the host, and for the numpy drop-in neither do the counts.
 
 use std::sync::Arc;
 
@@ -53,6 +53,26 @@ pub fn one_dtype_and_length(
         ))),
         None => Ok((first.dtype, first.len)),
     }
+}
+
+/// The GPU holding the arrays at `columns` and `weights` (of `len` rows), bound to the calling
+/// thread: arrays on two GPUs are refused, and memory CUDA does not know too. Managed memory,
+/// or no rows at all, count on the current device.
+pub fn gpu_holding(columns: &[u64], weights: Option<u64>, len: u64) -> HistResult<&'static Gpu> {
+    gpu::device_count()?;
+    let current = gpu::device::current();
+    if len == 0 {
+        return gpu::on(current);
+    }
+    let named = columns
+        .iter()
+        .enumerate()
+        .map(|(i, &ptr)| (format!("column {i}"), ptr))
+        .chain(weights.map(|w| ("`weights`".to_string(), w)));
+    let homes = named
+        .map(|(what, ptr)| Ok((what.clone(), gpu::device::home_of(ptr, &what)?)))
+        .collect::<HistResult<Vec<_>>>()?;
+    gpu::on(gpu::device::one_device(homes, current)?)
 }
 
 /// One axis of a device job, for resolving its bins from the data.
@@ -135,15 +155,6 @@ fn device_job(
     bins: impl Fn(usize, &DeviceAxis<'_>) -> HistResult<BinSpec>,
     flow: bool,
 ) -> HistResult<Job<'static>> {
-    if len > 0 {
-        // Before anything reads them: the bins may need the data's extremes.
-        for (i, column) in columns.iter().enumerate() {
-            gpu.check_readable(column.ptr, &format!("column {i}"))?;
-        }
-        if let Some(w) = weights {
-            gpu.check_readable(w, "`weights`")?;
-        }
-    }
     let axes = columns
         .iter()
         .enumerate()
@@ -163,8 +174,17 @@ fn device_job(
             columns,
             weights,
             len,
+            ordinal: gpu.ordinal(),
         }),
     )
+}
+
+/// [`gpu_holding`] the columns of an n-D sample (their one length: a mismatch is refused with
+/// the job).
+fn gpu_holding_dims(dims: &[DeviceDim], weights: Option<u64>) -> HistResult<&'static Gpu> {
+    let ptrs: Vec<u64> = dims.iter().map(|d| d.array.ptr).collect();
+    let len = dims.iter().map(|d| d.array.len).max().unwrap_or(0);
+    gpu_holding(&ptrs, weights, len)
 }
 
 /// The 1-D job of a device array.
@@ -257,7 +277,7 @@ pub fn histogram_device(
     options: &HistogramOptions,
 ) -> HistResult<(Series, Report)> {
     let clock = gpu::Clock::start();
-    let gpu = gpu::get()?;
+    let gpu = gpu_holding(&[values.ptr], weights, values.len)?;
     let stream = gpu.stream_after_default()?;
     let job = job_1d(gpu, &stream, values, weights, options)?;
     let resolve = clock.lap();
@@ -285,7 +305,7 @@ pub fn histogramdd_device(
         )));
     }
     let clock = gpu::Clock::start();
-    let gpu = gpu::get()?;
+    let gpu = gpu_holding_dims(dims, weights)?;
     let stream = gpu.stream_after_default()?;
     let job = job_dd(gpu, &stream, dims, weights, options)?;
     let resolve = clock.lap();
@@ -339,7 +359,7 @@ pub fn histogram_into(
     target: &Target,
 ) -> HistResult<Filled> {
     let clock = gpu::Clock::start();
-    let gpu = gpu::get()?;
+    let gpu = gpu_holding(&[values.ptr], weights, values.len)?;
     let stream = gpu.borrowed_stream(target.stream);
     let job = job_1d(gpu, &stream, values, weights, options)?;
     let placement = placement(options.device, options.kernel);
@@ -354,7 +374,7 @@ pub fn histogramdd_into(
     target: &Target,
 ) -> HistResult<Filled> {
     let clock = gpu::Clock::start();
-    let gpu = gpu::get()?;
+    let gpu = gpu_holding_dims(dims, weights)?;
     let stream = gpu.borrowed_stream(target.stream);
     let job = job_dd(gpu, &stream, dims, weights, options)?;
     let placement = placement(options.device, options.kernel);
@@ -407,14 +427,20 @@ pub struct DeviceHistogram {
     pub stream: Arc<CudaStream>,
     pub specs: Vec<BinSpec>,
     pub report: Report,
+    /// The GPU holding the counts.
+    pub ordinal: i32,
 }
 
 impl DeviceHistogram {
     /// The edges of `axis` as `dtype`, made on the device beside the counts (see
     /// [`gpu::edges::linspace_edges`]; `None`: take them from `specs`). Complete on return.
     pub fn device_edges(&self, axis: usize, dtype: DType) -> HistResult<Option<gpu::DeviceBuffer>> {
-        let edges =
-            gpu::edges::linspace_edges(gpu::get()?, &self.stream, &self.specs[axis], dtype)?;
+        let edges = gpu::edges::linspace_edges(
+            gpu::on(self.ordinal)?,
+            &self.stream,
+            &self.specs[axis],
+            dtype,
+        )?;
         if edges.is_some() {
             self.stream
                 .synchronize()
@@ -444,6 +470,7 @@ fn allocated(
         .collect();
     Ok(DeviceHistogram {
         counts,
+        ordinal: stream.context().ordinal() as i32,
         stream,
         specs,
         report: report.before(resolve),
@@ -457,7 +484,7 @@ pub fn histogram_on_device(
     options: &HistogramOptions,
 ) -> HistResult<DeviceHistogram> {
     let clock = gpu::Clock::start();
-    let gpu = gpu::get()?;
+    let gpu = gpu_holding(&[values.ptr], weights, values.len)?;
     let stream = gpu.stream_after_default()?;
     let job = job_1d(gpu, &stream, values, weights, options)?;
     allocated(
@@ -475,7 +502,7 @@ pub fn histogramdd_on_device(
     options: &HistogramDdOptions,
 ) -> HistResult<DeviceHistogram> {
     let clock = gpu::Clock::start();
-    let gpu = gpu::get()?;
+    let gpu = gpu_holding_dims(dims, weights)?;
     let stream = gpu.stream_after_default()?;
     let job = job_dd(gpu, &stream, dims, weights, options)?;
     allocated(

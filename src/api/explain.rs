@@ -39,20 +39,26 @@ impl AxisData for NoData {
 /// Which backend and kernel would histogram `rows` values of `dtype` at `location` with
 /// `options`, and why: the engine's decision for the call (`engine::explain`), so the plan
 /// printed is the plan the call runs (a look at the rows aside: past shared memory, the rows a
-/// call samples may choose the global family).
+/// call samples may choose the global family). `device`: the GPU the rows lie on (an array in
+/// GPU memory, a pinned column); None: the calling thread's current device, where host rows go.
 pub fn explain(
     dtype: &DataType,
     rows: u64,
     options: &HistogramOptions,
     weighted: bool,
     location: Location,
+    device: Option<i32>,
 ) -> HistResult<String> {
-    let report = decision(dtype, rows, options, weighted, location)?;
+    let ordinal = device.unwrap_or_else(gpu::device::current);
+    let report = decision(dtype, rows, options, weighted, location, ordinal)?;
     let mut text = report.to_string();
     if report.backend == Backend::Gpu {
-        let gpu = gpu::get()?;
+        let gpu = gpu::on(ordinal)?;
         let prebuilt = gpu::bundle::describe(gpu.arch, gpu.driver_version, gpu.kernel_source);
-        text += &format!("\nkernels  {prebuilt}");
+        text += &format!(
+            "
+kernels  {prebuilt}"
+        );
         text += &cache_line(gpu::compile::cache_status(gpu.kernel_cache.as_deref()));
     }
     Ok(text)
@@ -65,6 +71,7 @@ fn decision(
     options: &HistogramOptions,
     weighted: bool,
     location: Location,
+    ordinal: i32,
 ) -> HistResult<Report> {
     let physical = dtype::reading(dtype)?.dtype();
     let spec = histogram_axis(
@@ -84,6 +91,7 @@ fn decision(
         weighted,
         row_bytes: physical.size() + 8 * weighted as usize,
         location,
+        ordinal,
     };
     let placement = Placement::asked(options.device, options.kernel);
     engine::explain(&job, &placement)
@@ -138,12 +146,14 @@ mod tests {
                     &options,
                     weighted,
                     Location::Host,
+                    gpu::device::current(),
                 )
                 .unwrap();
                 let case = format!("{} on {device:?}, weighted {weighted}", values.name());
                 assert_eq!(said.backend, ran.backend, "{case}");
                 assert_eq!(said.why, ran.why, "{case}");
                 assert_eq!(said.plan, ran.plan, "{case}");
+                assert_eq!(said.device, ran.device, "{case}");
                 assert_eq!(said.fallback, ran.fallback, "{case}");
             }
         }
@@ -153,7 +163,15 @@ mod tests {
             let values = &columns[1];
             let (_, ran) =
                 crate::api::hist1d::histogram_with_report(values, None, &options).unwrap();
-            let said = explain(values.dtype(), 20_000, &options, false, Location::Host).unwrap();
+            let said = explain(
+                values.dtype(),
+                20_000,
+                &options,
+                false,
+                Location::Host,
+                None,
+            )
+            .unwrap();
             assert_eq!(said, ran.to_string());
             assert!(said.contains("one counter per uint8 value"), "{said}");
         }

@@ -172,6 +172,7 @@ mod tests {
             on_device: false,
             pinned,
             cpu_only: false,
+            ordinal: 0,
         }
     }
 

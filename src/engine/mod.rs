@@ -61,6 +61,8 @@ pub struct Report {
     pub why: String,
     /// The GPU's plan, when the GPU ran (or would run).
     pub plan: Option<Plan>,
+    /// The GPU that ran (or would run) it: its ordinal and name.
+    pub device: Option<(i32, String)>,
     /// How host rows reached the GPU.
     pub route: Option<gpu::Route>,
     /// The GPU failure `device="auto"` recovered from on the CPU.
@@ -100,6 +102,7 @@ impl Report {
             backend: Backend::Cpu,
             why,
             plan: None,
+            device: None,
             ..self
         })
     }
@@ -148,6 +151,9 @@ impl fmt::Display for Report {
             )?,
             Backend::Gpu => write!(f, "backend  gpu: {}", self.why)?,
         }
+        if let Some((ordinal, name)) = &self.device {
+            write!(f, "\ndevice   GPU {ordinal} ({name})")?;
+        }
         if let Some(plan) = &self.plan {
             write!(f, "\n{plan}")?;
         }
@@ -192,6 +198,8 @@ pub struct Shape {
     pub pinned: bool,
     /// Some rule has no kernel (Float16 columns bin on the CPU).
     pub cpu_only: bool,
+    /// The GPU it would count on.
+    pub ordinal: i32,
 }
 
 impl Shape {
@@ -207,6 +215,7 @@ impl Shape {
                 .axes
                 .iter()
                 .any(|a| matches!(a.spec(), Some(crate::bins::BinSpec::Half(_)))),
+            ordinal: job.ordinal,
         }
     }
 }
@@ -215,7 +224,7 @@ impl Shape {
 pub fn choose(shape: Shape, placement: &Placement) -> HistResult<(Backend, String)> {
     match placement.device {
         Device::Cpu => Ok((Backend::Cpu, "device=\"cpu\" was asked for".into())),
-        Device::Gpu => match gpu::get() {
+        Device::Gpu => match gpu::on(shape.ordinal) {
             Ok(_) => Ok((Backend::Gpu, "device=\"gpu\" was asked for".into())),
             Err(HistError::Gpu(why)) => Err(HistError::Gpu(format!(
                 "the GPU was asked for, but no GPU can be used: {why}"
@@ -227,7 +236,7 @@ pub fn choose(shape: Shape, placement: &Placement) -> HistResult<(Backend, Strin
             "Float16 columns are binned on the CPU (numpy's float16 arithmetic)".into(),
         )),
         // Rows in device memory are counted there: copying them back is the user's call.
-        Device::Auto if shape.on_device => match gpu::get() {
+        Device::Auto if shape.on_device => match gpu::on(shape.ordinal) {
             Ok(_) => Ok((Backend::Gpu, "the rows are in device memory".into())),
             Err(e) => Err(e),
         },
@@ -238,7 +247,7 @@ pub fn choose(shape: Shape, placement: &Placement) -> HistResult<(Backend, Strin
             ))
         }
         Device::Auto => {
-            if let Err(e) = gpu::get() {
+            if let Err(e) = gpu::on(shape.ordinal) {
                 let why = match e {
                     HistError::Gpu(why) => why,
                     other => other.to_string(),
@@ -285,6 +294,7 @@ pub fn decide(job: &Outline<'_>, placement: &Placement) -> HistResult<Report> {
         backend,
         why,
         plan: None,
+        device: None,
         route: None,
         fallback: None,
         kernel_ms: None,
@@ -292,13 +302,17 @@ pub fn decide(job: &Outline<'_>, placement: &Placement) -> HistResult<Report> {
     };
     match backend {
         Backend::Cpu => report.on_cpu(job),
-        Backend::Gpu => match gpu::plan_job(gpu::get()?, job, placement.kernel) {
-            Ok(plan) => Ok(Report {
-                plan: Some(plan),
-                ..report
-            }),
-            Err(e) => report.fell_back(job, placement, e),
-        },
+        Backend::Gpu => {
+            let gpu = gpu::on(job.ordinal)?;
+            match gpu::plan_job(gpu, job, placement.kernel) {
+                Ok(plan) => Ok(Report {
+                    plan: Some(plan),
+                    device: Some((gpu.ordinal(), gpu.props.name.clone())),
+                    ..report
+                }),
+                Err(e) => report.fell_back(job, placement, e),
+            }
+        }
     }
 }
 
@@ -323,7 +337,8 @@ pub fn count(job: &Job<'_>, placement: &Placement) -> HistResult<(Counts, Report
     let outline = gpu::outline(job);
     let mut report = decide(&outline, placement)?;
     if let Some(plan) = report.plan.take() {
-        match gpu::count(gpu::get()?, job, plan, &placement.settings, &clock) {
+        let gpu = gpu::on(outline.ordinal)?;
+        match gpu::count(gpu, job, plan, &placement.settings, &clock) {
             Ok((counts, run)) => return Ok((counts, report.ran(run))),
             Err(e) => report = report.fell_back(&outline, placement, e)?,
         }
@@ -344,10 +359,11 @@ pub fn count_into(
     out: u64,
     clock: &gpu::Clock,
 ) -> HistResult<Report> {
-    let mut report = decide(&gpu::outline(job), placement)?;
+    let outline = gpu::outline(job);
+    let mut report = decide(&outline, placement)?;
     let plan = report.plan.take().ok_or_else(rows_on_device)?;
     let queued = gpu::queue(
-        gpu::get()?,
+        gpu::on(outline.ordinal)?,
         stream,
         job,
         plan,
@@ -366,9 +382,10 @@ pub fn count_on_device(
     stream: &Arc<CudaStream>,
     clock: &gpu::Clock,
 ) -> HistResult<(DeviceCounts, Report)> {
-    let mut report = decide(&gpu::outline(job), placement)?;
+    let outline = gpu::outline(job);
+    let mut report = decide(&outline, placement)?;
     let plan = report.plan.take().ok_or_else(rows_on_device)?;
-    let gpu = gpu::get()?;
+    let gpu = gpu::on(outline.ordinal)?;
     let counts = DeviceCounts::alloc(gpu, stream, job.cells, job.is_weighted())?;
     let settings = &placement.settings;
     let queued = gpu::queue(gpu, stream, job, plan, settings, counts.ptr(stream), clock)?;

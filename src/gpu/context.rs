@@ -1,7 +1,9 @@
-//! The process's CUDA context: opened once, on first use, never by a panic (a machine without a
-//! driver simply has no GPU), with the device's properties and the kernels loaded so far.
+//! The process's GPUs: each device's primary context (the one CuPy and PyTorch use) opened on
+//! its first use, never by a panic (a machine without a driver simply has no GPU), with the
+//! device's properties and the kernels loaded into it so far. Which device a call uses is
+//! decided in [`super::device`].
 
-use std::cell::OnceCell;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -19,7 +21,7 @@ use crate::gpu::scratch::ScratchPool;
 use crate::gpu::settings::Settings;
 use crate::gpu::{bundle, compile};
 
-/// The process's GPU, opened on first use.
+/// One GPU of the process, opened on first use.
 pub struct Gpu {
     pub(crate) ctx: Arc<CudaContext>,
     pub props: DeviceProps,
@@ -51,7 +53,11 @@ struct Loaded {
     occupancy: HashMap<(u32, u32), (u32, u32)>,
 }
 
-static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
+/// A GPU opened on first use, or why it could not be.
+type Slot = OnceLock<Result<Gpu, String>>;
+
+/// Each device's slot, by ordinal; or why the process has no GPU (no driver, no device).
+static GPUS: OnceLock<Result<Vec<Slot>, String>> = OnceLock::new();
 
 /// A thread's stream, and the event that orders it after the legacy default stream.
 #[derive(Clone)]
@@ -61,19 +67,64 @@ struct ThreadStream {
 }
 
 thread_local! {
-    static THREAD_STREAM: OnceCell<ThreadStream> = const { OnceCell::new() };
+    /// The calling thread's stream on each device it used, by ordinal.
+    static THREAD_STREAMS: RefCell<Vec<Option<ThreadStream>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The GPU, or why there is none (no driver, no device, a failed context).
-pub fn get() -> HistResult<&'static Gpu> {
-    GPU.get_or_init(|| {
-        Gpu::open().map_err(|e| match e {
-            HistError::Gpu(why) => why,
-            other => other.to_string(),
-        })
+fn why(e: HistError) -> String {
+    match e {
+        HistError::Gpu(why) => why,
+        other => other.to_string(),
+    }
+}
+
+/// Whether the driver library (libcuda) can be loaded: cudarc panics on first use without it.
+pub(crate) fn driver_present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only tries to dlopen libcuda.
+    *PRESENT.get_or_init(|| unsafe { cudarc::driver::sys::is_culib_present() })
+}
+
+/// How many GPUs the process sees, or why it sees none (no driver, no device).
+pub fn device_count() -> HistResult<usize> {
+    GPUS.get_or_init(|| {
+        if !driver_present() {
+            return Err("no NVIDIA driver (libcuda) was found".into());
+        }
+        let count = std::panic::catch_unwind(CudaContext::device_count)
+            .map_err(|_| "the CUDA driver failed to initialize".to_string())?
+            .map_err(|e| why(driver("no usable CUDA device")(e)))?;
+        match count {
+            0 => Err("the driver sees no CUDA device".into()),
+            n => Ok((0..n).map(|_| OnceLock::new()).collect()),
+        }
     })
     .as_ref()
+    .map(Vec::len)
     .map_err(|why| HistError::Gpu(why.clone()))
+}
+
+/// GPU `ordinal`, opened on its first use and bound to the calling thread (the driver calls
+/// that name no context act on it), or why it cannot be used.
+pub fn on(ordinal: i32) -> HistResult<&'static Gpu> {
+    let count = device_count()?;
+    let index = super::device::checked_ordinal(ordinal as i64, count)?;
+    let gpus = GPUS.get().and_then(|g| g.as_ref().ok()).expect("counted");
+    let gpu = gpus[index]
+        .get_or_init(|| Gpu::open(index).map_err(why))
+        .as_ref()
+        .map_err(|why| HistError::Gpu(why.clone()))?;
+    gpu.ctx
+        .bind_to_thread()
+        .map_err(driver("binding the context"))?;
+    Ok(gpu)
+}
+
+/// The GPU that host rows go to: the calling thread's current device (see
+/// [`super::device::current`]).
+pub fn get() -> HistResult<&'static Gpu> {
+    device_count()?;
+    on(super::device::current())
 }
 
 /// Whether a GPU can be used in this process.
@@ -113,16 +164,13 @@ fn chosen_driver_version(actual: u32) -> HistResult<u32> {
 }
 
 impl Gpu {
-    fn open() -> HistResult<Gpu> {
-        // SAFETY: only tries to dlopen libcuda; cudarc panics on first use without it.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(HistError::Gpu(
-                "no NVIDIA driver (libcuda) was found".into(),
-            ));
-        }
-        let ctx = std::panic::catch_unwind(|| CudaContext::new(0))
+    /// Device `ordinal`'s primary context (the driver is present: [`device_count`] said so).
+    fn open(ordinal: usize) -> HistResult<Gpu> {
+        let ctx = std::panic::catch_unwind(|| CudaContext::new(ordinal))
             .map_err(|_| HistError::Gpu("the CUDA driver failed to initialize".into()))?
-            .map_err(driver("no usable CUDA device"))?;
+            .map_err(driver(&format!("opening GPU {ordinal}")))?;
+        ctx.bind_to_thread()
+            .map_err(driver("binding the context"))?;
         let attr = |a: Attr| {
             ctx.attribute(a)
                 .map(|v| v as u32)
@@ -168,55 +216,24 @@ impl Gpu {
         })
     }
 
-    /// The device's ordinal (the one device this process uses).
+    /// The device's ordinal.
     pub fn ordinal(&self) -> i32 {
         self.ctx.ordinal() as i32
     }
 
-    /// Refuses an address the kernels cannot read: memory CUDA does not know (a host buffer
-    /// handed over as device memory), or device memory of another GPU, which a kernel here
-    /// would fault on (and a fault poisons the context for every later call). Page-locked host
-    /// memory and managed memory are read through unified addressing.
+    /// Refuses an address the kernels here cannot read: memory CUDA does not know (a host
+    /// buffer handed over as device memory), or device memory of another GPU, which a kernel
+    /// here would fault on (and a fault poisons the context for every later call). Page-locked
+    /// host memory and managed memory are read through unified addressing.
     pub fn check_readable(&self, ptr: u64, what: &str) -> HistResult<()> {
-        use cudarc::driver::sys::{self, CUmemorytype, CUpointer_attribute as Attr};
-        let mut kind: u32 = 0;
-        let mut managed: u32 = 0;
-        let mut ordinal: i32 = -1;
-        // SAFETY: each out-pointer is valid and of the width its attribute writes (an
-        // unsigned int, an unsigned int, an int).
-        let known = unsafe {
-            sys::cuPointerGetAttribute(
-                (&mut kind as *mut u32).cast(),
-                Attr::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                ptr,
-            ) == sys::CUresult::CUDA_SUCCESS
-                && sys::cuPointerGetAttribute(
-                    (&mut managed as *mut u32).cast(),
-                    Attr::CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                    ptr,
-                ) == sys::CUresult::CUDA_SUCCESS
-                && sys::cuPointerGetAttribute(
-                    (&mut ordinal as *mut i32).cast(),
-                    Attr::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                    ptr,
-                ) == sys::CUresult::CUDA_SUCCESS
-        };
-        if !known {
-            return Err(HistError::InvalidArgument(format!(
-                "{what} at {ptr:#x} is not memory CUDA knows (a host buffer given as GPU \
-                 memory?): pass an array in GPU memory, or a host array or Series"
-            )));
-        }
-        let on_device = kind == CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 && managed == 0;
-        if on_device && ordinal != self.ordinal() {
-            return Err(HistError::InvalidArgument(format!(
-                "{what} is in the memory of GPU {ordinal}, but polars-gpu-hist counts on GPU {} \
-                 (the first this process sees): copy it there, or start the process with \
-                 CUDA_VISIBLE_DEVICES={ordinal} to count on that GPU",
-                self.ordinal()
-            )));
-        }
-        Ok(())
+        let homes = [
+            (
+                "the data".to_string(),
+                super::device::Home::Device(self.ordinal()),
+            ),
+            (what.to_string(), super::device::home_of(ptr, what)?),
+        ];
+        super::device::one_device(homes, self.ordinal()).map(|_| ())
     }
 
     /// The calling thread's stream, made on its first use: concurrent callers (Polars'
@@ -257,8 +274,9 @@ impl Gpu {
     }
 
     fn thread_stream(&self) -> HistResult<ThreadStream> {
-        THREAD_STREAM.with(|cell| {
-            if let Some(made) = cell.get() {
+        let index = self.ordinal() as usize;
+        THREAD_STREAMS.with(|cell| {
+            if let Some(Some(made)) = cell.borrow().get(index) {
                 return Ok(made.clone());
             }
             let made = ThreadStream {
@@ -269,7 +287,12 @@ impl Gpu {
                         .map_err(driver("creating an event"))?,
                 ),
             };
-            Ok(cell.get_or_init(|| made).clone())
+            let mut streams = cell.borrow_mut();
+            if streams.len() <= index {
+                streams.resize(index + 1, None);
+            }
+            streams[index] = Some(made.clone());
+            Ok(made)
         })
     }
 

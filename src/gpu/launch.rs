@@ -105,7 +105,8 @@ pub fn plan_job(gpu: &Gpu, job: &Outline<'_>, force: Option<Family>) -> HistResu
 /// `job` as the plan reads it: its columns' types as they reach the device (group keys may
 /// travel narrower: `DeviceLayout`), and where its rows lie.
 pub fn outline<'j>(job: &'j Job<'_>) -> Outline<'j> {
-    let layout = DeviceLayout::of(&job.rows, &job.axes);
+    let ordinal = device_of(&job.rows);
+    let layout = DeviceLayout::of(&job.rows, &job.axes, ordinal);
     let location = match &job.rows {
         Rows::Device(_) => Location::Device,
         Rows::Host(_) if layout.all_pinned() => Location::Pinned,
@@ -119,6 +120,20 @@ pub fn outline<'j>(job: &'j Job<'_>) -> Outline<'j> {
         weighted: job.is_weighted(),
         row_bytes: job.row_bytes(),
         location,
+        ordinal,
+    }
+}
+
+/// The GPU that counts `rows`: the one holding them, or for host rows the one a column is
+/// pinned to, else the calling thread's current device.
+fn device_of(rows: &Rows<'_>) -> i32 {
+    match rows {
+        Rows::Device(rows) => rows.ordinal,
+        Rows::Host(rows) => rows
+            .columns
+            .iter()
+            .find_map(|c| crate::gpu::pin::find(c).map(|p| p.ordinal))
+            .unwrap_or_else(crate::gpu::device::current),
     }
 }
 
@@ -163,7 +178,7 @@ pub fn queue(
         return queue_by_value(gpu, stream, job, plan, settings, out, clock);
     }
     let mut phases = vec![("plan", clock.lap())];
-    let layout = DeviceLayout::of(&job.rows, &job.axes);
+    let layout = DeviceLayout::of(&job.rows, &job.axes, gpu.ordinal());
     gpu.ctx
         .bind_to_thread()
         .map_err(driver("binding the context"))?;

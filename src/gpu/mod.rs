@@ -7,6 +7,7 @@ pub mod bundle;
 pub(crate) mod bundle_kernels;
 pub mod compile;
 mod context;
+pub mod device;
 pub mod edges;
 pub mod extremes;
 pub mod kernel;
@@ -23,7 +24,7 @@ mod upload;
 
 pub use buffer::DeviceBuffer;
 pub(crate) use context::driver;
-pub use context::{available, get, Gpu};
+pub use context::{available, device_count, get, on, Gpu};
 pub use kernel::Family;
 pub use launch::{count, outline, plan_job, queue, Clock, DeviceCounts, Run};
 pub use plan::Plan;

@@ -40,6 +40,8 @@ pub struct Pinned {
     chunks: Vec<DeviceChunk>,
     elem_bytes: u64,
     bytes: usize,
+    /// The GPU holding the copy.
+    pub ordinal: i32,
 }
 
 impl Pinned {
@@ -70,13 +72,20 @@ fn pins() -> std::sync::MutexGuard<'static, Vec<Arc<Pinned>>> {
     PINS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Copies `series` (a column the engine reads as it is, physical values) to the
-/// device and keeps it there until [`unpin`] or [`clear`]. Returns the device bytes it takes.
+/// Copies `series` (a column the engine reads as it is, physical values) to `gpu` and keeps it
+/// there until [`unpin`] or [`clear`]. Returns the device bytes it takes. A column has one pin:
+/// pinned to another GPU before, it moves.
 pub fn pin(gpu: &Gpu, series: &Series, settings: &Settings) -> HistResult<usize> {
     let column = HostColumn::new(series)?;
     let key: Vec<ChunkKey> = column.chunks.iter().map(key_of).collect();
-    if let Some(p) = pins().iter().find(|p| p.key == key) {
-        return Ok(p.bytes);
+    {
+        let mut pins = pins();
+        if let Some(p) = pins.iter().find(|p| p.key == key) {
+            if p.ordinal == gpu.ordinal() {
+                return Ok(p.bytes);
+            }
+        }
+        pins.retain(|p| p.key != key);
     }
     let stream = gpu.stream()?;
     let how = settings.transfer;
@@ -111,6 +120,7 @@ pub fn pin(gpu: &Gpu, series: &Series, settings: &Settings) -> HistResult<usize>
         chunks,
         elem_bytes: column.dtype.size() as u64,
         bytes,
+        ordinal: gpu.ordinal(),
     }));
     Ok(bytes)
 }

@@ -31,6 +31,7 @@ fn outline<'a>(
         weighted,
         row_bytes: dtypes.iter().map(|d| d.size()).sum::<usize>() + 8 * weighted as usize,
         location: crate::job::Location::Host,
+        ordinal: 0,
     }
 }
 

@@ -88,9 +88,11 @@ unsafe impl Send for PageLocked {}
 
 impl PageLocked {
     pub(crate) fn new(len: usize) -> HistResult<PageLocked> {
-        // SAFETY: allocates `len` bytes of page-locked memory (flags 0: cached, not portable).
-        let ptr = unsafe { cudarc::driver::result::malloc_host(len, 0) }
-            .map_err(driver("allocating page-locked host memory"))?;
+        // SAFETY: allocates `len` bytes of page-locked memory, cached, and portable: page-locked
+        // for every GPU's context (the ring serves them all), not only the current one's.
+        let ptr =
+            unsafe { cudarc::driver::result::malloc_host(len, sys::CU_MEMHOSTALLOC_PORTABLE) }
+                .map_err(driver("allocating page-locked host memory"))?;
         Ok(PageLocked {
             ptr: ptr as *mut u8,
             len,
@@ -416,7 +418,14 @@ fn lock(gpu: &Gpu, chunk: &[u8]) -> HistResult<bool> {
         .bind_to_thread()
         .map_err(driver("page-locking the column in place"))?;
     // SAFETY: registers existing, live host memory; unregistered by `unlock` before returning.
-    let rc = unsafe { sys::cuMemHostRegister_v2(chunk.as_ptr() as *mut _, chunk.len(), 0) };
+    // Portable: another GPU's call may find the pages locked (`Ok(false)`) and copy from them.
+    let rc = unsafe {
+        sys::cuMemHostRegister_v2(
+            chunk.as_ptr() as *mut _,
+            chunk.len(),
+            sys::CU_MEMHOSTREGISTER_PORTABLE,
+        )
+    };
     match rc {
         sys::CUresult::CUDA_SUCCESS => Ok(true),
         sys::CUresult::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => Ok(false),

@@ -101,7 +101,8 @@ struct Rebase {
 }
 
 impl DeviceLayout {
-    pub fn of(rows: &Rows<'_>, axes: &[Axis]) -> Self {
+    /// The layout of `rows` counted on GPU `ordinal` (pins on other GPUs are not read there).
+    pub fn of(rows: &Rows<'_>, axes: &[Axis], ordinal: i32) -> Self {
         let rows = match rows {
             Rows::Host(rows) => rows,
             Rows::Device(rows) => {
@@ -118,7 +119,7 @@ impl DeviceLayout {
             rebased: Vec::new(),
         };
         for (column, axis) in rows.columns.iter().zip(axes) {
-            let pinned = pin::find(column);
+            let pinned = pin::find(column).filter(|p| p.ordinal == ordinal);
             let table = match &axis.rule {
                 Rule::Groups(Groups {
                     keys: GroupKeys::Table { lo, table, strays },
@@ -507,7 +508,7 @@ mod tests {
             ];
             let rows = Rows::Host(HostRows::new(columns, None).expect("rows"));
             let axes = [table(span, first_rows), Axis::bins(bins.clone(), false)];
-            let l = DeviceLayout::of(&rows, &axes);
+            let l = DeviceLayout::of(&rows, &axes, 0);
             (l.dtypes.clone(), l.is_rebased(0), l.is_rebased(1))
         };
         let layout = |keys: &Series, span: usize| layout_of(keys, span, false);

@@ -7,8 +7,8 @@ use polars::prelude::*;
 use pyo3::prelude::*;
 use pyo3_polars::PySeries;
 
+use super::call;
 use super::values::{AnyOptions, PyDeviceSample, PyDeviceTarget};
-use super::{call, to_py};
 use crate::api::device;
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -58,9 +58,19 @@ fn histogram_cuda(
 /// it, which keep it).
 #[pyclass(module = "polars_gpu_hist._internal", name = "DeviceArray", frozen)]
 struct PyDeviceArray {
-    buffer: crate::gpu::DeviceBuffer,
+    buffer: std::mem::ManuallyDrop<crate::gpu::DeviceBuffer>,
     ptr: u64,
     device: i32,
+}
+
+impl Drop for PyDeviceArray {
+    fn drop(&mut self) {
+        // Freed wherever Python lets go of it: freeing binds the buffer's GPU, and the thread's
+        // current device (CuPy's, PyTorch's) must stay as it was.
+        let _current = crate::gpu::device::KeepCurrent::now();
+        // SAFETY: dropped once, here, and never used after.
+        unsafe { std::mem::ManuallyDrop::drop(&mut self.buffer) };
+    }
 }
 
 impl PyDeviceArray {
@@ -71,7 +81,7 @@ impl PyDeviceArray {
     ) -> Self {
         let ptr = buffer.ptr(stream);
         PyDeviceArray {
-            buffer,
+            buffer: std::mem::ManuallyDrop::new(buffer),
             ptr,
             device,
         }
@@ -131,7 +141,7 @@ fn histogram_cuda_counts(
             })?
         }
     };
-    let ordinal = crate::gpu::get().map_err(to_py)?.ordinal();
+    let ordinal = result.ordinal;
     let mut edges = Vec::with_capacity(result.specs.len());
     for (axis, spec) in result.specs.iter().enumerate() {
         let wanted = match edge_typestrs.get(axis).cloned().flatten() {

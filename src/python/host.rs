@@ -22,7 +22,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// Which backend and kernel would run, and why (see `polars_gpu_hist.explain`). The dtype comes
 /// as an empty Series of it: every dtype crosses as a Series, not every one as a dtype.
 #[pyfunction]
-#[pyo3(signature = (dtype, rows, pickled_options, weighted, location))]
+#[pyo3(signature = (dtype, rows, pickled_options, weighted, location, device=None))]
 fn explain(
     py: Python<'_>,
     dtype: PySeries,
@@ -30,6 +30,7 @@ fn explain(
     pickled_options: &[u8],
     weighted: bool,
     location: &str,
+    device: Option<i32>,
 ) -> PyResult<String> {
     let opts: HistogramOptions = unpickle(pickled_options)?;
     let location = match location {
@@ -39,7 +40,7 @@ fn explain(
         other => return Err(PyValueError::new_err(format!("unknown location {other:?}"))),
     };
     call(py, "explain", || {
-        crate::explain(dtype.0.dtype(), rows, &opts, weighted, location)
+        crate::explain(dtype.0.dtype(), rows, &opts, weighted, location, device)
     })
 }
 
