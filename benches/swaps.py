@@ -8,7 +8,8 @@ processes, frequency) falls on both; each sample repeats a call until it has run
 ``--sample-ms`` and records the time of one call. The floor is a plugin function that does no
 work and returns one value (``_bench_floor_expr``): the cost of crossing the plugin boundary,
 which no plugin can go below; the Struct floor (``_bench_floor_struct_expr``) returns
-``histogram``'s shape instead, counting nothing: the boundary's cost for that output. Prints a
+``histogram``'s shape instead, counting nothing: the boundary's cost for that output (with
+``hist=True``, ``hist``'s shape with both fields, its Categorical cast included). Prints a
 markdown table: medians in µs and the ratio original/ours (>= 1.0: ours is as fast or faster).
 """
 
@@ -112,8 +113,15 @@ def swaps(quick: bool) -> list[tuple[str, Call, Call]]:
                 lambda df=df: df.select(_bench_floor_expr(pl.col("x"))),
             )
         )
-        if n == 100:  # the small call against both floors
+        if n == 100:  # the small call against both floors, and hist's both-field shape
             out.extend(histogram_floors(df))
+            out.append(
+                (
+                    "floor: `hist`-shaped no-op plugin beside `hist`, both fields, 100 rows",
+                    lambda df=df: df.select(pl.col("x").gpu_hist.hist(bin_count=20, **BOTH)),
+                    lambda df=df: df.select(_bench_floor_struct_expr(pl.col("x"), 20, hist=True)),
+                )
+            )
     groups = 1_000 if quick else 10_000
     g = rng.integers(0, groups, size=groups * 200)
     frame = pl.DataFrame({"g": g, "x": rng.normal(size=g.size)}).lazy()

@@ -240,6 +240,12 @@ def test_floors_return_the_shapes_they_stand_for() -> None:
     ours = df.select(pl.col("x").gpu_hist.histogram(bins=10))
     assert struct.schema == ours.schema and struct.height == ours.height
     assert df.select(_bench_floor_expr(pl.col("x"))).item() == 100
+    both = {"include_category": True, "include_breakpoint": True}
+    hist_shape = df.select(_bench_floor_struct_expr(pl.col("x"), 20, hist=True))
+    hist = df.select(pl.col("x").gpu_hist.hist(bin_count=20, **both))
+    polars = df.select(pl.col("x").hist(bin_count=20, **both))
+    assert hist_shape.schema == hist.schema == polars.schema
+    assert hist_shape.height == hist.height
     agg = pl.DataFrame({"g": [1, 1, 2], "x": [0.0, 1.0, 2.0]}).group_by("g", maintain_order=True)
     assert agg.agg(_bench_floor_struct_expr(pl.col("x"), 16))["x"].list.len().to_list() == [16, 16]
 

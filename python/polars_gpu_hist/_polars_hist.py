@@ -364,12 +364,15 @@ def _bench_floor_expr(expr: pl.Expr, *, panic: bool = False) -> pl.Expr:
     return build_plugin_call("bench_floor", [expr], kwargs, None)
 
 
-def _bench_floor_struct_expr(expr: pl.Expr, bins: int) -> pl.Expr:
+def _bench_floor_struct_expr(expr: pl.Expr, bins: int, *, hist: bool = False) -> pl.Expr:
     """For benchmarks only, not part of the API: a plugin call that counts nothing and returns
     ``histogram``'s shape (a Struct of ``bin_start``, ``bin_end``, ``count``, ``bins`` rows),
-    the floor under the cost of a call with that output."""
-    kwargs = pickle.dumps({"bins": bins}, protocol=5)
-    return build_plugin_call("bench_floor_struct", [expr], kwargs, None)
+    the floor under the cost of a call with that output; with ``hist``, the shape of ``hist``
+    with both fields (``breakpoint``, ``category`` cast to Categorical as ``hist``'s is,
+    ``count``)."""
+    kwargs = pickle.dumps({"bins": bins, "hist": hist}, protocol=5)
+    cast = _output_dtype(True, True) if hist else None
+    return build_plugin_call("bench_floor_struct", [expr], kwargs, cast)
 
 
 def as_bins(frame: pl.DataFrame) -> pl.DataFrame:

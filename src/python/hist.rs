@@ -19,6 +19,7 @@ use crate::alloc;
 use crate::bins::{Closed, MAX_BINS};
 use crate::error::{HistError, HistResult};
 use crate::options::{Bins, Device, HistogramOptions};
+use crate::output::COUNT;
 use crate::python::for_python;
 use crate::python::hist_labels::{labels, FloatFormat};
 use crate::python::plugin::plugin;
@@ -33,6 +34,10 @@ plugin!(
 
 /// Polars' default number of bins.
 const DEFAULT_BIN_COUNT: usize = 10;
+
+/// The fields of `hist`'s Struct, Polars' names (`count` is the crate's own).
+pub(super) const BREAKPOINT: &str = "breakpoint";
+pub(super) const CATEGORY: &str = "category";
 /// Below this many values a column is counted on the calling thread (as `auto` counts small
 /// host columns).
 const KERNEL_FROM_ROWS: usize = crate::engine::SMALL_ROWS;
@@ -79,15 +84,15 @@ fn hist_field(inputs: &[Field], kwargs: &HistKwargs) -> PolarsResult<Field> {
 fn output_dtype(kwargs: &HistKwargs) -> DataType {
     let mut fields = Vec::with_capacity(3);
     if kwargs.include_breakpoint {
-        fields.push(Field::new("breakpoint".into(), DataType::Float64));
+        fields.push(Field::new(BREAKPOINT.into(), DataType::Float64));
     }
     if kwargs.include_category {
-        fields.push(Field::new("category".into(), DataType::String));
+        fields.push(Field::new(CATEGORY.into(), DataType::String));
     }
     if fields.is_empty() {
         return IDX_DTYPE;
     }
-    fields.push(Field::new("count".into(), IDX_DTYPE));
+    fields.push(Field::new(COUNT.into(), IDX_DTYPE));
     DataType::Struct(fields)
 }
 
@@ -334,7 +339,7 @@ fn kernel_counts(
         ..Default::default()
     };
     let out = crate::api::hist1d::histogram_series(s, None, &options)?;
-    let count = out.struct_()?.field_by_name(crate::output::COUNT)?;
+    let count = out.struct_()?.field_by_name(COUNT)?;
     let count = count.u64()?;
     let mut counts = alloc::with_capacity(n)?;
     counts.extend(count.into_no_null_iter().map(|c| c as IdxSize));
@@ -426,20 +431,20 @@ fn output(
         .filter(|_| !counts.is_empty())
         .unwrap_or(&[]);
     let rows = counts.len();
-    let count = IdxCa::from_vec("count".into(), counts).into_series();
+    let count = IdxCa::from_vec(COUNT.into(), counts).into_series();
     if !kwargs.include_breakpoint && !kwargs.include_category {
         return Ok(count.with_name(name));
     }
     let mut fields = Vec::with_capacity(3);
     if kwargs.include_breakpoint {
         fields.push(
-            Float64Chunked::from_vec("breakpoint".into(), alloc::copied(uppers)?).into_series(),
+            Float64Chunked::from_vec(BREAKPOINT.into(), alloc::copied(uppers)?).into_series(),
         );
     }
     if kwargs.include_category {
         // Room for the labels first: a builder allocates without asking.
         alloc::ensure_available(rows.saturating_mul(64))?;
-        let mut builder = StringChunkedBuilder::new("category".into(), rows);
+        let mut builder = StringChunkedBuilder::new(CATEGORY.into(), rows);
         if !uppers.is_empty() {
             labels(breaks, &kwargs.format, |label| builder.append_value(label));
         }
