@@ -19,10 +19,12 @@
 # paths: the kernels' other paths (issue 33): the first call and a sample of the gpu tests
 #        through the bundle's PTX (POLARS_GPU_HIST_KERNELS=ptx), then as under a CUDA 12 driver
 #        (POLARS_GPU_HIST_DRIVER_VERSION=12000: NVRTC 12.0's PTX); part of check, quick, final.
-# quick: what fits one short call: the first call, the gpu tests of exact integers, infinite
-#        edges, the numpy module, hist and flow, the engine's gpu tests and a sample of the rest
-#        (6 workers), the drop-in swaps (benches/swaps.py), the whole-call profile beside
-#        torch.histc and cupy.histogram, and the CPU backend on every core.
+# quick: what fits one call: the first call; the benches while the machine is quiet (the
+#        whole-call profile beside torch.histc and cupy.histogram, the drop-in swaps of
+#        benches/swaps.py, the fresh range, the CPU backend on every core); the bundle's CUBIN
+#        and PTX paths (not CUDA 12's); the gpu tests of exact integers, infinite edges, the
+#        numpy module, hist, flow and one GPU of the multi-device tests, the engine's gpu tests
+#        and a sample of the rest (6 workers).
 set -uo pipefail
 what=${1:-all}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -99,33 +101,8 @@ PY
     tests/test_by_value.py 2>&1 | tee "$OUT/pytest_gpu_$name.log" | tail -12
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 }
-if [[ $what == paths || $what == quick || $what == final || $what == check ]]; then
-  echo "== the bundle's CUBIN, PTX and CUDA 12 paths in fresh processes (tests/test_gpu_bundle.py)"
-  timeout 400 python3 -m pytest -q -p no:cacheprovider -m gpu -rf --tb=short tests/test_gpu_bundle.py \
-    2>&1 | tee "$OUT/pytest_gpu_bundle.log" | tail -8
-  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
-  path_pass ptx POLARS_GPU_HIST_KERNELS=ptx
-  # Kernels missing from the bundle are refused under CUDA 12 with one sentence (NVRTC 13 is too
-  # new for the driver): count those apart from real failures.
-  path_pass cuda12 POLARS_GPU_HIST_DRIVER_VERSION=12000
-  echo "  of which 'not prebuilt for CUDA 12' refusals: $(grep -c 'not prebuilt for CUDA 12' "$OUT/pytest_gpu_cuda12.log")"
-fi
-
+# The benches first, on a machine not yet warmed by the tests.
 if [[ $what == quick || $what == final ]]; then
-  echo "== gpu tests of exact integers, infinite edges, the numpy module, hist, flow, by= keys, explain (all)"
-  timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
-    tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_numpy_module.py \
-    tests/test_polars_hist.py tests/test_flow_gpu.py tests/test_by_keys.py tests/test_accumulator_gpu.py \
-    tests/test_by_value.py tests/test_by_several_keys.py tests/test_seam.py tests/test_numpy_suite.py \
-    tests/test_explain_runs.py tests/test_time_bins.py tests/test_small_calls.py tests/test_gpu_large_bins.py \
-    2>&1 | tee "$OUT/pytest_gpu_new.log" | tail -15
-  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
-  echo "== gpu tests: the engine's, the accumulator's, and a sample of the rest"
-  timeout 210 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
-    tests/test_gpu_engine.py tests/test_gpu_numpy_device.py tests/test_accumulator_gpu.py tests/test_gpu.py tests/test_gpu_proof.py \
-    -k "engine or accumulator or device_arrays_match_numpy or nd or by_ or explain or segmented or packed or errors or proof or fresh_range" \
-    2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
-  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== where whole calls spend their time, beside the peers (benches/gpu_profile.py)"
   timeout 150 python3 benches/gpu_profile.py --reps 9 2>&1 | tee "$OUT/gpu_profile.log" \
     | grep -vE "^(backend|kernel|input|grid|shared|why|copy|kernels) "
@@ -140,6 +117,38 @@ if [[ $what == quick || $what == final ]]; then
     timeout 150 python3 benches/cpu_bench.py --log2n 26 --gib > "$OUT/cpu_bench.log" 2>&1
     tail -n 25 "$OUT/cpu_bench.log"
   fi
+fi
+
+if [[ $what == paths || $what == quick || $what == final || $what == check ]]; then
+  echo "== the bundle's CUBIN, PTX and CUDA 12 paths in fresh processes (tests/test_gpu_bundle.py)"
+  timeout 400 python3 -m pytest -q -p no:cacheprovider -m gpu -rf --tb=short tests/test_gpu_bundle.py \
+    2>&1 | tee "$OUT/pytest_gpu_bundle.log" | tail -8
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  path_pass ptx POLARS_GPU_HIST_KERNELS=ptx
+  # Kernels missing from the bundle are refused under CUDA 12 with one sentence (NVRTC 13 is too
+  # new for the driver): count those apart from real failures.
+  if [[ $what != quick ]]; then  # quick leaves it out: its one call has no time for it
+    path_pass cuda12 POLARS_GPU_HIST_DRIVER_VERSION=12000
+    echo "  of which 'not prebuilt for CUDA 12' refusals: $(grep -c 'not prebuilt for CUDA 12' "$OUT/pytest_gpu_cuda12.log")"
+  fi
+fi
+
+if [[ $what == quick || $what == final ]]; then
+  echo "== gpu tests of exact integers, infinite edges, the numpy module, hist, flow, by= keys, explain (all)"
+  timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
+    tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_numpy_module.py \
+    tests/test_polars_hist.py tests/test_flow_gpu.py tests/test_by_keys.py tests/test_accumulator_gpu.py \
+    tests/test_by_value.py tests/test_by_several_keys.py tests/test_seam.py tests/test_numpy_suite.py \
+    tests/test_explain_runs.py tests/test_time_bins.py tests/test_small_calls.py tests/test_gpu_large_bins.py \
+    tests/test_multi_device.py \
+    2>&1 | tee "$OUT/pytest_gpu_new.log" | tail -15
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  echo "== gpu tests: the engine's, the accumulator's, and a sample of the rest"
+  timeout 210 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
+    tests/test_gpu_engine.py tests/test_gpu_numpy_device.py tests/test_accumulator_gpu.py tests/test_gpu.py tests/test_gpu_proof.py \
+    -k "engine or accumulator or device_arrays_match_numpy or nd or by_ or explain or segmented or packed or errors or proof or fresh_range" \
+    2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ $what == narrow ]]; then
   echo "== gpu tests of counting by value"
