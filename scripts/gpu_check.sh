@@ -19,6 +19,7 @@
 # paths: the kernels' other paths (issue 33): the first call and a sample of the gpu tests
 #        through the bundle's PTX (POLARS_GPU_HIST_KERNELS=ptx), then as under a CUDA 12 driver
 #        (POLARS_GPU_HIST_DRIVER_VERSION=12000: NVRTC 12.0's PTX); part of check, quick, final.
+# swaps: the drop-in swaps of benches/swaps.py alone (15 rounds), the whole table printed.
 # quick: what fits one call: the first call; the benches while the machine is quiet (the
 #        whole-call profile beside torch.histc and cupy.histogram, the drop-in swaps of
 #        benches/swaps.py, the fresh range, the CPU backend on every core); the bundle's CUBIN
@@ -101,6 +102,13 @@ PY
     tests/test_by_value.py 2>&1 | tee "$OUT/pytest_gpu_$name.log" | tail -12
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 }
+if [[ $what == swaps ]]; then
+  echo "== the drop-in swaps alone, more rounds (benches/swaps.py)"
+  timeout 400 python3 benches/swaps.py --rounds 15 --sample-ms 20 --json "$OUT/swaps.json" \
+    > "$OUT/swaps.log" 2>&1
+  cat "$OUT/swaps.log"
+fi
+
 # The benches first, on a machine not yet warmed by the tests.
 if [[ $what == quick || $what == final ]]; then
   echo "== where whole calls spend their time, beside the peers (benches/gpu_profile.py)"
