@@ -8,7 +8,8 @@
 //   Literal  replay numpy's division (bins.rs `literal`) instead of the proved cheap rule
 //   Formula  0 read edges, 1/2 recompute them from `Linspace` in double/float
 //   Wide     numpy's estimate divides in double (`Estimate::wide`)
-//   Flow     two more bins: below the first edge, above the last (NaN above)
+//   Flow     0 none; 1 two more bins, below the first edge and above the last (NaN above);
+//            2 those and a third, last, for NaN (a Histogram's flow, counted in the same pass)
 // `BinnerOf<V, Kind, Right, Literal, Formula, Wide, Flow, Staged>::type` is the binner of a column
 // of C type V; each axis of a kernel names its own (-DAXIS0=float,1,0,0,0,0,0 and so on).
 #pragma once
@@ -119,8 +120,8 @@ struct EdgeBin {
 
 // `KeyedBins` (src/bins/integer.rs): integer edges compared exactly, as 64-bit keys, staged
 // in shared memory when Staged. It places the flow bins itself (a clamped first edge would tie
-// with the domain's end), so `n` counts them when Flow.
-template <class V, bool Right, bool Staged, bool Flow>
+// with the domain's end), so `n` counts them when Flow (the NaN bin of Flow 2 stays empty).
+template <class V, bool Right, bool Staged, int Flow>
 struct IntEdgeBin {
     typedef V Value;
     static constexpr bool CHEAP = false;
@@ -133,7 +134,7 @@ struct IntEdgeBin {
     __device__ explicit IntEdgeBin(const Rule& r)
         : e(static_cast<const unsigned long long*>(r.edges)),
           bins(r.n),
-          n(Flow ? r.n + 2 : r.n),
+          n(r.n + (Flow == 0 ? 0u : Flow + 1u)),
           at_min(r.at_min),
           at_max(r.at_max)
     {
@@ -156,7 +157,7 @@ struct IntEdgeBin {
 
     __device__ unsigned int operator()(V v) const
     {
-        return bin_int_keys<Right, Flow>(e, bins, at_min, at_max, int_key(v));
+        return bin_int_keys<Right, Flow != 0>(e, bins, at_min, at_max, int_key(v));
     }
 };
 
@@ -202,8 +203,9 @@ struct TableBin {
     }
 };
 
-// Flow bins around `Inner`'s: 0 below the first edge, n + 1 above the last edge or NaN.
-template <class Inner>
+// Flow bins around `Inner`'s: 0 below the first edge, n + 1 above the last edge, and NaN there
+// too, or with NanApart in n + 2.
+template <class Inner, bool NanApart>
 struct FlowBin {
     typedef typename Inner::Value Value;
     static constexpr bool CHEAP = false;
@@ -211,7 +213,10 @@ struct FlowBin {
     unsigned int n;
     double lo;
 
-    __device__ explicit FlowBin(const Rule& r) : inner(r), n(r.n + 2), lo(inner.first_edge()) {}
+    __device__ explicit FlowBin(const Rule& r)
+        : inner(r), n(r.n + (NanApart ? 3u : 2u)), lo(inner.first_edge())
+    {
+    }
     __device__ unsigned char* stage(unsigned char* smem)
     {
         unsigned char* rest = inner.stage(smem);
@@ -221,7 +226,16 @@ struct FlowBin {
     __device__ unsigned int operator()(Value v) const
     {
         const unsigned int b = inner(v);
-        return b < inner.n ? b + 1 : (to_f64(v) < lo ? 0u : inner.n + 1);
+        if (b < inner.n) {
+            return b + 1;
+        }
+        const double x = to_f64(v);
+        if constexpr (NanApart) {
+            if (x != x) {
+                return inner.n + 2;
+            }
+        }
+        return x < lo ? 0u : inner.n + 1;
     }
 };
 
@@ -250,20 +264,24 @@ struct BaseBinner<V, RULE_TABLE, Right, Literal, Formula, Wide, Staged> {
 
 template <class V, bool Right, bool Literal, int Formula, bool Wide, bool Staged>
 struct BaseBinner<V, RULE_INTS, Right, Literal, Formula, Wide, Staged> {
-    typedef IntEdgeBin<V, Right, Staged, false> type;
+    typedef IntEdgeBin<V, Right, Staged, 0> type;
 };
 
-template <class B, bool Flow>
+template <class B, int Flow>
 struct WithFlow {
-    typedef B type;
+    typedef FlowBin<B, Flow == 2> type;
 };
 template <class B>
-struct WithFlow<B, true> {
-    typedef FlowBin<B> type;
+struct WithFlow<B, 0> {
+    typedef B type;
 };
-template <class V, bool Right, bool Staged>
-struct WithFlow<IntEdgeBin<V, Right, Staged, false>, true> {
-    typedef IntEdgeBin<V, Right, Staged, true> type;
+template <class V, bool Right, bool Staged, int Flow>
+struct WithFlow<IntEdgeBin<V, Right, Staged, 0>, Flow> {
+    typedef IntEdgeBin<V, Right, Staged, Flow> type;
+};
+template <class V, bool Right, bool Staged>  // (both of the above would match)
+struct WithFlow<IntEdgeBin<V, Right, Staged, 0>, 0> {
+    typedef IntEdgeBin<V, Right, Staged, 0> type;
 };
 
 // Flags arrive as 0/1 from -D options: ints here (an int is no bool template argument).
@@ -271,5 +289,5 @@ template <class V, int Kind, int Right, int Literal, int Formula, int Wide, int 
 struct BinnerOf {
     typedef typename WithFlow<typename BaseBinner<V, Kind, Right != 0, Literal != 0, Formula,
                                                   Wide != 0, Staged>::type,
-                              Flow != 0>::type type;
+                              Flow>::type type;
 };

@@ -75,17 +75,50 @@ impl GroupKeys {
     }
 }
 
+/// The flow bins of an axis: what falls outside its bins, counted in the same pass as the rest.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FlowBins {
+    /// Rows outside the bins, and NaN, are not counted.
+    #[default]
+    None = 0,
+    /// Two more bins, first and last, for what falls below and above the edges (NaN above), as
+    /// boost-histogram's flow bins.
+    Outside = 1,
+    /// Those two and a third, last, for NaN apart: a `Histogram`'s flow (`accumulator::flow`).
+    OutsideAndNan = 2,
+}
+
+impl FlowBins {
+    /// The bins it adds to an axis.
+    pub fn extra(self) -> usize {
+        match self {
+            FlowBins::None => 0,
+            FlowBins::Outside => 2,
+            FlowBins::OutsideAndNan => 3,
+        }
+    }
+}
+
+impl From<bool> for FlowBins {
+    /// The expressions' `flow=`: boost-histogram's two flow bins, or none.
+    fn from(flow: bool) -> Self {
+        match flow {
+            true => FlowBins::Outside,
+            false => FlowBins::None,
+        }
+    }
+}
+
 /// One axis of a histogram.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Axis {
     pub rule: Rule,
-    /// Two more bins, first and last, for what falls below and above the edges (NaN above), as
-    /// boost-histogram's flow bins.
-    pub flow: bool,
+    pub flow: FlowBins,
 }
 
 impl Axis {
-    pub fn bins(spec: BinSpec, flow: bool) -> Self {
+    pub fn bins(spec: BinSpec, flow: impl Into<FlowBins>) -> Self {
+        let flow = flow.into();
         Axis {
             rule: Rule::Bins(spec),
             flow,
@@ -99,7 +132,7 @@ impl Axis {
             Rule::Groups(g) => g.count,
             Rule::Values { count, .. } => *count,
         };
-        n + 2 * self.flow as usize
+        n + self.flow.extra()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -181,7 +214,7 @@ impl ByValue {
                 lo: self.lo,
                 count: self.values,
             },
-            flow: false,
+            flow: FlowBins::None,
         }
     }
 }

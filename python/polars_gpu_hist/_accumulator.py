@@ -8,7 +8,6 @@ Polars, the scikit-hep plotting protocol, HTML and Altair.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple, overload
 
@@ -177,7 +176,7 @@ class Histogram:
             if any(iface is None for iface in cuda):
                 raise TypeError("fill takes columns all in GPU memory or all in host memory")
             found = [iface for iface in cuda if iface is not None]
-            # On the GPU holding the arrays (the squares and the flow are made there too).
+            # On the GPU holding the arrays (the squares are made there too).
             from polars_gpu_hist import _numpy_device
 
             arrays = [*columns] if weights is None else [*columns, weights]
@@ -189,17 +188,9 @@ class Histogram:
                 )
                 for iface in found:
                     _cuda.sync_stream(iface)
+                # The counts and the flow in one pass of the kernels.
                 self._native.fill_cuda(sample, squares_ptr)
                 del squares
-                flow = _fill.device_flow(columns, weights, self._bounds())
-            if flow is None:
-                warnings.warn(
-                    "Histogram.fill: the rows of these GPU arrays that fall outside the bins or "
-                    "are NaN were not recorded in `flow` (that needs CuPy or PyTorch)",
-                    stacklevel=2,
-                )
-            else:
-                self._native.add_flow(flow)
             self._take_names(columns)
             return self
         series = [_fill.as_series(c, f"x{i}") for i, c in enumerate(columns)]

@@ -3,6 +3,7 @@
 
 use polars::prelude::*;
 
+use super::flow::{split_flow, Flow};
 use super::{DeviceWeights, Histogram};
 use crate::api::axes::{numpy_sample, weights_f64};
 use crate::api::device::{gpu_holding, one_dtype_and_length};
@@ -11,7 +12,7 @@ use crate::counts::Counts;
 use crate::engine::{self, Placement};
 use crate::error::{HistError, HistResult};
 use crate::input::HostColumn;
-use crate::job::{self, DeviceColumn, DeviceRows, HostRows, Job, Rows};
+use crate::job::{self, DeviceColumn, DeviceRows, FlowBins, HostRows, Job, Rows};
 use crate::DeviceArray;
 
 impl Histogram {
@@ -35,12 +36,22 @@ impl Histogram {
         let specs = self.specs_with(&resolved);
         let weights = weights.map(|w| weights_f64(len, w)).transpose()?;
         let placement = self.placement();
-        let counts = self.count(&specs, host_rows(&sample, weights.as_ref())?, &placement)?;
+        let counts = self.count(
+            &specs,
+            FlowBins::None,
+            host_rows(&sample, weights.as_ref())?,
+            &placement,
+        )?;
         let squares = match &weights {
             Some(w) if self.squares.is_some() => {
                 let w = w.f64()?;
                 let squared = (w * w).into_series();
-                Some(self.count(&specs, host_rows(&sample, Some(&squared))?, &placement)?)
+                Some(self.count(
+                    &specs,
+                    FlowBins::None,
+                    host_rows(&sample, Some(&squared))?,
+                    &placement,
+                )?)
             }
             _ => None,
         };
@@ -56,7 +67,10 @@ impl Histogram {
         Ok(())
     }
 
-    /// Counts arrays in GPU memory (one per axis, of one dtype and length) where they lie.
+    /// Counts arrays in GPU memory (one per axis, of one dtype and length) where they lie, and
+    /// their flow in the same pass: every axis gets flow bins for what falls below and above it
+    /// and for NaN ([`FlowBins::OutsideAndNan`]), split off on the host ([`split_flow`]). A
+    /// weighted fill counts the rows once more, for the flow's row counts.
     pub fn fill_device(
         &mut self,
         columns: &[DeviceArray],
@@ -67,6 +81,7 @@ impl Histogram {
         let polars = dtype.polars();
         let resolved = self.binnings_for(&vec![&polars; columns.len()], dtype.kind())?;
         let specs = self.specs_with(&resolved);
+        let bins: Vec<usize> = specs.iter().map(|s| s.len()).collect();
         let ptrs: Vec<u64> = columns.iter().map(|c| c.ptr).collect();
         let ordinal = gpu_holding(&ptrs, weights.map(|w| w.values), len)?.ordinal();
         let device_rows = |weights: Option<u64>| {
@@ -85,14 +100,45 @@ impl Histogram {
             })
         };
         let placement = self.placement();
-        let counts = self.count(&specs, device_rows(weights.map(|w| w.values)), &placement)?;
-        let squares = match weights {
-            Some(w) if self.squares.is_some() => {
-                Some(self.count(&specs, device_rows(Some(w.squares)), &placement)?)
-            }
-            _ => None,
+        let with_flow = FlowBins::OutsideAndNan;
+        let Counts::Exact(rows) = self.count(&specs, with_flow, device_rows(None), &placement)?
+        else {
+            unreachable!("an unweighted count")
         };
-        self.add(&counts, weighted(&squares))?;
+        let (counted, underflow, overflow, nan) = split_flow(&rows, &bins);
+        let mut flow = Flow {
+            rows: len,
+            nan,
+            underflow,
+            overflow,
+            ..Flow::default()
+        };
+        let (counts, squares) = match weights {
+            None => (Counts::Exact(counted), None),
+            Some(w) => {
+                let sums = |ptr| -> HistResult<(Vec<f64>, f64, f64, f64)> {
+                    let rows = device_rows(Some(ptr));
+                    match self.count(&specs, with_flow, rows, &placement)? {
+                        Counts::Weighted(s) => Ok(split_flow(&s, &bins)),
+                        Counts::Exact(_) => unreachable!("a weighted count"),
+                    }
+                };
+                let (values, uw, ow, _) = sums(w.values)?;
+                (flow.underflow_weight, flow.overflow_weight) = (uw, ow);
+                let squares = match self.squares.is_some() {
+                    true => {
+                        let (squares, uq, oq, _) = sums(w.squares)?;
+                        (flow.underflow_squares, flow.overflow_squares) = (uq, oq);
+                        Some(squares)
+                    }
+                    false => None,
+                };
+                (Counts::Weighted(values), squares)
+            }
+        };
+        let flow = self.flow.plus(&flow)?;
+        self.add(&counts, squares.as_deref())?;
+        self.flow = flow;
         self.take(resolved);
         Ok(())
     }
@@ -105,12 +151,13 @@ impl Histogram {
     fn count(
         &self,
         specs: &[&BinSpec],
+        flow: FlowBins,
         rows: Rows<'_>,
         placement: &Placement,
     ) -> HistResult<Counts> {
         let axes = specs
             .iter()
-            .map(|s| Ok(job::Axis::bins(s.try_clone()?, false)))
+            .map(|s| Ok(job::Axis::bins(s.try_clone()?, flow)))
             .collect::<HistResult<_>>()?;
         let job = Job::new(axes, rows)?;
         Ok(engine::count(&job, placement)?.0)
@@ -134,4 +181,105 @@ fn host_rows<'a>(columns: &'a [Series], weights: Option<&'a Series>) -> HistResu
         columns,
         weights.map(HostColumn::new).transpose()?,
     )?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accumulator::{AccumulatorOptions, Axis, Storage};
+
+    /// A device fill's flow bins, split on the host, give the host fill's counts and flow: the
+    /// same job counted here on the CPU (1 to 3 axes, weighted or not, NaN and infinities on
+    /// every axis, values on the edges and outside).
+    #[test]
+    fn flow_bins_split_as_the_host_fill_classifies_rows() {
+        let values = [
+            -1.0,
+            f64::NAN,
+            0.0,
+            0.25,
+            0.5,
+            1.0,
+            1.5,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.75,
+            0.999,
+            -0.0,
+            0.3,
+        ];
+        let n = values.len();
+        let weights = Series::new(
+            "w".into(),
+            (0..n).map(|i| i as f64 * 0.5 - 1.0).collect::<Vec<_>>(),
+        );
+        for dims in 1..=3 {
+            let columns: Vec<Series> = (0..dims)
+                .map(|d| {
+                    let rotated: Vec<f64> = (0..n).map(|i| values[(i * (d + 1) + d) % n]).collect();
+                    Series::new(format!("x{d}").into(), rotated)
+                })
+                .collect();
+            for weighted in [false, true] {
+                let storage = if weighted {
+                    Storage::Weight
+                } else {
+                    Storage::Count
+                };
+                let options = AccumulatorOptions {
+                    storage,
+                    ..Default::default()
+                };
+                let axes = (0..dims).map(|d| Axis::regular(3 + d, 0.0, 1.0)).collect();
+                let mut host = Histogram::new(axes, options).unwrap();
+                let w = weighted.then_some(&weights);
+                host.fill(&columns, w).unwrap();
+                let specs: Vec<&BinSpec> = (0..dims).map(|d| host.spec(d)).collect();
+                let bins: Vec<usize> = specs.iter().map(|s| s.len()).collect();
+                let with_flow = FlowBins::OutsideAndNan;
+                let placement = host.placement();
+                let count = |w: Option<&Series>| {
+                    let rows = host_rows(&columns, w).unwrap();
+                    host.count(&specs, with_flow, rows, &placement).unwrap()
+                };
+                let Counts::Exact(rows) = count(None) else {
+                    panic!("an unweighted count")
+                };
+                let (counted, underflow, overflow, nan) = split_flow(&rows, &bins);
+                let f = *host.flow();
+                let context = format!("{dims} axes, weighted {weighted}");
+                assert_eq!(
+                    (f.nan, f.underflow, f.overflow),
+                    (nan, underflow, overflow),
+                    "{context}"
+                );
+                if !weighted {
+                    assert_eq!(host.exact_counts().unwrap(), &counted[..], "{context}");
+                    continue;
+                }
+                let squared = (&weights * &weights).unwrap();
+                for (w, kept, under, over) in [
+                    (
+                        &weights,
+                        host.counts(),
+                        f.underflow_weight,
+                        f.overflow_weight,
+                    ),
+                    (
+                        &squared,
+                        &Counts::Weighted(host.squared_weights().unwrap().to_vec()),
+                        f.underflow_squares,
+                        f.overflow_squares,
+                    ),
+                ] {
+                    let Counts::Weighted(sums) = count(Some(w)) else {
+                        panic!("a weighted count")
+                    };
+                    let (inner, below, above, _) = split_flow(&sums, &bins);
+                    assert_eq!(kept, &Counts::Weighted(inner), "{context}");
+                    assert_eq!((below, above), (under, over), "{context}");
+                }
+            }
+        }
+    }
 }

@@ -146,6 +146,48 @@ pub(super) fn host_flow(
     Ok(flow)
 }
 
+/// A count made with [`FlowBins::OutsideAndNan`](crate::job::FlowBins) on every axis (three
+/// more cells on each, row-major) split into the counts of the bins and what fell outside,
+/// `(bins, below, above, nan)`, each cell decided as [`host_flow`] decides a row: NaN on some
+/// axis first, else the first axis on which it is outside.
+pub(super) fn split_flow<T>(extended: &[T], bins: &[usize]) -> (Vec<T>, T, T, T)
+where
+    T: Copy + Default + std::ops::AddAssign,
+{
+    let (mut below, mut above, mut nan) = (T::default(), T::default(), T::default());
+    if let [n] = bins {
+        // One axis: [below, bins.., above, NaN].
+        let n = *n;
+        return (
+            extended[1..=n].to_vec(),
+            extended[0],
+            extended[n + 1],
+            extended[n + 2],
+        );
+    }
+    let mut inner = Vec::with_capacity(bins.iter().product());
+    let mut at = vec![0usize; bins.len()];
+    for &count in extended {
+        let nan_axis = at.iter().zip(bins).any(|(&i, &n)| i == n + 2);
+        let outside = at.iter().zip(bins).find(|&(&i, &n)| i == 0 || i == n + 1);
+        match (nan_axis, outside) {
+            (true, _) => nan += count,
+            (false, Some((&0, _))) => below += count,
+            (false, Some(_)) => above += count,
+            (false, None) => inner.push(count),
+        }
+        // The next cell's coordinates: the last axis turns fastest.
+        for (i, &n) in at.iter_mut().zip(bins).rev() {
+            *i += 1;
+            if *i < n + 3 {
+                break;
+            }
+            *i = 0;
+        }
+    }
+    (inner, below, above, nan)
+}
+
 /// Which values of `column` lie below the first edge of `spec`, and which above the last, compared
 /// as the bins compare them: integer columns with integer edges exactly (as Int128), the rest as
 /// float64 (float32 and float16 edges and values widen exactly; integers against float edges

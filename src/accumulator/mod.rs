@@ -213,17 +213,9 @@ impl Histogram {
     }
 
     /// The rows the fills saw and those not counted, by reason (boost-histogram's flow bins,
-    /// with nulls and NaN): `rows = counted + null + nan + underflow + overflow`. Fills from
-    /// GPU memory leave it to their caller ([`Histogram::add_flow`]).
+    /// with nulls and NaN): `rows = counted + null + nan + underflow + overflow`.
     pub fn flow(&self) -> &Flow {
         &self.flow
-    }
-
-    /// Adds the flow of a fill that counted data this histogram cannot read (arrays in GPU
-    /// memory, classified where they lie).
-    pub fn add_flow(&mut self, flow: &Flow) -> HistResult<()> {
-        self.flow = self.flow.plus(flow)?;
-        Ok(())
     }
 
     /// The edges of `axis` as float64 (float32 edges widen exactly). Before any fill, those of a

@@ -8,7 +8,7 @@ use crate::api::by_keys;
 use crate::engine::{self, Placement, Report};
 use crate::error::{guarded, HistError, HistResult};
 use crate::input::{HostColumn, Value};
-use crate::job::{Axis, GroupKeys, Groups, HostRows, Job, Rows, Rule, Strays};
+use crate::job::{Axis, FlowBins, GroupKeys, Groups, HostRows, Job, Rows, Rule, Strays};
 use crate::options::HistogramOptions;
 use crate::output::{self, AxisOut};
 
@@ -141,7 +141,7 @@ pub(crate) fn histogram_by_with_report(
         let axes = vec![
             Axis {
                 rule: Rule::Groups(groups),
-                flow: false,
+                flow: FlowBins::None,
             },
             Axis::bins(spec, options.flow),
         ];

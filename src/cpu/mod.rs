@@ -14,7 +14,7 @@ use crate::bins::BinSpec;
 use crate::counts::{zeroed, Counts};
 use crate::error::HistResult;
 use crate::input::{Chunk, Value, Values};
-use crate::job::{Axis, Counter, GroupKeys, HostRows, Job, Rule, Strays};
+use crate::job::{Axis, Counter, FlowBins, GroupKeys, HostRows, Job, Rule, Strays};
 
 /// Rows handled per block (fits in L1 beside a small histogram).
 pub const BLOCK: usize = 2048;
@@ -200,8 +200,8 @@ pub(crate) fn axis_cells(axis: &Axis, part: &Chunk<'_>, out: &mut [u32]) {
     match &axis.rule {
         Rule::Bins(spec) => {
             spec_bins(spec, part.values, out);
-            if axis.flow {
-                flow_bins(spec, part.values, out);
+            if axis.flow != FlowBins::None {
+                flow_bins(spec, axis.flow, part.values, out);
             }
         }
         Rule::Groups(groups) => match &groups.keys {
@@ -268,9 +268,13 @@ fn spec_bins(spec: &BinSpec, values: Values<'_>, out: &mut [u32]) {
 }
 
 /// Moves bins one up and puts the values not counted in the flow bins: below the first edge in
-/// bin 0, above the last edge (and NaN) in bin n + 1.
-fn flow_bins(spec: &BinSpec, values: Values<'_>, out: &mut [u32]) {
+/// bin 0, above the last edge in bin n + 1, NaN there too or, with `OutsideAndNan`, in n + 2.
+fn flow_bins(spec: &BinSpec, flow: FlowBins, values: Values<'_>, out: &mut [u32]) {
     let n = spec.len() as u32;
+    let nan = match flow {
+        FlowBins::OutsideAndNan => n + 2,
+        _ => n + 1,
+    };
     let lo = spec.edge(0);
     if let BinSpec::Integers(b) = spec {
         return crate::with_values!(values, |v: T| {
@@ -287,10 +291,13 @@ fn flow_bins(spec: &BinSpec, values: Values<'_>, out: &mut [u32]) {
     }
     crate::with_values!(values, |v: T| {
         for (o, &x) in out.iter_mut().zip(v) {
+            let x = x.to_f64();
             *o = if *o < n {
                 *o + 1
-            } else if x.to_f64() < lo {
+            } else if x < lo {
                 0
+            } else if x.is_nan() {
+                nan
             } else {
                 n + 1
             };

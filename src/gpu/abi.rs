@@ -11,7 +11,7 @@ use crate::error::HistResult;
 use crate::gpu::context::driver;
 use crate::gpu::kernel::AxisKernel;
 use crate::input::bytes_of;
-use crate::job::{self, Axis, GroupKeys, MAX_RANK};
+use crate::job::{self, Axis, FlowBins, GroupKeys, MAX_RANK};
 
 /// `Column`: `len` values `stride` apart, with an Arrow validity bitmap (0: every row valid).
 #[repr(C)]
@@ -204,7 +204,7 @@ impl DeviceRule {
                     BinSpec::Edges(e) => Some(bytes_of(&e.edges)),
                     BinSpec::Integers(b) => {
                         let domain = crate::bins::Domain::of(kernel.dtype);
-                        keyed = b.keyed(domain, axis.flow)?;
+                        keyed = b.keyed(domain, axis.flow != FlowBins::None)?;
                         (rule.at_min, rule.at_max) = (keyed.at_min, keyed.at_max);
                         Some(bytes_of(&keyed.keys))
                     }

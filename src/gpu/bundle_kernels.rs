@@ -2,6 +2,7 @@
 
 use crate::dtype::DType;
 use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, KernelId, RuleKind, RuleVariant};
+use crate::job::FlowBins;
 
 /// The kernels a bundle holds: what plans choose for every column type with numpy's and
 /// Polars' equal bins and explicit edges, counted or weighted, the automatic range, narrow
@@ -16,7 +17,7 @@ pub fn common_kernels() -> Vec<KernelId> {
         literal,
         formula,
         wide,
-        flow: false,
+        flow: FlowBins::None,
     };
     let one = |family, weighted, dtype, rule| KernelId::Count {
         family,

@@ -4,6 +4,7 @@
 use super::*;
 use crate::dtype::DType;
 use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, RuleKind, RuleVariant};
+use crate::job::FlowBins;
 
 fn rule(kind: RuleKind) -> RuleVariant {
     RuleVariant {
@@ -12,7 +13,7 @@ fn rule(kind: RuleKind) -> RuleVariant {
         literal: false,
         formula: 0,
         wide: false,
-        flow: false,
+        flow: FlowBins::None,
     }
 }
 
@@ -59,14 +60,25 @@ fn kernels() -> Vec<KernelId> {
             ..rule(RuleKind::U32)
         },
         RuleVariant {
-            flow: true,
+            flow: FlowBins::Outside,
             right: true,
             ..rule(RuleKind::Edges)
+        },
+        // A Histogram's flow from GPU memory: NaN in a bin of its own.
+        RuleVariant {
+            flow: FlowBins::OutsideAndNan,
+            formula: 2,
+            ..rule(RuleKind::U32)
         },
     ];
     for v in variants {
         out.push(count(Family::Global, false, DType::F32, v));
     }
+    let int_flow = RuleVariant {
+        flow: FlowBins::OutsideAndNan,
+        ..rule(RuleKind::Integers)
+    };
+    out.push(count(Family::Shared, true, DType::I32, int_flow));
     for dtype in DType::ALL {
         out.push(count(Family::Shared, false, dtype, rule(RuleKind::U64)));
         out.push(KernelId::Extremes { dtype });
@@ -77,7 +89,7 @@ fn kernels() -> Vec<KernelId> {
         axis(
             DType::U16,
             RuleVariant {
-                flow: true,
+                flow: FlowBins::Outside,
                 ..rule(RuleKind::Edges)
             },
         ),
@@ -150,7 +162,7 @@ fn kernels() -> Vec<KernelId> {
     ] {
         let v = RuleVariant {
             right: true,
-            flow: true,
+            flow: FlowBins::Outside,
             ..rule(RuleKind::Integers)
         };
         out.push(count(family, false, DType::U64, v));
@@ -162,7 +174,7 @@ fn kernels() -> Vec<KernelId> {
             axis(
                 DType::I64,
                 RuleVariant {
-                    flow: true,
+                    flow: FlowBins::Outside,
                     ..rule(RuleKind::Integers)
                 },
             ),

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bins::{BinSpec, Closed, Origin, UniformBins};
 use crate::dtype::DType;
-use crate::job::{Axis, GroupKeys, Rule, MAX_RANK};
+use crate::job::{Axis, FlowBins, GroupKeys, Rule, MAX_RANK};
 
 /// A kernel family (see kernels/families.cuh).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -89,7 +89,7 @@ pub struct RuleVariant {
     pub formula: u8,
     /// numpy's estimate in double (`Estimate::wide`), only where it matters (float32 literal).
     pub wide: bool,
-    pub flow: bool,
+    pub flow: FlowBins,
 }
 
 impl RuleVariant {
@@ -210,8 +210,10 @@ impl fmt::Display for RuleVariant {
         if self.formula > 0 {
             write!(f, "_formula{}", if self.formula == 2 { "32" } else { "64" })?;
         }
-        if self.flow {
-            write!(f, "_flow")?;
+        match self.flow {
+            FlowBins::None => {}
+            FlowBins::Outside => write!(f, "_flow")?,
+            FlowBins::OutsideAndNan => write!(f, "_flownan")?,
         }
         Ok(())
     }

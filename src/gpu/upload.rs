@@ -410,6 +410,7 @@ mod tests {
     use super::*;
     use crate::bins::{BinSpec, Binning, Closed, Range, ValueKind};
     use crate::input::HostColumn;
+    use crate::job::FlowBins;
 
     fn rebase(lo: i64, span: u64, strays: Option<Strays>) -> Rebase {
         Rebase { lo, span, strays }
@@ -483,7 +484,7 @@ mod tests {
                     strays: first_rows.then(Strays::default),
                 },
             }),
-            flow: false,
+            flow: FlowBins::None,
         }
     }
 

@@ -274,29 +274,6 @@ impl PyHistogram {
         })
     }
 
-    /// Adds the flow of a fill from GPU memory, classified where the arrays lie (same tuple
-    /// as `flow`).
-    #[allow(clippy::type_complexity)]
-    fn add_flow(
-        &self,
-        py: Python<'_>,
-        flow: (u64, u64, u64, u64, u64, f64, f64, f64, f64),
-    ) -> PyResult<()> {
-        let (rows, null, nan, underflow, overflow, uw, ow, uq, oq) = flow;
-        let flow = crate::accumulator::Flow {
-            rows,
-            null,
-            nan,
-            underflow,
-            overflow,
-            underflow_weight: uw,
-            overflow_weight: ow,
-            underflow_squares: uq,
-            overflow_squares: oq,
-        };
-        call(py, "Histogram.add_flow", || self.lock().add_flow(&flow))
-    }
-
     /// The number of bins of each axis.
     #[getter]
     fn shape(&self, py: Python<'_>) -> PyResult<Vec<usize>> {
