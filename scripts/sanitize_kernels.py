@@ -7,8 +7,10 @@ once more over several tiles and partitions (long runs a warp's, short ones a la
 batched count pass); then the extremes kernel through device arrays (every width's 16-byte
 reads, unaligned starts). Exits non-zero on a wrong count.
 
+Then fills of a Histogram from CuPy arrays, whose kernels count the flow too ("flow").
+
 Usage: python scripts/sanitize_kernels.py [PART ...]: only those parts (families, "proof",
-"nd", "by_value", "extremes"); all of them by default.
+"nd", "by_value", "flow", "extremes"); all of them by default.
 """
 
 import sys
@@ -145,6 +147,52 @@ for dtype, rows in [(pl.Int8, 8192), (pl.UInt16, 1 << 20)] if wanted("by_value")
         print("by value", dtype, bins, "ok" if hist[0] == hist[1] else "MISMATCH", flush=True)
 try:
     import cupy as cp
+
+    # Fills from GPU memory count their flow in the same pass (three flow bins an axis, NaN
+    # apart): each family by its bin count (shared, packed, batched; weighted: shared, global),
+    # 1-D and 2-D, against the host fill.
+    flowing = x64.copy()
+    flowing[::11] = np.inf
+    flowing[::13] = -np.inf
+    for dtype in [np.float32, np.float64, np.int32] if wanted("flow") else []:
+        host = (
+            flowing.astype(dtype) if dtype != np.int32 else (x64[~np.isnan(x64)] * 40).astype(dtype)
+        )
+        weights = rng.integers(0, 5, host.size).astype(np.float64)
+        for bins, weighted in [
+            (8, False),
+            (4000, False),
+            (60000, False),
+            (300000, False),
+            (8, True),
+            (60000, True),
+        ]:
+            lo, hi = (-2.0, 2.0) if dtype != np.int32 else (-50.0, 50.0)
+            w = (cp.asarray(weights), weights) if weighted else (None, None)
+            on_gpu = gh.Histogram(bins, range=(lo, hi), weights=weighted).fill(
+                cp.asarray(host), weights=w[0]
+            )
+            on_cpu = gh.Histogram(bins, range=(lo, hi), weights=weighted, device="cpu").fill(
+                host, weights=w[1]
+            )
+            ok = on_gpu == on_cpu
+            bad += not ok
+            print(
+                "flow",
+                np.dtype(dtype).name,
+                bins,
+                "weighted" if weighted else "",
+                "ok" if ok else "MISMATCH",
+                flush=True,
+            )
+        y = np.roll(host, 5)
+        on_gpu = gh.Histogram([16, 16], range=[(-2, 2), (-1, 1)]).fill(
+            cp.asarray(host), cp.asarray(y)
+        )
+        on_cpu = gh.Histogram([16, 16], range=[(-2, 2), (-1, 1)], device="cpu").fill(host, y)
+        ok = on_gpu == on_cpu
+        bad += not ok
+        print("flow 2-D", np.dtype(dtype).name, "ok" if ok else "MISMATCH", flush=True)
 
     if not wanted("extremes"):
         raise SystemExit(1 if bad else 0)

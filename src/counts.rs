@@ -60,10 +60,19 @@ impl Counts {
     pub fn add(&mut self, other: &Counts) -> HistResult<()> {
         match (self, other) {
             (Counts::Exact(a), Counts::Exact(b)) if a.len() == b.len() => {
-                if a.iter().zip(b).any(|(x, &y)| x.checked_add(y).is_none()) {
+                // One pass (a million bins are megabytes), undone on the rare overflow.
+                let mut overflow = false;
+                a.iter_mut().zip(b).for_each(|(x, &y)| {
+                    let (sum, o) = x.overflowing_add(y);
+                    *x = sum;
+                    overflow |= o;
+                });
+                if overflow {
+                    a.iter_mut()
+                        .zip(b)
+                        .for_each(|(x, &y)| *x = x.wrapping_sub(y));
                     return Err(HistError::Overflow);
                 }
-                a.iter_mut().zip(b).for_each(|(x, &y)| *x += y);
                 Ok(())
             }
             (Counts::Weighted(a), Counts::Weighted(b)) if a.len() == b.len() => {

@@ -105,7 +105,7 @@ impl Histogram {
         else {
             unreachable!("an unweighted count")
         };
-        let (counted, underflow, overflow, nan) = split_flow(&rows, &bins);
+        let (counted, underflow, overflow, nan) = split_flow(rows, &bins);
         let mut flow = Flow {
             rows: len,
             nan,
@@ -119,7 +119,7 @@ impl Histogram {
                 let sums = |ptr| -> HistResult<(Vec<f64>, f64, f64, f64)> {
                     let rows = device_rows(Some(ptr));
                     match self.count(&specs, with_flow, rows, &placement)? {
-                        Counts::Weighted(s) => Ok(split_flow(&s, &bins)),
+                        Counts::Weighted(s) => Ok(split_flow(s, &bins)),
                         Counts::Exact(_) => unreachable!("a weighted count"),
                     }
                 };
@@ -208,18 +208,20 @@ mod tests {
             -0.0,
             0.3,
         ];
-        let n = values.len();
-        let weights = Series::new(
-            "w".into(),
-            (0..n).map(|i| i as f64 * 0.5 - 1.0).collect::<Vec<_>>(),
-        );
-        for dims in 1..=3 {
+        for dims in 1..=3u32 {
+            // Every combination of the values over the axes.
+            let n = values.len().pow(dims);
             let columns: Vec<Series> = (0..dims)
                 .map(|d| {
-                    let rotated: Vec<f64> = (0..n).map(|i| values[(i * (d + 1) + d) % n]).collect();
-                    Series::new(format!("x{d}").into(), rotated)
+                    let step = values.len().pow(d);
+                    let column: Vec<f64> =
+                        (0..n).map(|i| values[i / step % values.len()]).collect();
+                    Series::new(format!("x{d}").into(), column)
                 })
                 .collect();
+            let weights: Vec<f64> = (0..n).map(|i| (i % 7) as f64 * 0.5 - 1.0).collect();
+            let weights = Series::new("w".into(), weights);
+            let dims = dims as usize;
             for weighted in [false, true] {
                 let storage = if weighted {
                     Storage::Weight
@@ -245,7 +247,7 @@ mod tests {
                 let Counts::Exact(rows) = count(None) else {
                     panic!("an unweighted count")
                 };
-                let (counted, underflow, overflow, nan) = split_flow(&rows, &bins);
+                let (counted, underflow, overflow, nan) = split_flow(rows, &bins);
                 let f = *host.flow();
                 let context = format!("{dims} axes, weighted {weighted}");
                 assert_eq!(
@@ -275,7 +277,7 @@ mod tests {
                     let Counts::Weighted(sums) = count(Some(w)) else {
                         panic!("a weighted count")
                     };
-                    let (inner, below, above, _) = split_flow(&sums, &bins);
+                    let (inner, below, above, _) = split_flow(sums, &bins);
                     assert_eq!(kept, &Counts::Weighted(inner), "{context}");
                     assert_eq!((below, above), (under, over), "{context}");
                 }

@@ -149,35 +149,58 @@ pub(super) fn host_flow(
 /// A count made with [`FlowBins::OutsideAndNan`](crate::job::FlowBins) on every axis (three
 /// more cells on each, row-major) split into the counts of the bins and what fell outside,
 /// `(bins, below, above, nan)`, each cell decided as [`host_flow`] decides a row: NaN on some
-/// axis first, else the first axis on which it is outside.
-pub(super) fn split_flow<T>(extended: &[T], bins: &[usize]) -> (Vec<T>, T, T, T)
+/// axis first, else the first axis on which it is outside. The bins are compacted in place (a
+/// million of them are megabytes: no second buffer).
+pub(super) fn split_flow<T>(mut extended: Vec<T>, bins: &[usize]) -> (Vec<T>, T, T, T)
 where
     T: Copy + Default + std::ops::AddAssign,
 {
-    let (mut below, mut above, mut nan) = (T::default(), T::default(), T::default());
     if let [n] = bins {
         // One axis: [below, bins.., above, NaN].
         let n = *n;
-        return (
-            extended[1..=n].to_vec(),
-            extended[0],
-            extended[n + 1],
-            extended[n + 2],
-        );
+        let (below, above, nan) = (extended[0], extended[n + 1], extended[n + 2]);
+        extended.copy_within(1..=n, 0);
+        extended.truncate(n);
+        return (extended, below, above, nan);
     }
-    let mut inner = Vec::with_capacity(bins.iter().product());
-    let mut at = vec![0usize; bins.len()];
-    for &count in extended {
-        let nan_axis = at.iter().zip(bins).any(|(&i, &n)| i == n + 2);
-        let outside = at.iter().zip(bins).find(|&(&i, &n)| i == 0 || i == n + 1);
+    let (mut below, mut above, mut nan) = (T::default(), T::default(), T::default());
+    let sum = |cells: &[T]| {
+        let mut total = T::default();
+        cells.iter().for_each(|&c| total += c);
+        total
+    };
+    // A run of the last axis at a time: its cells share the other axes' coordinates (`at`).
+    let (outer, last) = bins.split_at(bins.len() - 1);
+    let run = last[0] + 3;
+    let mut at = vec![0usize; outer.len()];
+    let mut kept = 0;
+    for start in (0..extended.len()).step_by(run) {
+        let cells = start..start + run;
+        let nan_axis = at.iter().zip(outer).any(|(&i, &n)| i == n + 2);
+        let outside = at.iter().zip(outer).find(|&(&i, &n)| i == 0 || i == n + 1);
         match (nan_axis, outside) {
-            (true, _) => nan += count,
-            (false, Some((&0, _))) => below += count,
-            (false, Some(_)) => above += count,
-            (false, None) => inner.push(count),
+            (true, _) => nan += sum(&extended[cells]),
+            (false, Some((&i, _))) => {
+                // NaN on the last axis still comes first.
+                nan += extended[start + run - 1];
+                let rest = sum(&extended[start..start + run - 1]);
+                if i == 0 {
+                    below += rest;
+                } else {
+                    above += rest;
+                }
+            }
+            (false, None) => {
+                below += extended[start];
+                above += extended[start + run - 2];
+                nan += extended[start + run - 1];
+                // `kept` trails `start`: every run begins with a below cell.
+                extended.copy_within(start + 1..start + run - 2, kept);
+                kept += run - 3;
+            }
         }
-        // The next cell's coordinates: the last axis turns fastest.
-        for (i, &n) in at.iter_mut().zip(bins).rev() {
+        // The next run's coordinates: the last of the other axes turns fastest.
+        for (i, &n) in at.iter_mut().zip(outer).rev() {
             *i += 1;
             if *i < n + 3 {
                 break;
@@ -185,7 +208,8 @@ where
             *i = 0;
         }
     }
-    (inner, below, above, nan)
+    extended.truncate(kept);
+    (extended, below, above, nan)
 }
 
 /// Which values of `column` lie below the first edge of `spec`, and which above the last, compared
