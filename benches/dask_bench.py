@@ -363,8 +363,11 @@ def summarize(clusters: list[dict[str, Any]], numpy_crc: dict[str, int]) -> dict
             for name, s in sorted(by.items())
         }
     same = all(len(v) == 1 for v in crcs.values())
-    equal_numpy = bool(numpy_crc) and all(
-        crcs.get(b) == {crc} for b, crc in numpy_crc.items() if b in crcs
+    # None where no numpy reference was made (it is made on the CPU cluster: not with --no-cpu).
+    equal_numpy = (
+        all(crcs.get(b) == {crc} for b, crc in numpy_crc.items() if b in crcs)
+        if numpy_crc
+        else None
     )
     return {"scaling": scaling, "same_counts_everywhere": same, "equal_to_numpy": equal_numpy}
 

@@ -5,9 +5,9 @@ partial task runs them, each step alone (synchronized, median of --repeats after
 
 - count:   ``polars_gpu_hist.numpy.histogram``, the counts left on the device (the kernels and
            the call around them: the floor of a partition)
-- native:  the native fill of a Histogram alone (the count, its copy to the host, the sum)
-- flow:    the flow of the same rows (what fell outside the bins, NaN), classified with CuPy
-- fill:    ``Histogram.fill`` (native, flow and the Python around them)
+- native:  the native fill of a Histogram alone (the count with its flow bins, its copy to the
+           host, the split and the sum)
+- fill:    ``Histogram.fill`` (native and the Python around it)
 - task:    the partial task of ``polars_gpu_hist.dask`` (``fill`` plus the partial's arrays)
 - pickle:  the partial pickled, as Dask sends it to the merge
 
@@ -76,7 +76,7 @@ def steps(bins: int, x: Any, timed: Callable[[Callable[[], Any]], float]) -> dic
     """Each step of a partition's partial at `bins` bins, timed alone."""
     import polars_gpu_hist as gh
     import polars_gpu_hist.numpy as ghnp
-    from polars_gpu_hist import _cuda, _dask_tasks, _fill
+    from polars_gpu_hist import _cuda, _dask_tasks
 
     kwargs = {"bins": bins, "range": RANGE}
     spec = _dask_tasks.Spec(kwargs, f"bench-{bins}")
@@ -86,7 +86,6 @@ def steps(bins: int, x: Any, timed: Callable[[Callable[[], Any]], float]) -> dic
     row = {
         "count": timed(lambda: ghnp.histogram(x, bins, range=RANGE)),
         "native": timed(lambda: h._native.fill_cuda(sample, None)),
-        "flow": timed(lambda: _fill.device_flow([x], None, [RANGE])),
         "fill": timed(lambda: gh.Histogram(**kwargs).fill(x)),
         "task": timed(lambda: _dask_tasks.fill(spec, x, None, "column")),
         "pickle": timed(lambda: pickle.dumps(partial, protocol=5)),

@@ -22,7 +22,8 @@
 # swaps: the drop-in swaps of benches/swaps.py alone (15 rounds), the whole table printed.
 # quick: what fits one call: the first call; the benches while the machine is quiet (the
 #        whole-call profile beside torch.histc and cupy.histogram, the drop-in swaps of
-#        benches/swaps.py, the fresh range, the CPU backend on every core); the bundle's CUBIN
+#        benches/swaps.py, the fresh range, a Dask partition's steps, the CPU backend on every
+#        core); the bundle's CUBIN
 #        and PTX paths (not CUDA 12's); the gpu tests of exact integers, infinite edges, the
 #        numpy module, hist, flow and one GPU of the multi-device tests, the engine's gpu tests
 #        and a sample of the rest (6 workers).
@@ -120,6 +121,8 @@ if [[ $what == quick || $what == final ]]; then
   tail -n 28 "$OUT/swaps.log"
   echo "== a range never seen before against a repeated one (benches/fresh_range.py)"
   timeout 60 python3 benches/fresh_range.py 2>&1 | tee "$OUT/fresh_range.log"
+  echo "== one Dask partition's steps, 1 GiB (benches/partition_cost.py)"
+  timeout 60 python3 benches/partition_cost.py --profile 0 2>&1 | tee "$OUT/partition_cost.log"
   if [[ $what == quick ]]; then
     echo "== the CPU backend on every core (benches/cpu_bench.py)"
     timeout 150 python3 benches/cpu_bench.py --log2n 26 --gib > "$OUT/cpu_bench.log" 2>&1
