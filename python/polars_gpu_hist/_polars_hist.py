@@ -259,32 +259,38 @@ def hist_call(
                 "histogram holds: give fewer edges"
             )
         count = None
-    if bins is None and not category:
-        # No edges and no labels (whose format follows pl.Config): the same bytes every time.
-        pickled = _plain_kwargs(count, breakpoint, str(device), _KERNEL_FROM)
+    # The labels' format follows pl.Config as it is now: part of the kwargs, and of their key.
+    label_format = tuple(_float_format().items()) if category else None
+    if bins is None:
+        # No edges: the same bytes for the same count, flags and format.
+        pickled = _plain_kwargs(count, breakpoint, str(device), _KERNEL_FROM, label_format)
     else:
-        pickled = _kwargs(edges, count, category, breakpoint, device, _KERNEL_FROM)
+        pickled = _kwargs(edges, count, breakpoint, device, _KERNEL_FROM, label_format)
     return pickled, _output_dtype(category, breakpoint)
+
+
+LabelFormat = tuple[tuple[str, Any], ...]
 
 
 def _kwargs(
     edges: list[float] | None,
     count: int | None,
-    category: bool,
     breakpoint: bool,
     device: str,
     kernel_from: int | None,
+    label_format: LabelFormat | None,
 ) -> bytes:
-    """The plugin's kwargs (src/python/hist.rs `HistKwargs`), pickled."""
+    """The plugin's kwargs (src/python/hist.rs `HistKwargs`), pickled; category labels where
+    `label_format` (`_float_format()`'s items) is given."""
     kwargs: dict[str, Any] = {
         "bins": edges,
         "bin_count": count,
-        "include_category": category,
+        "include_category": label_format is not None,
         "include_breakpoint": breakpoint,
         "device": device,
     }
-    if category:
-        kwargs["format"] = _float_format()
+    if label_format is not None:
+        kwargs["format"] = dict(label_format)
     if kernel_from is not None:
         kwargs["kernel_from"] = kernel_from
     return pickle.dumps(kwargs, protocol=5)
@@ -292,11 +298,16 @@ def _kwargs(
 
 @functools.lru_cache(maxsize=64)
 def _plain_kwargs(
-    count: int | None, breakpoint: bool, device: str, kernel_from: int | None
+    count: int | None,
+    breakpoint: bool,
+    device: str,
+    kernel_from: int | None,
+    label_format: LabelFormat | None,
 ) -> bytes:
-    """`_kwargs` without edges or labels, pickled once per combination (the arguments are
-    checked values of exact types: an int or None, a bool, a device's name)."""
-    return _kwargs(None, count, False, breakpoint, device, kernel_from)
+    """`_kwargs` without edges, pickled once per combination (the arguments are checked values
+    of exact types: an int or None, a bool, a device's name, and `pl.Config`'s float format as
+    `_float_format` reads it: an int or None, bools and strings)."""
+    return _kwargs(None, count, breakpoint, device, kernel_from, label_format)
 
 
 @functools.lru_cache(maxsize=8)
