@@ -61,7 +61,11 @@ impl Histogram {
         };
         let flow = super::flow::host_flow(&specs, &sample, weights.as_ref(), counted)?;
         let flow = self.flow.plus(&flow)?;
-        self.add(&counts, weighted(&squares))?;
+        let squares = squares.map(|q| match q {
+            Counts::Weighted(q) => q,
+            Counts::Exact(_) => unreachable!("squared weights are sums"),
+        });
+        self.add_owned(counts, squares)?;
         self.flow = flow;
         self.take(resolved);
         Ok(())
@@ -137,7 +141,7 @@ impl Histogram {
             }
         };
         let flow = self.flow.plus(&flow)?;
-        self.add(&counts, squares.as_deref())?;
+        self.add_owned(counts, squares)?;
         self.flow = flow;
         self.take(resolved);
         Ok(())
@@ -161,14 +165,6 @@ impl Histogram {
             .collect::<HistResult<_>>()?;
         let job = Job::new(axes, rows)?;
         Ok(engine::count(&job, placement)?.0)
-    }
-}
-
-/// The sums of squared weights of a weighted count.
-fn weighted(squares: &Option<Counts>) -> Option<&[f64]> {
-    match squares {
-        Some(Counts::Weighted(q)) => Some(q),
-        _ => None,
     }
 }
 

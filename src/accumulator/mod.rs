@@ -99,6 +99,9 @@ pub struct Histogram {
     squares: Option<Vec<f64>>,
     /// The rows fills saw, and those not counted (null, NaN, under- and overflow).
     flow: Flow,
+    /// Every count is zero: nothing was added since it was made empty, so a fill moves its
+    /// counts in instead of adding them (a million bins are megabytes).
+    zero: bool,
 }
 
 impl Histogram {
@@ -120,6 +123,7 @@ impl Histogram {
             options,
             resolved,
             flow: Flow::default(),
+            zero: true,
         })
     }
 
@@ -140,21 +144,34 @@ impl Histogram {
             counts: self.counts.try_clone()?,
             squares: self.squares.as_deref().map(alloc::copied).transpose()?,
             flow: self.flow,
+            zero: self.zero,
         })
     }
 
-    /// A histogram of the same binning, options and dtypes with every count zero.
+    /// A histogram of the same binning, options and dtypes with every count zero (new zeroed
+    /// memory: nothing of this one's counts is read).
     pub fn empty_like(&self) -> HistResult<Self> {
-        let mut h = self.try_clone()?;
-        match &mut h.counts {
-            Counts::Exact(c) => c.iter_mut().for_each(|c| *c = 0),
-            Counts::Weighted(s) => s.iter_mut().for_each(|s| *s = 0.0),
-        }
-        if let Some(q) = &mut h.squares {
-            q.iter_mut().for_each(|q| *q = 0.0);
-        }
-        h.flow = Flow::default();
-        Ok(h)
+        let cells = self.counts.len();
+        Ok(Histogram {
+            axes: self
+                .axes
+                .iter()
+                .map(Axis::try_clone)
+                .collect::<HistResult<_>>()?,
+            options: self.options,
+            resolved: self
+                .resolved
+                .iter()
+                .map(Resolved::try_clone)
+                .collect::<HistResult<_>>()?,
+            counts: Counts::zeros(cells, matches!(self.counts, Counts::Weighted(_)))?,
+            squares: match self.squares {
+                Some(_) => Some(crate::counts::zeroed(cells)?),
+                None => None,
+            },
+            flow: Flow::default(),
+            zero: true,
+        })
     }
 
     pub fn axes(&self) -> &[Axis] {
@@ -342,7 +359,29 @@ impl Histogram {
         if let (Some(mine), Some(theirs)) = (&mut self.squares, squares) {
             mine.iter_mut().zip(theirs).for_each(|(m, t)| *m += t);
         }
+        self.zero = false;
         Ok(())
+    }
+
+    /// [`Histogram::add`] of counts it may keep: moved in where every count is zero (and the
+    /// shapes are this histogram's), added otherwise.
+    fn add_owned(&mut self, counts: Counts, squares: Option<Vec<f64>>) -> HistResult<()> {
+        let same_kind = matches!(
+            (&self.counts, &counts),
+            (Counts::Exact(_), Counts::Exact(_)) | (Counts::Weighted(_), Counts::Weighted(_))
+        );
+        let same_squares = match (&self.squares, &squares) {
+            (Some(mine), Some(theirs)) => mine.len() == theirs.len(),
+            (None, None) => true,
+            _ => false,
+        };
+        if self.zero && same_kind && counts.len() == self.counts.len() && same_squares {
+            self.counts = counts;
+            self.squares = squares;
+            self.zero = false;
+            return Ok(());
+        }
+        self.add(&counts, squares.as_deref())
     }
 }
 

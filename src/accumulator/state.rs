@@ -211,6 +211,7 @@ impl TryFrom<State> for Histogram {
             counts,
             squares,
             flow,
+            zero: false,
         };
         // n-D axes were resolved for the sample's common dtype, which the dtypes give back.
         let (_, common) = crate::dtype::sample(

@@ -471,3 +471,29 @@ fn describe_writes_numbers_as_users_write_them() {
         whole.describe()
     );
 }
+
+/// The first fill moves its counts in, the next ones add; `empty_like` starts from zero
+/// whatever its source holds, and a histogram read from a state adds (its counts are not zero).
+#[test]
+fn fills_move_into_an_empty_histogram_and_add_after() {
+    for weighted in [false, true] {
+        let mut h = hist1(Binning::Count(4), Some((0.0, 1.0)), Closed::Left, weighted).unwrap();
+        let x = series(&[0.1, 0.3, 0.3, 0.9, 2.0]);
+        let w = Series::new("w".into(), [1.0, 2.0, 3.0, 4.0, 5.0]);
+        let w = weighted.then_some(&w);
+        h.fill(std::slice::from_ref(&x), w).unwrap();
+        let once = h.try_clone().unwrap();
+        h.fill(std::slice::from_ref(&x), w).unwrap();
+        let twice = (once.try_clone().unwrap() + &once).unwrap();
+        assert_eq!(h.counts(), twice.counts());
+        assert_eq!(h.squared_weights(), twice.squared_weights());
+        let empty = h.empty_like().unwrap();
+        assert_eq!(empty.counts(), &Counts::zeros(4, weighted).unwrap());
+        assert_eq!(*empty.flow(), Flow::default());
+        let mut read: Histogram =
+            serde_json::from_value(serde_json::to_value(&once).unwrap()).unwrap();
+        read.fill(std::slice::from_ref(&x), w).unwrap();
+        assert_eq!(read.counts(), twice.counts());
+        assert_eq!(read.squared_weights(), twice.squared_weights());
+    }
+}
