@@ -129,29 +129,35 @@ impl Histogram {
 
     /// A copy, or an out-of-memory error (counts and edges may take gigabytes).
     pub fn try_clone(&self) -> HistResult<Self> {
-        Ok(Histogram {
-            axes: self
-                .axes
-                .iter()
-                .map(Axis::try_clone)
-                .collect::<HistResult<_>>()?,
-            options: self.options,
-            resolved: self
-                .resolved
-                .iter()
-                .map(Resolved::try_clone)
-                .collect::<HistResult<_>>()?,
-            counts: self.counts.try_clone()?,
-            squares: self.squares.as_deref().map(alloc::copied).transpose()?,
-            flow: self.flow,
-            zero: self.zero,
-        })
+        let squares = self.squares.as_deref().map(alloc::copied).transpose()?;
+        self.binned_like(self.counts.try_clone()?, squares, self.flow, self.zero)
     }
 
     /// A histogram of the same binning, options and dtypes with every count zero (new zeroed
     /// memory: nothing of this one's counts is read).
     pub fn empty_like(&self) -> HistResult<Self> {
         let cells = self.counts.len();
+        let weighted = matches!(self.counts, Counts::Weighted(_));
+        let squares = match self.squares {
+            Some(_) => Some(crate::counts::zeroed(cells)?),
+            None => None,
+        };
+        self.binned_like(
+            Counts::zeros(cells, weighted)?,
+            squares,
+            Flow::default(),
+            true,
+        )
+    }
+
+    /// This histogram's binning (axes, options, resolved dtypes) around these contents.
+    fn binned_like(
+        &self,
+        counts: Counts,
+        squares: Option<Vec<f64>>,
+        flow: Flow,
+        zero: bool,
+    ) -> HistResult<Self> {
         Ok(Histogram {
             axes: self
                 .axes
@@ -164,13 +170,10 @@ impl Histogram {
                 .iter()
                 .map(Resolved::try_clone)
                 .collect::<HistResult<_>>()?,
-            counts: Counts::zeros(cells, matches!(self.counts, Counts::Weighted(_)))?,
-            squares: match self.squares {
-                Some(_) => Some(crate::counts::zeroed(cells)?),
-                None => None,
-            },
-            flow: Flow::default(),
-            zero: true,
+            counts,
+            squares,
+            flow,
+            zero,
         })
     }
 
