@@ -95,7 +95,7 @@ class Histogram:
            [1, 0, 0]], dtype=uint64)
     """
 
-    __slots__ = ("_bounds_memo", "_labels", "_names", "_native")
+    __slots__ = ("_labels", "_names", "_native")
     __hash__ = None  # type: ignore[assignment]  # mutable: fills change it
 
     def __init__(
@@ -118,7 +118,6 @@ class Histogram:
         d = len(self._native.shape)
         self._names = _binning.per_axis(name, d, "name")
         self._labels = _binning.per_axis(label, d, "label")
-        self._bounds_memo: dict[tuple[str | None, ...], list[tuple[float, float]]] = {}
 
     @classmethod
     def _from_data_range(
@@ -139,15 +138,12 @@ class Histogram:
         h = cls.__new__(cls)
         h._native = native
         h._names, h._labels = [None] * len(native.shape), [None] * len(native.shape)
-        h._bounds_memo = {}
         return h
 
     def _empty_copy(self) -> Histogram:
-        """A histogram of this binning with every count zero, its names and labels, and the
-        first and last edges already worked out (many fills of one binning share them)."""
+        """A histogram of this binning with every count zero, and its names and labels."""
         h = Histogram._wrap(self._native.empty_like())
         h._names, h._labels = list(self._names), list(self._labels)
-        h._bounds_memo = self._bounds_memo
         return h
 
     def _with_metadata_of(self, other: Histogram) -> Histogram:
@@ -310,16 +306,6 @@ class Histogram:
     def null(self) -> int:
         """Rows not counted for a null value or a null weight (see :attr:`flow`)."""
         return self.flow.null
-
-    def _bounds(self) -> list[tuple[float, float]]:
-        """The first and last edge of each axis (float64, exact); remembered per dtype, as
-        resolving a million edges takes milliseconds and every fill from GPU memory asks."""
-        dtypes = tuple(self._native.dtypes)
-        bounds = self._bounds_memo.get(dtypes)
-        if bounds is None:
-            bounds = [(float(e[0]), float(e[-1])) for e in self._edges()]
-            self._bounds_memo[dtypes] = bounds
-        return bounds
 
     def __len__(self) -> int:
         """The number of bins (cells for several axes)."""
@@ -529,7 +515,6 @@ class Histogram:
         self._native = _internal.Histogram.from_bytes(state["state"])
         unnamed = [None] * len(self._native.shape)  # pickled before axes had names
         self._names = list(state.get("names", unnamed))
-        self._bounds_memo = {}
         self._labels = list(state.get("labels", unnamed))
 
     def __dask_tokenize__(self) -> tuple[str, bytes]:

@@ -5,8 +5,8 @@ A partial is small and cheap to move: the flat counts (one contiguous ndarray), 
 weights of a weighted histogram, the flow, and a zero-row sample of each column type seen (which
 fixes the result's dtypes and names by the native rules at the end, where mixing dtypes that
 numpy would bin differently raises as a merge of Histograms does). The binning travels once, as
-the graph's one ``_Spec`` key, not in every task; the edges' bounds are worked out once per
-worker process.
+the graph's one ``_Spec`` key, not in every task; its arguments are checked once per worker
+process (each partial starts from a copy of that process' empty template).
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ class Spec:
         return Histogram(**self.kwargs)
 
     def empty(self) -> Histogram:
-        """An empty histogram, copied from this process' template (which remembers its
-        bounds)."""
+        """An empty histogram, copied from this process' template (its arguments checked
+        once)."""
         with _TEMPLATES_LOCK:
             template = _TEMPLATES.get(self.token)
             if template is None:
