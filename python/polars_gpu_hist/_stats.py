@@ -39,6 +39,13 @@ def check_q(q: Any) -> np.ndarray:
     return qs
 
 
+# q * total rounds (88 / 138 * 138 is 87.99999999999999): a target within a few ulps of the total
+# below a cumulative count is taken as that count, so that q = k / total names the k-th count,
+# the end of a flat stretch of the CDF, where numpy's sample puts it (the next counted bin's
+# start), and not a point before the stretch.
+TIE_SLACK = 2.0**-50
+
+
 def quantile(edges: np.ndarray, contents: np.ndarray, q: Any) -> float | np.ndarray:
     """The ``q``-quantile(s) of the bin-interpolated distribution (see the module's docstring):
     a float for a scalar ``q``, an array of ``q``'s shape otherwise."""
@@ -51,6 +58,9 @@ def quantile(edges: np.ndarray, contents: np.ndarray, q: Any) -> float | np.ndar
         out = np.full(qs.shape, np.nan)
         return float(out) if out.ndim == 0 else out
     target = qs * total
+    # A target just short of a cumulative count is that count (TIE_SLACK).
+    at = np.minimum(np.searchsorted(cumulative, target, side="left"), len(c) - 1)
+    target = np.where(cumulative[at] - target <= total * TIE_SLACK, cumulative[at], target)
     # The first bin whose cumulative contents pass the target (the largest point of a flat
     # stretch); q = 1 (or rounding past the total) ends at the last non-empty bin's end.
     i = np.searchsorted(cumulative, target, side="right")

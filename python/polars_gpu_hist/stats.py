@@ -63,14 +63,19 @@ def quantile(hist: IntoExpr, q: float, *, flow: bool = False) -> pl.Expr:
     1.5
     """
     # Histogram.quantile's check of `q`, which needs numpy: imported here, not with the module.
-    from polars_gpu_hist._stats import check_q
+    from polars_gpu_hist._stats import TIE_SLACK, check_q
 
     qs = check_q(q)
     if qs.ndim != 0:
         raise TypeError(f"`q` must be one number here (call quantile once per q), got {q!r}")
     b = _Bins(hist, flow)
-    target = pl.lit(float(qs)) * b.count.sum()
+    total = b.count.sum()
     cumulative = b.count.cum_sum()
+    # A target just short of a cumulative count is that count, as in Histogram.quantile
+    # (`_stats.TIE_SLACK`).
+    rounded = pl.lit(float(qs)) * total
+    close = (cumulative >= rounded) & (cumulative - rounded <= total * TIE_SLACK)
+    target = cumulative.filter(close).first().fill_null(rounded)
     before = cumulative - b.count
     # The first bin whose cumulative counts pass the target; q = 1 (or rounding past the total)
     # ends at the last non-empty bin's end, and an empty histogram has no quantile.
