@@ -80,8 +80,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--log2n", type=int, default=29)
     ap.add_argument("--reps", type=int, default=9)
+    ap.add_argument("--narrow", action="store_true", help="only narrow integers counted by value")
     args = ap.parse_args()
     n = 1 << args.log2n
+    rng = cp.random.default_rng(3)
+    for dtype, values, bins in [(cp.uint16, 1 << 16, 1 << 16), (cp.uint8, 256, 256)]:
+        rows = n if dtype == cp.uint16 else 2 * n
+        v = rng.integers(0, values, rows, dtype=cp.int32).astype(dtype)
+        profile(
+            f"ghnp.histogram {cp.dtype(dtype).name} 2^{rows.bit_length() - 1} bins={bins}",
+            lambda b=bins, d=v, top=values: ghnp.histogram(d, b, range=(0, top)),
+            args.reps,
+        )
+        v = None
+    if args.narrow:
+        return
     print(f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}, 2^{args.log2n} float32")
     x = cp.random.default_rng(1).random(n, dtype=cp.float32)
     start, end = cp.cuda.Event(), cp.cuda.Event()

@@ -53,33 +53,50 @@ __device__ __forceinline__ void add_one_shared(unsigned int counters, unsigned i
     asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(counters + 4 * b) : "memory");
 }
 
-// Two 16-bit counters per 32-bit word, so twice the bins fit in shared memory (65,536 in 128 KB).
-// A counter that reaches PACKED_SPILL moves PACKED_SPILL to the global histogram: the thread
-// whose add took it there does so at once. Exact as long as a block makes at most
-// MAX_PACKED_ADDS adds between two barriers: until that thread's subtraction the counter stays
-// below PACKED_SPILL + MAX_PACKED_ADDS <= 0xFFFF, so it never carries into its neighbour, and no
-// other thread sees it reach PACKED_SPILL again before the subtraction. A lower threshold means
-// fewer barriers (each one drains the block's loads) and more spills (a global atomic each).
-constexpr unsigned int PACKED_SPILL = 0x4000;
-constexpr unsigned int MAX_PACKED_ADDS = 0xFFFF - PACKED_SPILL;
+// Two 16-bit counters per 32-bit word, so twice the bins fit in shared memory (65,536 in 128 KB),
+// added with no reply (`red`), so that a thread never waits on its own adds. Every few steps,
+// between two barriers, a sweep moves each counter's whole multiples of PACKED_SWEPT to the global
+// histogram. Exact while no counter passes 0xFFFF: after a sweep each is below PACKED_SWEPT, and
+// a block makes at most MAX_PACKED_ADDS adds before the next. (Spilling each counter as an add
+// takes it past a threshold needs every add's reply, and a warp then waits on each add's round
+// trip before its next: 1.08 against 0.95 ms for 2^29 float32 rows into 65,536 bins on an H200.)
+constexpr unsigned int PACKED_SWEPT = 0x1000;
+constexpr unsigned int MAX_PACKED_ADDS = 0x10000 - PACKED_SWEPT;
 
 struct PackedCounters {
     unsigned int* words;
-    unsigned int count;  // words
+    unsigned int count;  // words, a multiple of 4
     u64* out;
 
     __device__ void zero() const { zero_shared(words, count); }
 
-    // counters[b] += count (count <= MAX_PACKED_ADDS); the add that takes it to PACKED_SPILL or
-    // past spills PACKED_SPILL. Only that add sees the counter below the threshold before and
-    // at or above it after, so one thread spills each time.
-    __device__ __forceinline__ void add(unsigned int b, unsigned int count) const
+    __device__ __forceinline__ void add(unsigned int b, unsigned int rows) const
     {
-        const unsigned int shift = (b & 1) * 16;
-        const unsigned int old = (atomicAdd(words + (b >> 1), count << shift) >> shift) & 0xFFFFu;
-        if (old < PACKED_SPILL && old + count >= PACKED_SPILL) {
-            atomicSub(words + (b >> 1), PACKED_SPILL << shift);
-            atomicAdd(out + b, u64(PACKED_SPILL));
+        const unsigned int at = static_cast<unsigned int>(__cvta_generic_to_shared(words));
+        asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(at + 4 * (b >> 1)),
+                     "r"(rows << ((b & 1) * 16))
+                     : "memory");
+    }
+
+    // Between two barriers: four words a thread at a time, 16 bytes a read.
+    __device__ void sweep() const
+    {
+        constexpr unsigned int HIGH = (0xFFFFu & ~(PACKED_SWEPT - 1)) * 0x10001u;
+        uint4* const quads = reinterpret_cast<uint4*>(words);
+        for (unsigned int i = threadIdx.x; i < count / 4; i += blockDim.x) {
+            uint4 q = quads[i];
+            if (((q.x | q.y | q.z | q.w) & HIGH) == 0) continue;
+            unsigned int* const w = &q.x;
+#pragma unroll
+            for (unsigned int k = 0; k < 4; ++k) {
+                const unsigned int spilled = w[k] & HIGH;
+                if (spilled == 0) continue;
+                const unsigned int b = 2 * (4 * i + k);
+                if (spilled & 0xFFFFu) atomicAdd(out + b, u64(spilled & 0xFFFFu));
+                if (spilled >> 16) atomicAdd(out + b + 1, u64(spilled >> 16));
+                w[k] -= spilled;
+            }
+            quads[i] = q;
         }
     }
 
@@ -96,7 +113,7 @@ struct PackedCounters {
     }
 };
 
-// Two 16-bit counters per 32-bit word, as PackedCounters, but with no barrier and no threshold:
+// Two 16-bit counters per 32-bit word, as PackedCounters, but with no barrier and no sweep:
 // each counter runs to 0xFFFF and wraps, and the add that wraps it moves 65,536 to the global
 // histogram. A wrapped low counter carries into its neighbour, so that add takes the carry back
 // (atomicSub of 1 << 16). Exact at any rate of adds:

@@ -3,8 +3,9 @@
 // the global histogram `out`, which the host zeroes, so a column may be counted in several
 // launches. src/gpu/plan.rs picks one:
 //   shared    replicated per-block u32 (or double) histograms in shared memory; few bins
-//   packed    one per-block histogram of 16-bit counters, up to twice the bins of shared
-//   spill     the same counters, spilled as they wrap instead of bounded by barriers
+//   packed    one per-block histogram of 16-bit counters, up to twice the bins of shared,
+//             swept into `out` every few steps
+//   spill     the same counters, spilled as they wrap instead of swept
 //   segmented bins grouped by partition tile by tile, then counted a partition at a time in
 //             shared memory (segmented.cuh, with seg_scan and seg_count); any bin count
 //   global    atomics straight into `out`; weighted sums beyond shared memory
@@ -83,29 +84,31 @@ __device__ __forceinline__ void shared_hist(S src, Amount amount, unsigned int r
 #define PACKED_LOADS_IN_FLIGHT 4
 #endif
 
-// Up to twice the bins: one histogram of packed 16-bit counters per block (see PackedCounters),
-// with a barrier every few steps to keep the adds between barriers under MAX_PACKED_ADDS.
+// Up to twice the bins: one histogram of 16-bit counters per block added without replies (see
+// PackedCounters), swept between two barriers every few steps.
 template <class S>
 __device__ __forceinline__ void packed_hist(S src, u64* out)
 {
     constexpr unsigned int K = S::K;
     constexpr unsigned int U = K >= 8 ? 16 / K : PACKED_LOADS_IN_FLIGHT;
     const unsigned int n = src.n;
-    const PackedCounters counters{reinterpret_cast<unsigned int*>(smem), (n + 1) / 2, out};
+    const PackedCounters counters{reinterpret_cast<unsigned int*>(smem), (n + 7) / 8 * 4, out};
     counters.zero();
     __syncthreads();
     // The edge rows (32 at most) follow the last step.
-    const unsigned int steps_per_barrier = (MAX_PACKED_ADDS - 32) / (blockDim.x * U * K);
-    if (steps_per_barrier == 0) __trap();
-    // Runs of one bin are added at once (degenerate data: 2.2 -> 0.76 ms on an H100); a run
-    // never outlives its step, so the bound holds.
-    auto runs = runs_of(n, [&](unsigned int b, unsigned int count) { counters.add(b, count); });
+    const unsigned int steps_per_sweep = (MAX_PACKED_ADDS - 32) / (blockDim.x * U * K);
+    if (steps_per_sweep == 0) __trap();
+    // A thread's run of one bin within a step is added at once: one-valued data then adds a
+    // step's rows a thread in one add instead of queueing every row on one counter.
+    auto runs = runs_of(n, [&](unsigned int b, unsigned int rows) { counters.add(b, rows); });
     unsigned int steps = 0;
     for_each_row<U>(
         src, [&](bool, u64, unsigned int b) { runs.push(b); },
         [&] {
             runs.flush();
-            if (++steps == steps_per_barrier) {
+            if (++steps == steps_per_sweep) {
+                __syncthreads();
+                counters.sweep();
                 __syncthreads();
                 steps = 0;
             }

@@ -20,6 +20,9 @@
 #        through the bundle's PTX (POLARS_GPU_HIST_KERNELS=ptx), then as under a CUDA 12 driver
 #        (POLARS_GPU_HIST_DRIVER_VERSION=12000: NVRTC 12.0's PTX); part of check, quick, final.
 # swaps: the drop-in swaps of benches/swaps.py alone (15 rounds), the whole table printed.
+# sixteen: the 16-bit counters (issue 37): the kernel lab's packed and spill families on float32
+#        and uint16 values, the narrow-integer table and large bins (quick) beside the peers, the
+#        gpu tests of both families and of counting by value, compute-sanitizer on both.
 # quick: what fits one call: the first call; the benches while the machine is quiet (the
 #        whole-call profile beside torch.histc and cupy.histogram, the drop-in swaps of
 #        benches/swaps.py, the fresh range, a Dask partition's steps, the CPU backend on every
@@ -231,6 +234,30 @@ if [[ $what == largebins ]]; then
     --bins 65536,1048576,16777216 --dists uniform,normal --tag largebins \
     > "$OUT/kernel_lab_largebins.log" 2>&1
   tail -n 16 "$OUT/kernel_lab_largebins.log"
+fi
+if [[ $what == sixteen ]]; then
+  echo "== the 16-bit families launched bare (scripts/kernel_lab.py)"
+  timeout 60 python3 scripts/kernel_lab.py --only shared,packed,spill --bins 32768,65536 \
+    --tag sixteen_f32 2>&1 | grep "^|"
+  timeout 40 python3 scripts/kernel_lab.py --dtype uint16 --only packed,spill --tag sixteen_u16 \
+    2>&1 | grep "^|"
+  echo "== narrow integers beside the peers (benches/narrow_ints.py --only narrow)"
+  timeout 120 python3 benches/narrow_ints.py --reps 7 --only narrow 2>&1 | tee "$OUT/narrow_ints.log" | tail -40
+  echo "== large bins beside the peers (benches/large_bins.py --quick)"
+  timeout 120 python3 benches/large_bins.py --reps 7 --quick 2>&1 | tee "$OUT/large_bins.log" | tail -30
+  echo "== gpu tests of the 16-bit families and of counting by value"
+  timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
+    tests/test_gpu_large_bins.py tests/test_gpu.py tests/test_gpu_engine.py tests/test_by_value.py \
+    tests/test_infinite_edges.py -k "spill or packed or by_value or explain or engine" \
+    2>&1 | tee "$OUT/pytest_sixteen.log" | tail -12
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  for tool in memcheck racecheck; do
+    echo "== compute-sanitizer --tool $tool on the packed and spill kernels"
+    timeout 90 compute-sanitizer --tool $tool --error-exitcode 3 python3 scripts/sanitize_kernels.py \
+      packed spill > "$OUT/sanitizer_sixteen_$tool.log" 2>&1
+    rc=$?; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|MISMATCH" "$OUT/sanitizer_sixteen_$tool.log" | tail -3
+    echo "$tool exit code $rc"; [[ $rc == 0 ]] || status=1
+  done
 fi
 if [[ $what == bench || $what == all ]]; then
   echo "== peers"

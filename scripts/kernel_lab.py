@@ -8,6 +8,8 @@ CUDA-event medians beside a cupy.sum of the same buffer (the read roofline). The
 src/gpu/plan.rs is what ships; this is where its numbers come from.
 
 Usage: python scripts/kernel_lab.py [--log2n 29] [--only shared,packed,...] [--tag name]
+       [--dtype uint16] (2^log2n uint16 values counted by value, one bin a value)
+       [--define -DPACKED_LOADS_IN_FLIGHT=2 ...] (the counting kernels' tunables)
 Writes $OUT/kernel_lab[_tag].json and prints a table last.
 """
 
@@ -191,7 +193,7 @@ typedef BinnerOf<AXIS0, false>::type RefBin;
 extern "C" __global__ void reference(const __grid_constant__ CountParams p)
 {
     const RefBin bin(p.rules[0]);
-    const float* values = static_cast<const float*>(p.columns[0].values);
+    const RefBin::Value* values = static_cast<const RefBin::Value*>(p.columns[0].values);
     const u64 threads = (u64)gridDim.x * blockDim.x;
     for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < p.columns[0].len; i += threads) {
         const unsigned int b = bin(values[i]);
@@ -243,6 +245,10 @@ def main() -> None:
     ap.add_argument("--dists", default="", help="distributions, comma-separated")
     ap.add_argument("--bins", default="", help="bin counts, comma-separated")
     ap.add_argument("--tag", default="", help="names the JSON written")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "uint16"])
+    ap.add_argument(
+        "--define", action="append", default=[], help="-DNAME=VALUE for the counting kernels"
+    )
     args = ap.parse_args()
     only = set(filter(None, args.only.split(",")))
     n_rows = 1 << args.log2n
@@ -257,17 +263,27 @@ def main() -> None:
     timer = Timer(args.reps)
     cache: dict[tuple, cp.RawModule] = {}
 
+    by_value = args.dtype == "uint16"
+
     def kernel(family: str, literal: bool, formula: int, extra: str = "") -> cp.RawFunction:
         key = (family, literal, formula, extra)
         if key not in cache:
-            # float32 data, float32 equal bins (RULE_U32 = 1), closed left, float32 estimate.
-            defines = ["-DRANK=1", f"-DAXIS0=float,1,0,{int(literal)},{formula},0,0"]
+            # float32 data, float32 equal bins (RULE_U32 = 1), closed left, float32 estimate;
+            # or uint16 values counted by value (RULE_INDEX = 4).
+            axis = (
+                "unsigned short,4,0,0,0,0,0"
+                if by_value
+                else (f"float,1,0,{int(literal)},{formula},0,0")
+            )
+            defines = ["-DRANK=1", f"-DAXIS0={axis}"]
             if family == "reference":
                 cache[key] = module(*defines, extra=REFERENCE)
             elif family in ("seg_scan", "seg_count", "seg_count_batched"):
                 cache[key] = module(f"-DKERNEL_{family.upper()}")
             else:
-                cache[key] = module("-DKERNEL_COUNT", f"-DFAMILY=FAMILY_{family.upper()}", *defines)
+                cache[key] = module(
+                    "-DKERNEL_COUNT", f"-DFAMILY=FAMILY_{family.upper()}", *defines, *args.define
+                )
             f = cache[key].get_function(
                 "reference"
                 if family == "reference"
@@ -288,19 +304,31 @@ def main() -> None:
         return cache[key].get_function(entry)
 
     rng = cp.random.default_rng(7)
-    data = {
-        "uniform": rng.random(n_rows, dtype=cp.float32),
-        "normal": cp.clip(rng.standard_normal(n_rows, dtype=cp.float32) * 0.1 + 0.5, 0, 0.999999),
-        "degenerate": cp.full(n_rows, 0.3, dtype=cp.float32),
-    }
-    data["sorted"] = cp.sort(data["uniform"])
-    # Values on edges, NaN, outside the range and a misaligned start, to exercise every path.
-    adversarial = rng.random(n_rows // 8 + 3, dtype=cp.float32)
-    adversarial[::7] = cp.float32(np.nan)
-    adversarial[1::11] = 1.0
-    adversarial[2::13] = 0.0
-    adversarial[3::17] = 1.5
-    data["adversarial"] = adversarial[1:]  # 4-byte misaligned head
+    if by_value:
+        data = {
+            "uniform": rng.integers(0, 1 << 16, n_rows, dtype=cp.int32).astype(cp.uint16),
+            "normal": cp.clip(rng.standard_normal(n_rows) * 6000 + 32768, 0, 65535).astype(
+                cp.uint16
+            ),
+            "degenerate": cp.full(n_rows, 1234, dtype=cp.uint16),
+        }
+        data["sorted"] = cp.sort(data["uniform"])
+    else:
+        data = {
+            "uniform": rng.random(n_rows, dtype=cp.float32),
+            "normal": cp.clip(
+                rng.standard_normal(n_rows, dtype=cp.float32) * 0.1 + 0.5, 0, 0.999999
+            ),
+            "degenerate": cp.full(n_rows, 0.3, dtype=cp.float32),
+        }
+        data["sorted"] = cp.sort(data["uniform"])
+        # Values on edges, NaN, outside the range and a misaligned start, to exercise every path.
+        adversarial = rng.random(n_rows // 8 + 3, dtype=cp.float32)
+        adversarial[::7] = cp.float32(np.nan)
+        adversarial[1::11] = 1.0
+        adversarial[2::13] = 0.0
+        adversarial[3::17] = 1.5
+        data["adversarial"] = adversarial[1:]  # 4-byte misaligned head
     rows_of = {k: int(v.size) for k, v in data.items()}
 
     results = []
@@ -310,13 +338,16 @@ def main() -> None:
         if dists and dist not in dists:
             continue
         roof = timer(lambda: x.sum())
-        for bins in (16, 256, 4096, 32768, 65536, 1 << 20, 1 << 24):
-            if wanted_bins and bins not in wanted_bins:
-                continue
+        every = (65536,) if by_value else (16, 256, 4096, 32768, 65536, 1 << 20, 1 << 24)
+        for bins in sorted(wanted_bins) if wanted_bins else every:
             if dist in ("sorted", "adversarial") and bins not in (256, 65536, 1 << 20, 1 << 24):
                 continue
-            edges, rule, literal, margin, formula = rule32(bins, l2)
-            ref_rule = dict(rule, edges=edges.data.ptr)
+            if by_value:
+                rule, literal, margin, formula = dict(n=bins, lo=0), False, 0.0, 0
+                ref_rule = rule
+            else:
+                edges, rule, literal, margin, formula = rule32(bins, l2)
+                ref_rule = dict(rule, edges=edges.data.ptr)
             ref_out = cp.zeros(bins, dtype=cp.uint64)
             kernel("reference", literal, 0)((sms * 8,), (256,), (params(x, ref_rule, ref_out),))
             expected = ref_out.get()
@@ -363,8 +394,9 @@ def main() -> None:
                 record("shared", timer(launch), out, f"{sms * blocks}x{block} r{replicas}")
 
             # packed and spill: 16-bit counters, one block of 1024 a SM (or more when they fit)
-            words = (bins + 1) // 2
             for sixteen in ("packed", "spill"):
+                # packed sweeps 16 bytes a read: whole groups of four words
+                words = (bins + 7) // 8 * 4 if sixteen == "packed" else (bins + 1) // 2
                 if words * 4 > optin or bins < 4096 or (only and sixteen not in only):
                     continue
                 f = kernel(sixteen, literal, formula)

@@ -264,12 +264,27 @@ fn queue_by_value(
         unreachable!("a plan that folds")
     };
     let values_job = Job::new(vec![by_value.axis()], job.rows.clone())?;
-    let value_bins = crate::cpu::table::value_bins(&job.axes[0], by_value)?;
     let alloc = driver("allocating the counts by value");
     // SAFETY: `queue` zeroes the counts before its kernels add to them.
     let value_counts =
         unsafe { ScratchPool::alloc::<u64>(gpu.scratch.as_ref(), stream, by_value.values) }
             .map_err(&alloc)?;
+    let values_plan = Plan {
+        fold: None,
+        ..plan.clone()
+    };
+    let mut queued = queue(
+        gpu,
+        stream,
+        &values_job,
+        values_plan,
+        settings,
+        value_counts.ptr(stream),
+        clock,
+    )?;
+    // Each value's bin is made by the host rule while the device counts (65,536 values take
+    // the host longer than a launch).
+    let value_bins = crate::cpu::table::value_bins(&job.axes[0], by_value)?;
     // From this process's pool, as the counts are: the driver's default pool would map the
     // memory anew each call.
     // SAFETY: written by the copy below before the fold reads it.
@@ -286,19 +301,7 @@ fn queue_by_value(
     }
     .map_err(driver("copying the bins of each value"))?;
     let fold = gpu.kernel(KernelId::Fold, 0)?;
-    let values_plan = Plan {
-        fold: None,
-        ..plan.clone()
-    };
-    let mut queued = queue(
-        gpu,
-        stream,
-        &values_job,
-        values_plan,
-        settings,
-        value_counts.ptr(stream),
-        clock,
-    )?;
+    queued.run.phases.push(("table", clock.lap()));
     // SAFETY: `out` holds `job.cells` counts of 8 bytes (the caller's contract).
     unsafe { cudarc::driver::result::memset_d8_async(out, 0, job.cells * 8, stream.cu_stream()) }
         .map_err(driver("zeroing the histogram"))?;
