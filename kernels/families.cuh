@@ -83,6 +83,10 @@ __device__ __forceinline__ void shared_hist(S src, Amount amount, unsigned int r
 #ifndef PACKED_LOADS_IN_FLIGHT
 #define PACKED_LOADS_IN_FLIGHT 4
 #endif
+// The packed family reads a step ahead (rows.cuh body_rows), across its sweeps' barriers.
+#ifndef PACKED_READ_AHEAD
+#define PACKED_READ_AHEAD 1
+#endif
 
 // Up to twice the bins: one histogram of 16-bit counters per block added without replies (see
 // PackedCounters), swept between two barriers every few steps.
@@ -102,7 +106,7 @@ __device__ __forceinline__ void packed_hist(S src, u64* out)
     // step's rows a thread in one add instead of queueing every row on one counter.
     auto runs = runs_of(n, [&](unsigned int b, unsigned int rows) { counters.add(b, rows); });
     unsigned int steps = 0;
-    for_each_row<U>(
+    for_each_row<U, PACKED_READ_AHEAD != 0>(
         src, [&](bool, u64, unsigned int b) { runs.push(b); },
         [&] {
             runs.flush();

@@ -180,19 +180,34 @@ struct BinnedColumn {
 
 // The body, grid-strided, U units a thread in flight per step. The loop is block-uniform: every
 // thread of a block runs the same steps (so `step()` may hold a __syncthreads()) and every lane
-// calls op the same number of times (present = false for rows past the end or null).
-template <unsigned int U, bool NULLABLE, class S, class Op, class Step>
+// calls op the same number of times (present = false for rows past the end or null). AHEAD: a
+// whole step's loads are issued a step early, before the rows of this one are counted and its
+// step() waits at a barrier, so that they arrive meanwhile (twice the registers for loads).
+template <unsigned int U, bool NULLABLE, bool AHEAD, class S, class Op, class Step>
 __device__ __forceinline__ void body_rows(const S& src, Op& op, Step& step)
 {
     const u64 per_step = u64(blockDim.x) * U;
-    for (u64 base = blockIdx.x * per_step; base < src.units; base += gridDim.x * per_step) {
+    const u64 stride = u64(gridDim.x) * per_step;
+    auto whole = [&](u64 base) { return base + per_step <= src.units; };
+    auto load_step = [&](u64 base, typename S::Load(&q)[U]) {
+#pragma unroll
+        for (unsigned int j = 0; j < U; ++j) {
+            q[j] = src.load(base + threadIdx.x + j * blockDim.x);
+        }
+    };
+    typename S::Load next[U];
+    if (AHEAD && whole(blockIdx.x * per_step)) load_step(blockIdx.x * per_step, next);
+    for (u64 base = blockIdx.x * per_step; base < src.units; base += stride) {
         const u64 first = base + threadIdx.x;
-        if (base + per_step <= src.units) {
+        if (whole(base)) {
             // A whole step: no bounds to check (all but the last step of a block or two).
             typename S::Load q[U];
+            if constexpr (AHEAD) {
 #pragma unroll
-            for (unsigned int j = 0; j < U; ++j) {
-                q[j] = src.load(first + j * blockDim.x);
+                for (unsigned int j = 0; j < U; ++j) q[j] = next[j];
+                if (whole(base + stride)) load_step(base + stride, next);
+            } else {
+                load_step(base, q);
             }
 #pragma unroll
             for (unsigned int j = 0; j < U; ++j) {
@@ -224,15 +239,15 @@ struct NoStep {
 
 // Every row once: the body U units a thread at a time, then the rows outside the units. The
 // null-free fast path gets its own copy of the loop, with no bitmap reads. `step()` runs after
-// each body step (block-uniform); edge rows come after the last step.
-template <unsigned int U, class S, class Op, class Step>
+// each body step (block-uniform); edge rows come after the last step. AHEAD: see body_rows.
+template <unsigned int U, bool AHEAD = false, class S, class Op, class Step>
 __device__ __forceinline__ void for_each_row(const S& src, Op op, Step step)
 {
     if (src.nullable()) {
-        body_rows<U, true>(src, op, step);
+        body_rows<U, true, AHEAD>(src, op, step);
         edge_rows<true>(src, op);
     } else {
-        body_rows<U, false>(src, op, step);
+        body_rows<U, false, AHEAD>(src, op, step);
         edge_rows<false>(src, op);
     }
 }

@@ -25,6 +25,10 @@ const CPU_SLOWDOWN_PER_SQRT_64K_CELLS: f64 = 0.86;
 const CPU_MERGE_NS_PER_CELL_THREAD: f64 = 0.5;
 /// The calibration's bins (most calls have a few hundred).
 const CALIBRATION_BINS: usize = 256;
+/// Rows counted by value (a lookup and an add each) beside the calibration's float64 rows binned
+/// one by one: 2^26 uint8 rows took 4.5-4.8 ms on a 16-core H200 host, float64 ones into 64 bins
+/// 9.4 ms (BENCHMARKS.md, eighth session).
+const BY_VALUE_SPEEDUP: f64 = 2.0;
 
 /// The costs behind `device="auto"`, and where they come from.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,9 +71,16 @@ impl Costs {
     /// Milliseconds on the CPU and on the GPU for `shape`.
     pub fn estimate(&self, shape: &super::Shape) -> (f64, f64) {
         let cells = shape.cells as f64;
-        let slowdown = 1.0 + CPU_SLOWDOWN_PER_SQRT_64K_CELLS * (cells / 65_536.0).sqrt();
-        let merge_ns = cells * rayon::current_num_threads() as f64 * CPU_MERGE_NS_PER_CELL_THREAD;
-        let rows_ns = (shape.rows * shape.rank) as f64 / self.cpu_rows_per_ns * slowdown;
+        // A thread's counters: the bins, or the values of a column counted by value.
+        let counters = shape.cpu_by_value.unwrap_or(shape.cells) as f64;
+        let slowdown = 1.0 + CPU_SLOWDOWN_PER_SQRT_64K_CELLS * (counters / 65_536.0).sqrt();
+        let merge_ns =
+            counters * rayon::current_num_threads() as f64 * CPU_MERGE_NS_PER_CELL_THREAD;
+        let rate = match shape.cpu_by_value {
+            None => self.cpu_rows_per_ns,
+            Some(_) => self.cpu_rows_per_ns * BY_VALUE_SPEEDUP,
+        };
+        let rows_ns = (shape.rows * shape.rank) as f64 / rate * slowdown;
         let moved = match shape.pinned {
             true => shape.rows as f64 * self.gpu_ns_per_resident_row,
             false => (shape.rows * shape.row_bytes) as f64 * self.gpu_ns_per_byte,
@@ -169,6 +180,7 @@ mod tests {
             row_bytes,
             rank: 1,
             cells: 256,
+            cpu_by_value: None,
             on_device: false,
             pinned,
             cpu_only: false,
@@ -226,6 +238,54 @@ mod tests {
         let (cpu_bins, gpu_bins) = costs.estimate(&many_bins);
         assert!(cpu_bins > 3.0 * cpu);
         assert!((gpu_bins - gpu - (((1 << 20) - 256) * 8) as f64 * 0.1 / 1e6).abs() < 1e-9);
+        // A uint8 column counted by value on the CPU: 256 counters a thread whatever the bins,
+        // each row cheaper than a float64 row binned; the GPU still copies every bin back.
+        let mut by_value = many_bins;
+        by_value.row_bytes = 1;
+        by_value.cpu_by_value = Some(256);
+        let (cpu_by_value, _) = costs.estimate(&by_value);
+        by_value.cells = 256;
+        assert_eq!(costs.estimate(&by_value).0, cpu_by_value);
+        assert!(
+            cpu_by_value < cpu && cpu_by_value > cpu / BY_VALUE_SPEEDUP,
+            "{cpu_by_value}"
+        );
+    }
+
+    /// The shape of a job says whether the CPU counts it by value (a narrow column of enough
+    /// rows), and then how many values.
+    #[test]
+    fn a_narrow_column_counted_by_value_keeps_a_counter_a_value() {
+        use crate::job::{Location, Outline};
+        let spec = |n| {
+            BinSpec::resolve(
+                &Binning::Count(n),
+                Some(Range::new(0.0, 256.0)),
+                Closed::Left,
+                ValueKind::Integer,
+                || unreachable!("the range is given"),
+            )
+            .unwrap()
+        };
+        for (dtype, rows, by_value) in [
+            (DType::U8, 1 << 22, Some(256)),
+            (DType::U8, 100, None),
+            (DType::F32, 1 << 22, None),
+        ] {
+            let axes = [Axis::bins(spec(65_536), false)];
+            let outline = Outline {
+                axes: &axes,
+                dtypes: vec![dtype],
+                rows,
+                cells: 65_536,
+                row_bytes: dtype.size(),
+                weighted: false,
+                location: Location::Host,
+                ordinal: 0,
+            };
+            let shape = super::super::Shape::of(&outline);
+            assert_eq!(shape.cpu_by_value, by_value, "{dtype:?}");
+        }
     }
 
     /// Without a GPU (CI, the 2-core machine) `auto` is the CPU and nothing is calibrated.

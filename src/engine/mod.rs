@@ -189,8 +189,11 @@ pub struct Shape {
     pub row_bytes: usize,
     /// Axes: each costs a pass of index arithmetic on the CPU.
     pub rank: usize,
-    /// Bins (cells, n-D) of the result: the CPU's counters per thread, the GPU's copy back.
+    /// Bins (cells, n-D) of the result: the GPU's copy back.
     pub cells: usize,
+    /// The values of a narrow column the CPU counts by value (`job::ByValue`), a counter each
+    /// a thread whatever the bins, folded into them after.
+    pub cpu_by_value: Option<usize>,
     /// The rows are in device memory only (CuPy, PyTorch): there is no host copy to count.
     pub on_device: bool,
     /// A host column with a copy in device memory (`gpu::pin`), unweighted: the GPU path copies
@@ -209,6 +212,7 @@ impl Shape {
             row_bytes: job.row_bytes,
             rank: job.axes.len(),
             cells: job.cells,
+            cpu_by_value: job.by_value(Counter::Cpu).map(|by_value| by_value.values),
             on_device: job.location == Location::Device,
             pinned: job.location == Location::Pinned && !job.weighted,
             cpu_only: job
