@@ -36,9 +36,16 @@ impl Histogram {
         let specs = self.specs_with(&resolved);
         let weights = weights.map(|w| weights_f64(len, w)).transpose()?;
         let placement = self.placement();
+        // Counts get their flow from flow bins counted in the same pass (split off here); sums of
+        // weights classify the rows outside by masks (a row with a null weight is no row of the
+        // flow bins' row counts).
+        let flow_bins = match weights {
+            None => FlowBins::OutsideAndNan,
+            Some(_) => FlowBins::None,
+        };
         let counts = self.count(
             &specs,
-            FlowBins::None,
+            flow_bins,
             host_rows(&sample, weights.as_ref())?,
             &placement,
         )?;
@@ -55,11 +62,27 @@ impl Histogram {
             }
             _ => None,
         };
-        let counted = match &counts {
-            Counts::Exact(c) => Some(c.iter().sum::<u64>()),
-            Counts::Weighted(_) => None,
+        let (counts, flow) = match counts {
+            Counts::Exact(rows) => {
+                let bins: Vec<usize> = specs.iter().map(|s| s.len()).collect();
+                let (counted, underflow, overflow, nan) = split_flow(rows, &bins);
+                let seen = counted.iter().sum::<u64>() + underflow + overflow + nan;
+                let flow = Flow {
+                    rows: len as u64,
+                    // The rows no bin took: a null on some axis.
+                    null: len as u64 - seen,
+                    nan,
+                    underflow,
+                    overflow,
+                    ..Flow::default()
+                };
+                (Counts::Exact(counted), flow)
+            }
+            sums => (
+                sums,
+                super::flow::host_flow(&specs, &sample, weights.as_ref())?,
+            ),
         };
-        let flow = super::flow::host_flow(&specs, &sample, weights.as_ref(), counted)?;
         let flow = self.flow.plus(&flow)?;
         let squares = squares.map(|q| match q {
             Counts::Weighted(q) => q,
@@ -184,11 +207,12 @@ mod tests {
     use super::*;
     use crate::accumulator::{AccumulatorOptions, Axis, Storage};
 
-    /// A device fill's flow bins, split on the host, give the host fill's counts and flow: the
-    /// same job counted here on the CPU (1 to 3 axes, weighted or not, NaN and infinities on
-    /// every axis, values on the edges and outside).
+    /// Flow bins split on the host (how counts get their flow, on either backend) classify rows
+    /// as the masks of a weighted host fill do: the same job counted here on the CPU (1 to 3
+    /// axes, weighted or not, nulls, NaN and infinities on every axis, values on the edges and
+    /// outside).
     #[test]
-    fn flow_bins_split_as_the_host_fill_classifies_rows() {
+    fn flow_bins_split_as_the_masks_classify_rows() {
         let values = [
             -1.0,
             f64::NAN,
@@ -210,8 +234,12 @@ mod tests {
             let columns: Vec<Series> = (0..dims)
                 .map(|d| {
                     let step = values.len().pow(d);
-                    let column: Vec<f64> =
-                        (0..n).map(|i| values[i / step % values.len()]).collect();
+                    // A null every 17 rows, at other rows on each axis.
+                    let column: Vec<Option<f64>> = (0..n)
+                        .map(|i| {
+                            (i % 17 != 3 + d as usize).then(|| values[i / step % values.len()])
+                        })
+                        .collect();
                     Series::new(format!("x{d}").into(), column)
                 })
                 .collect();
@@ -245,13 +273,18 @@ mod tests {
                 };
                 let (counted, underflow, overflow, nan) = split_flow(rows, &bins);
                 let f = *host.flow();
+                let masks = super::super::flow::host_flow(&specs, &columns, None).unwrap();
                 let context = format!("{dims} axes, weighted {weighted}");
-                assert_eq!(
-                    (f.nan, f.underflow, f.overflow),
-                    (nan, underflow, overflow),
-                    "{context}"
-                );
+                for flow in [f, masks] {
+                    assert_eq!(
+                        (flow.nan, flow.underflow, flow.overflow),
+                        (nan, underflow, overflow),
+                        "{context}"
+                    );
+                }
                 if !weighted {
+                    assert_eq!(f.null, masks.null, "{context}");
+                    assert!(f.null > 0, "{context}");
                     assert_eq!(host.exact_counts().unwrap(), &counted[..], "{context}");
                     continue;
                 }

@@ -62,15 +62,14 @@ impl Flow {
     }
 }
 
-/// The flow of a host fill of `columns` (physical, as the engine read them) with `weights`
-/// (Float64), binned by `specs`; `counted` is the number of rows the engine counted where it is
-/// known (counting storage), which spares the passes that find nothing left to classify. Each
-/// reason is a mask made by Polars' vectorized kernels (no pass row by row).
+/// The flow of a weighted host fill of `columns` (physical, as the engine read them) with
+/// `weights` (Float64), binned by `specs`: each reason a mask made by Polars' vectorized kernels
+/// (no pass row by row), the weights of the rows outside summed through them. (Counts take their
+/// flow from flow bins instead, counted with the rows: [`split_flow`].)
 pub(super) fn host_flow(
     specs: &[&BinSpec],
     columns: &[Series],
     weights: Option<&Series>,
-    counted: Option<u64>,
 ) -> HistResult<Flow> {
     let len = columns[0].len();
     let rows = len as u64;
@@ -78,10 +77,6 @@ pub(super) fn host_flow(
         rows,
         ..Flow::default()
     };
-    let done = |flow: &Flow| counted == Some(rows - flow.null - flow.nan);
-    if counted == Some(rows) {
-        return Ok(flow);
-    }
     let none = || BooleanChunked::full("flow".into(), false, len);
     let mut decided = none();
     for c in columns.iter().chain(weights) {
@@ -90,26 +85,12 @@ pub(super) fn host_flow(
         }
     }
     flow.null = decided.num_trues() as u64;
-    if done(&flow) {
-        return Ok(flow);
-    }
     let mut nan = none();
     for c in columns.iter().filter(|c| c.dtype().is_float()) {
         nan = &nan | &known(c.is_nan()?)?;
     }
     let nan = &nan & &!&decided;
     flow.nan = nan.num_trues() as u64;
-    if done(&flow) {
-        return Ok(flow);
-    }
-    if let ([column], [spec], None, Some(counted)) = (columns, specs, weights, counted) {
-        // One axis, rows counted: the rest is outside, and one comparison splits it (NaN, the
-        // greatest in Polars' total order, is never below; nulls are not counted as true).
-        let outside = rows.saturating_sub(flow.null + flow.nan + counted);
-        flow.underflow = (outside_of(column, spec)?.0.num_trues() as u64).min(outside);
-        flow.overflow = outside - flow.underflow;
-        return Ok(flow);
-    }
     decided = &decided | &nan;
     // (NaN, greatest in Polars' total order, is decided already.)
     let (mut under, mut over) = (none(), none());
@@ -133,15 +114,6 @@ pub(super) fn host_flow(
         flow.overflow_weight = sum(w, &over)?;
         flow.underflow_squares = sum(&squares, &under)?;
         flow.overflow_squares = sum(&squares, &over)?;
-    }
-    if let Some(counted) = counted {
-        // The engine's count is the truth: should a comparison here disagree with it (integers
-        // past 2^53 binned exactly), the rows outside still add up.
-        let outside = rows.saturating_sub(counted + flow.null + flow.nan);
-        if flow.underflow + flow.overflow != outside {
-            flow.underflow = flow.underflow.min(outside);
-            flow.overflow = outside - flow.underflow;
-        }
     }
     Ok(flow)
 }
