@@ -9,7 +9,8 @@ partial task runs them, each step alone (synchronized, median of --repeats after
            host, the split and the sum)
 - fill:    ``Histogram.fill`` (native and the Python around it)
 - task:    the partial task of ``polars_gpu_hist.dask`` (``fill`` plus the partial's arrays)
-- pickle:  the partial pickled, as Dask sends it to the merge
+- pickle:  the partial pickled with its arrays in the stream (a copy of the counts)
+- pickle_oob: the same with the arrays out of band, as Dask's protocol 5 pickling sends them
 
     python benches/partition_cost.py [--gib 1] [--bins 256,65536,1048576] [--repeats 9]
 """
@@ -89,6 +90,9 @@ def steps(bins: int, x: Any, timed: Callable[[Callable[[], Any]], float]) -> dic
         "fill": timed(lambda: gh.Histogram(**kwargs).fill(x)),
         "task": timed(lambda: _dask_tasks.fill(spec, x, None, "column")),
         "pickle": timed(lambda: pickle.dumps(partial, protocol=5)),
+        "pickle_oob": timed(
+            lambda: pickle.dumps(partial, protocol=5, buffer_callback=lambda _: None)
+        ),
     }
     row["task_beyond_count"] = round(row["task"] - row["count"], 3)
     return row
