@@ -35,59 +35,35 @@ impl Histogram {
         let resolved = self.binnings_for(&dtypes, kind)?;
         let specs = self.specs_with(&resolved);
         let weights = weights.map(|w| weights_f64(len, w)).transpose()?;
-        let placement = self.placement();
-        // Counts get their flow from flow bins counted in the same pass (split off here); sums of
-        // weights classify the rows outside by masks (a row with a null weight is no row of the
-        // flow bins' row counts).
-        let flow_bins = match weights {
-            None => FlowBins::OutsideAndNan,
-            Some(_) => FlowBins::None,
-        };
-        let counts = self.count(
-            &specs,
-            flow_bins,
-            host_rows(&sample, weights.as_ref())?,
-            &placement,
-        )?;
-        let squares = match &weights {
+        let squared = match &weights {
             Some(w) if self.squares.is_some() => {
                 let w = w.f64()?;
-                let squared = (w * w).into_series();
-                Some(self.count(
-                    &specs,
-                    FlowBins::None,
-                    host_rows(&sample, Some(&squared))?,
-                    &placement,
-                )?)
+                Some((w * w).into_series())
             }
             _ => None,
         };
-        let (counts, flow) = match counts {
-            Counts::Exact(rows) => {
-                let bins: Vec<usize> = specs.iter().map(|s| s.len()).collect();
-                let (counted, underflow, overflow, nan) = split_flow(rows, &bins);
-                let seen = counted.iter().sum::<u64>() + underflow + overflow + nan;
-                let flow = Flow {
-                    rows: len as u64,
-                    // The rows no bin took: a null on some axis.
-                    null: len as u64 - seen,
-                    nan,
-                    underflow,
-                    overflow,
-                    ..Flow::default()
+        // The rows are counted with the first column null where a weight is: such a row is in
+        // no bin, and its flow reason is the null.
+        let mut rows_sample = sample.clone();
+        if let Some(w) = weights.as_ref().filter(|w| w.null_count() > 0) {
+            let first = &sample[0];
+            let nulls = Series::full_null(first.name().clone(), len, first.dtype());
+            rows_sample[0] = first.zip_with(&w.is_not_null(), &nulls)?;
+        }
+        let placement = self.placement();
+        let (counts, squares, flow) = counted_with_flow(
+            len as u64,
+            &specs,
+            weights.as_ref().map(|w| (w, squared.as_ref())),
+            |w| {
+                let rows = match w {
+                    None => host_rows(&rows_sample, None)?,
+                    Some(w) => host_rows(&sample, Some(w))?,
                 };
-                (Counts::Exact(counted), flow)
-            }
-            sums => (
-                sums,
-                super::flow::host_flow(&specs, &sample, weights.as_ref())?,
-            ),
-        };
+                self.count(&specs, FlowBins::OutsideAndNan, rows, &placement)
+            },
+        )?;
         let flow = self.flow.plus(&flow)?;
-        let squares = squares.map(|q| match q {
-            Counts::Weighted(q) => q,
-            Counts::Exact(_) => unreachable!("squared weights are sums"),
-        });
         self.add_owned(counts, squares)?;
         self.flow = flow;
         self.take(resolved);
@@ -108,7 +84,6 @@ impl Histogram {
         let polars = dtype.polars();
         let resolved = self.binnings_for(&vec![&polars; columns.len()], dtype.kind())?;
         let specs = self.specs_with(&resolved);
-        let bins: Vec<usize> = specs.iter().map(|s| s.len()).collect();
         let ptrs: Vec<u64> = columns.iter().map(|c| c.ptr).collect();
         let ordinal = gpu_holding(&ptrs, weights.map(|w| w.values), len)?.ordinal();
         let device_rows = |weights: Option<u64>| {
@@ -127,42 +102,12 @@ impl Histogram {
             })
         };
         let placement = self.placement();
-        let with_flow = FlowBins::OutsideAndNan;
-        let Counts::Exact(rows) = self.count(&specs, with_flow, device_rows(None), &placement)?
-        else {
-            unreachable!("an unweighted count")
-        };
-        let (counted, underflow, overflow, nan) = split_flow(rows, &bins);
-        let mut flow = Flow {
-            rows: len,
-            nan,
-            underflow,
-            overflow,
-            ..Flow::default()
-        };
-        let (counts, squares) = match weights {
-            None => (Counts::Exact(counted), None),
-            Some(w) => {
-                let sums = |ptr| -> HistResult<(Vec<f64>, f64, f64, f64)> {
-                    let rows = device_rows(Some(ptr));
-                    match self.count(&specs, with_flow, rows, &placement)? {
-                        Counts::Weighted(s) => Ok(split_flow(s, &bins)),
-                        Counts::Exact(_) => unreachable!("a weighted count"),
-                    }
-                };
-                let (values, uw, ow, _) = sums(w.values)?;
-                (flow.underflow_weight, flow.overflow_weight) = (uw, ow);
-                let squares = match self.squares.is_some() {
-                    true => {
-                        let (squares, uq, oq, _) = sums(w.squares)?;
-                        (flow.underflow_squares, flow.overflow_squares) = (uq, oq);
-                        Some(squares)
-                    }
-                    false => None,
-                };
-                (Counts::Weighted(values), squares)
-            }
-        };
+        let (counts, squares, flow) = counted_with_flow(
+            len,
+            &specs,
+            weights.map(|w| (w.values, self.squares.is_some().then_some(w.squares))),
+            |w| self.count(&specs, FlowBins::OutsideAndNan, device_rows(w), &placement),
+        )?;
         let flow = self.flow.plus(&flow)?;
         self.add_owned(counts, squares)?;
         self.flow = flow;
@@ -202,15 +147,65 @@ fn host_rows<'a>(columns: &'a [Series], weights: Option<&'a Series>) -> HistResu
     )?))
 }
 
+/// The counts, squared weights and flow of one fill, each counted with flow bins on every axis
+/// (below, above, NaN: [`FlowBins::OutsideAndNan`]) and split off ([`split_flow`]), so that the
+/// flow is counted in the same pass as the bins. `count(None)` counts the fill's rows (a row with
+/// a null is in no bin: its reason is the null), `count(Some(w))` sums the weights `w`: the
+/// values, then their squares where given.
+fn counted_with_flow<W: Copy>(
+    len: u64,
+    specs: &[&BinSpec],
+    weights: Option<(W, Option<W>)>,
+    count: impl Fn(Option<W>) -> HistResult<Counts>,
+) -> HistResult<(Counts, Option<Vec<f64>>, Flow)> {
+    let bins: Vec<usize> = specs.iter().map(|s| s.len()).collect();
+    let Counts::Exact(rows) = count(None)? else {
+        unreachable!("an unweighted count")
+    };
+    let (counted, underflow, overflow, nan) = split_flow(rows, &bins);
+    let seen = counted.iter().sum::<u64>() + underflow + overflow + nan;
+    let mut flow = Flow {
+        rows: len,
+        null: len - seen,
+        nan,
+        underflow,
+        overflow,
+        ..Flow::default()
+    };
+    let Some((values, squares)) = weights else {
+        return Ok((Counts::Exact(counted), None, flow));
+    };
+    let sums = |w| -> HistResult<(Vec<f64>, f64, f64)> {
+        match count(Some(w))? {
+            Counts::Weighted(s) => {
+                let (inner, below, above, _) = split_flow(s, &bins);
+                Ok((inner, below, above))
+            }
+            Counts::Exact(_) => unreachable!("a weighted count"),
+        }
+    };
+    let (sums_of_values, under, over) = sums(values)?;
+    (flow.underflow_weight, flow.overflow_weight) = (under, over);
+    let squares = match squares {
+        Some(q) => {
+            let (squares, under, over) = sums(q)?;
+            (flow.underflow_squares, flow.overflow_squares) = (under, over);
+            Some(squares)
+        }
+        None => None,
+    };
+    Ok((Counts::Weighted(sums_of_values), squares, flow))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::accumulator::{AccumulatorOptions, Axis, Storage};
 
-    /// Flow bins split on the host (how counts get their flow, on either backend) classify rows
-    /// as the masks of a weighted host fill do: the same job counted here on the CPU (1 to 3
-    /// axes, weighted or not, nulls, NaN and infinities on every axis, values on the edges and
-    /// outside).
+    /// A fill's flow bins, split off, classify rows as masks over the columns do, and leave the
+    /// bins as a count without flow bins has them: the same job counted here on the CPU (1 to 3
+    /// axes, counts or weights, nulls in the columns and the weights, NaN and infinities on every
+    /// axis, values on the edges and outside).
     #[test]
     fn flow_bins_split_as_the_masks_classify_rows() {
         let values = [
@@ -243,8 +238,12 @@ mod tests {
                     Series::new(format!("x{d}").into(), column)
                 })
                 .collect();
-            let weights: Vec<f64> = (0..n).map(|i| (i % 7) as f64 * 0.5 - 1.0).collect();
+            // Halves (sums exact in any order), with a null every 13 rows.
+            let weights: Vec<Option<f64>> = (0..n)
+                .map(|i| (i % 13 != 6).then_some((i % 7) as f64 * 0.5 - 1.0))
+                .collect();
             let weights = Series::new("w".into(), weights);
+            let squared = (&weights * &weights).unwrap();
             let dims = dims as usize;
             for weighted in [false, true] {
                 let storage = if weighted {
@@ -261,54 +260,22 @@ mod tests {
                 let w = weighted.then_some(&weights);
                 host.fill(&columns, w).unwrap();
                 let specs: Vec<&BinSpec> = (0..dims).map(|d| host.spec(d)).collect();
-                let bins: Vec<usize> = specs.iter().map(|s| s.len()).collect();
-                let with_flow = FlowBins::OutsideAndNan;
                 let placement = host.placement();
-                let count = |w: Option<&Series>| {
+                // Without flow bins: the bins counted plainly, the flow classified by masks.
+                let plain = |w: Option<&Series>| {
                     let rows = host_rows(&columns, w).unwrap();
-                    host.count(&specs, with_flow, rows, &placement).unwrap()
+                    host.count(&specs, FlowBins::None, rows, &placement)
+                        .unwrap()
                 };
-                let Counts::Exact(rows) = count(None) else {
-                    panic!("an unweighted count")
-                };
-                let (counted, underflow, overflow, nan) = split_flow(rows, &bins);
-                let f = *host.flow();
-                let masks = super::super::flow::host_flow(&specs, &columns, None).unwrap();
+                let masks = super::super::flow::masks::host_flow(&specs, &columns, w).unwrap();
                 let context = format!("{dims} axes, weighted {weighted}");
-                for flow in [f, masks] {
-                    assert_eq!(
-                        (flow.nan, flow.underflow, flow.overflow),
-                        (nan, underflow, overflow),
-                        "{context}"
-                    );
-                }
-                if !weighted {
-                    assert_eq!(f.null, masks.null, "{context}");
-                    assert!(f.null > 0, "{context}");
-                    assert_eq!(host.exact_counts().unwrap(), &counted[..], "{context}");
-                    continue;
-                }
-                let squared = (&weights * &weights).unwrap();
-                for (w, kept, under, over) in [
-                    (
-                        &weights,
-                        host.counts(),
-                        f.underflow_weight,
-                        f.overflow_weight,
-                    ),
-                    (
-                        &squared,
-                        &Counts::Weighted(host.squared_weights().unwrap().to_vec()),
-                        f.underflow_squares,
-                        f.overflow_squares,
-                    ),
-                ] {
-                    let Counts::Weighted(sums) = count(Some(w)) else {
-                        panic!("a weighted count")
-                    };
-                    let (inner, below, above, _) = split_flow(sums, &bins);
-                    assert_eq!(kept, &Counts::Weighted(inner), "{context}");
-                    assert_eq!((below, above), (under, over), "{context}");
+                assert_eq!(host.flow(), &masks, "{context}");
+                assert!(masks.null > 0 && masks.nan > 0, "{context}");
+                assert!(masks.underflow > 0 && masks.overflow > 0, "{context}");
+                assert_eq!(host.counts(), &plain(w), "{context}");
+                if weighted {
+                    let squares = Counts::Weighted(host.squared_weights().unwrap().to_vec());
+                    assert_eq!(squares, plain(Some(&squared)), "{context}");
                 }
             }
         }

@@ -7,10 +7,8 @@
 //! first axis (in order) on which the row is outside decides whether it is underflow (below the
 //! first edge) or overflow (above the last).
 
-use polars::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::bins::BinSpec;
 use crate::error::{HistError, HistResult};
 
 /// Rows seen and rows not counted, by reason; the weights (and squared weights) of the under-
@@ -62,65 +60,9 @@ impl Flow {
     }
 }
 
-/// The flow of a weighted host fill of `columns` (physical, as the engine read them) with
-/// `weights` (Float64), binned by `specs`: each reason a mask made by Polars' vectorized kernels
-/// (no pass row by row), the weights of the rows outside summed through them. (Counts take their
-/// flow from flow bins instead, counted with the rows: [`split_flow`].)
-pub(super) fn host_flow(
-    specs: &[&BinSpec],
-    columns: &[Series],
-    weights: Option<&Series>,
-) -> HistResult<Flow> {
-    let len = columns[0].len();
-    let rows = len as u64;
-    let mut flow = Flow {
-        rows,
-        ..Flow::default()
-    };
-    let none = || BooleanChunked::full("flow".into(), false, len);
-    let mut decided = none();
-    for c in columns.iter().chain(weights) {
-        if c.null_count() > 0 {
-            decided = &decided | &c.is_null();
-        }
-    }
-    flow.null = decided.num_trues() as u64;
-    let mut nan = none();
-    for c in columns.iter().filter(|c| c.dtype().is_float()) {
-        nan = &nan | &known(c.is_nan()?)?;
-    }
-    let nan = &nan & &!&decided;
-    flow.nan = nan.num_trues() as u64;
-    decided = &decided | &nan;
-    // (NaN, greatest in Polars' total order, is decided already.)
-    let (mut under, mut over) = (none(), none());
-    for (c, spec) in columns.iter().zip(specs) {
-        let (below, above) = outside_of(c, spec)?;
-        let below = &known(below)? & &!&decided;
-        let above = &known(above)? & &!&decided;
-        decided = &(&decided | &below) | &above;
-        under = &under | &below;
-        over = &over | &above;
-    }
-    flow.underflow = under.num_trues() as u64;
-    flow.overflow = over.num_trues() as u64;
-    if let Some(w) = weights {
-        let w = w.f64()?;
-        let squares = w * w;
-        let sum = |v: &Float64Chunked, m: &BooleanChunked| -> HistResult<f64> {
-            Ok(v.filter(m)?.sum().unwrap_or(0.0))
-        };
-        flow.underflow_weight = sum(w, &under)?;
-        flow.overflow_weight = sum(w, &over)?;
-        flow.underflow_squares = sum(&squares, &under)?;
-        flow.overflow_squares = sum(&squares, &over)?;
-    }
-    Ok(flow)
-}
-
 /// A count made with [`FlowBins::OutsideAndNan`](crate::job::FlowBins) on every axis (three
 /// more cells on each, row-major) split into the counts of the bins and what fell outside,
-/// `(bins, below, above, nan)`, each cell decided as [`host_flow`] decides a row: NaN on some
+/// `(bins, below, above, nan)`, each cell decided as a row is (this module's header): NaN on some
 /// axis first, else the first axis on which it is outside. The bins are compacted in place (a
 /// million of them are megabytes: no second buffer).
 pub(super) fn split_flow<T>(mut extended: Vec<T>, bins: &[usize]) -> (Vec<T>, T, T, T)
@@ -184,25 +126,90 @@ where
     (extended, below, above, nan)
 }
 
-/// Which values of `column` lie below the first edge of `spec`, and which above the last, compared
-/// as the bins compare them: integer columns with integer edges exactly (as Int128), the rest as
-/// float64 (float32 and float16 edges and values widen exactly; integers against float edges
-/// round monotonically, as numpy compares them).
-fn outside_of(column: &Series, spec: &BinSpec) -> HistResult<(BooleanChunked, BooleanChunked)> {
-    if let (BinSpec::Integers(b), true) = (spec, column.dtype().is_integer()) {
-        let x = column.cast(&DataType::Int128)?;
-        let x = x.i128()?;
-        return Ok((x.lt(b.edges[0]), x.gt(b.edges[b.edges.len() - 1])));
-    }
-    let x = column.cast(&DataType::Float64)?;
-    let x = x.f64()?;
-    Ok((x.lt(spec.edge(0)), x.gt(spec.edge(spec.len()))))
-}
+/// The rows a fill did not count, classified by masks over the columns: the reference that the
+/// tests hold [`split_flow`] to (fills count their flow in flow bins instead).
+#[cfg(test)]
+pub(super) mod masks {
+    use polars::prelude::*;
 
-/// A mask with its nulls (rows with a null value) as false.
-fn known(mask: BooleanChunked) -> HistResult<BooleanChunked> {
-    if mask.null_count() == 0 {
-        return Ok(mask);
+    use super::Flow;
+    use crate::bins::BinSpec;
+    use crate::error::HistResult;
+
+    /// The flow of a host fill of `columns` with `weights` (Float64), binned by `specs`, each reason
+    /// a mask made by Polars' kernels, the weights of the rows outside summed through them.
+    pub(in crate::accumulator) fn host_flow(
+        specs: &[&BinSpec],
+        columns: &[Series],
+        weights: Option<&Series>,
+    ) -> HistResult<Flow> {
+        let len = columns[0].len();
+        let rows = len as u64;
+        let mut flow = Flow {
+            rows,
+            ..Flow::default()
+        };
+        let none = || BooleanChunked::full("flow".into(), false, len);
+        let mut decided = none();
+        for c in columns.iter().chain(weights) {
+            if c.null_count() > 0 {
+                decided = &decided | &c.is_null();
+            }
+        }
+        flow.null = decided.num_trues() as u64;
+        let mut nan = none();
+        for c in columns.iter().filter(|c| c.dtype().is_float()) {
+            nan = &nan | &known(c.is_nan()?)?;
+        }
+        let nan = &nan & &!&decided;
+        flow.nan = nan.num_trues() as u64;
+        decided = &decided | &nan;
+        // (NaN, greatest in Polars' total order, is decided already.)
+        let (mut under, mut over) = (none(), none());
+        for (c, spec) in columns.iter().zip(specs) {
+            let (below, above) = outside_of(c, spec)?;
+            let below = &known(below)? & &!&decided;
+            let above = &known(above)? & &!&decided;
+            decided = &(&decided | &below) | &above;
+            under = &under | &below;
+            over = &over | &above;
+        }
+        flow.underflow = under.num_trues() as u64;
+        flow.overflow = over.num_trues() as u64;
+        if let Some(w) = weights {
+            let w = w.f64()?;
+            let squares = w * w;
+            let sum = |v: &Float64Chunked, m: &BooleanChunked| -> HistResult<f64> {
+                Ok(v.filter(m)?.sum().unwrap_or(0.0))
+            };
+            flow.underflow_weight = sum(w, &under)?;
+            flow.overflow_weight = sum(w, &over)?;
+            flow.underflow_squares = sum(&squares, &under)?;
+            flow.overflow_squares = sum(&squares, &over)?;
+        }
+        Ok(flow)
     }
-    Ok(mask.fill_null_with_values(false)?)
+
+    /// Which values of `column` lie below the first edge of `spec`, and which above the last, compared
+    /// as the bins compare them: integer columns with integer edges exactly (as Int128), the rest as
+    /// float64 (float32 and float16 edges and values widen exactly; integers against float edges
+    /// round monotonically, as numpy compares them).
+    fn outside_of(column: &Series, spec: &BinSpec) -> HistResult<(BooleanChunked, BooleanChunked)> {
+        if let (BinSpec::Integers(b), true) = (spec, column.dtype().is_integer()) {
+            let x = column.cast(&DataType::Int128)?;
+            let x = x.i128()?;
+            return Ok((x.lt(b.edges[0]), x.gt(b.edges[b.edges.len() - 1])));
+        }
+        let x = column.cast(&DataType::Float64)?;
+        let x = x.f64()?;
+        Ok((x.lt(spec.edge(0)), x.gt(spec.edge(spec.len()))))
+    }
+
+    /// A mask with its nulls (rows with a null value) as false.
+    fn known(mask: BooleanChunked) -> HistResult<BooleanChunked> {
+        if mask.null_count() == 0 {
+            return Ok(mask);
+        }
+        Ok(mask.fill_null_with_values(false)?)
+    }
 }
