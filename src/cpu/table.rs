@@ -5,7 +5,6 @@ use crate::counts::zeroed;
 use crate::error::HistResult;
 use crate::input::{Chunk, Values};
 use crate::job::{Axis, ByValue};
-use rayon::prelude::*;
 
 /// The bin of each value `by_value.lo + i` of the column's type under `axis` (flow bins
 /// included), `axis.len()` where the value is not counted: [`super::axis_cells`] over every
@@ -18,17 +17,11 @@ pub fn value_bins(axis: &Axis, by_value: ByValue) -> HistResult<Vec<u32>> {
     macro_rules! all_of {
         ($t:ty, $variant:ident) => {{
             let typed: Vec<$t> = values.iter().map(|&v| v as $t).collect();
-            // In pieces on every core: 65,536 values binned by numpy's rule took one core of
-            // an H200 host 0.45 ms, most of a 2^29-row count by value.
-            bins.par_chunks_mut(TABLE_PIECE)
-                .zip(typed.par_chunks(TABLE_PIECE))
-                .for_each(|(out, piece)| {
-                    let chunk = Chunk {
-                        values: Values::$variant(piece),
-                        validity: None,
-                    };
-                    super::axis_cells(axis, &chunk, out);
-                });
+            let chunk = Chunk {
+                values: Values::$variant(&typed),
+                validity: None,
+            };
+            super::axis_cells(axis, &chunk, &mut bins);
         }};
     }
     match (by_value.lo, by_value.values) {
@@ -39,9 +32,6 @@ pub fn value_bins(axis: &Axis, by_value: ByValue) -> HistResult<Vec<u32>> {
     }
     Ok(bins)
 }
-
-/// Values of the table one task bins.
-const TABLE_PIECE: usize = 4096;
 
 /// The counts of `cells` bins from the counts of each value and the bin of each value.
 pub fn fold(value_counts: &[u64], value_bins: &[u32], cells: usize) -> HistResult<Vec<u64>> {
