@@ -127,6 +127,22 @@ impl Histogram {
         })
     }
 
+    /// Moves the counts, the squared weights and the flow out, leaving this histogram empty
+    /// (new zeroed memory): a partial that is sent on once filled gives its megabytes of counts
+    /// away instead of copying them.
+    pub fn drain(&mut self) -> HistResult<(Counts, Option<Vec<f64>>, Flow)> {
+        let cells = self.counts.len();
+        let weighted = matches!(self.counts, Counts::Weighted(_));
+        let squares = match self.squares {
+            Some(_) => Some(crate::counts::zeroed(cells)?),
+            None => None,
+        };
+        let counts = std::mem::replace(&mut self.counts, Counts::zeros(cells, weighted)?);
+        let squares = std::mem::replace(&mut self.squares, squares);
+        self.zero = true;
+        Ok((counts, squares, std::mem::take(&mut self.flow)))
+    }
+
     /// A copy, or an out-of-memory error (counts and edges may take gigabytes).
     pub fn try_clone(&self) -> HistResult<Self> {
         let squares = self.squares.as_deref().map(alloc::copied).transpose()?;

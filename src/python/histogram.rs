@@ -186,6 +186,30 @@ impl PyHistogram {
         })
     }
 
+    /// The counts, the squared weights (or None) and the flow, moved out (no copy), leaving
+    /// the histogram empty: what a Dask partial sends on.
+    #[allow(clippy::type_complexity)]
+    fn drain(
+        &self,
+        py: Python<'_>,
+    ) -> PyResult<(
+        PySeries,
+        Option<PySeries>,
+        (u64, u64, u64, u64, u64, f64, f64, f64, f64),
+    )> {
+        call(py, "Histogram.drain", || {
+            let (counts, squares, f) = self.lock().drain()?;
+            let name = "count".into();
+            let counts = match counts {
+                Counts::Exact(c) => UInt64Chunked::from_vec(name, c).into_series(),
+                Counts::Weighted(s) => Float64Chunked::from_vec(name, s).into_series(),
+            };
+            let squares = squares
+                .map(|q| PySeries(Float64Chunked::from_vec("squares".into(), q).into_series()));
+            Ok((PySeries(counts), squares, flow_tuple(&f)))
+        })
+    }
+
     /// Sums of squared weights per cell (Float64), or None for a counting histogram.
     fn squared_weights(&self, py: Python<'_>) -> PyResult<Option<PySeries>> {
         call(py, "Histogram.squared_weights", || {
@@ -258,20 +282,7 @@ impl PyHistogram {
     /// underflow weight, overflow weight, their squared weights).
     #[allow(clippy::type_complexity)]
     fn flow(&self, py: Python<'_>) -> PyResult<(u64, u64, u64, u64, u64, f64, f64, f64, f64)> {
-        call(py, "Histogram.flow", || {
-            let f = *self.lock().flow();
-            Ok((
-                f.rows,
-                f.null,
-                f.nan,
-                f.underflow,
-                f.overflow,
-                f.underflow_weight,
-                f.overflow_weight,
-                f.underflow_squares,
-                f.overflow_squares,
-            ))
-        })
+        call(py, "Histogram.flow", || Ok(flow_tuple(self.lock().flow())))
     }
 
     /// The number of bins of each axis.
@@ -310,4 +321,20 @@ impl PyHistogram {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         call(py, "Histogram.__repr__", || Ok(self.lock().to_string()))
     }
+}
+
+/// A flow as Python reads it: (rows, null, nan, underflow, overflow, underflow weight, overflow
+/// weight, their squared weights).
+fn flow_tuple(f: &crate::accumulator::Flow) -> (u64, u64, u64, u64, u64, f64, f64, f64, f64) {
+    (
+        f.rows,
+        f.null,
+        f.nan,
+        f.underflow,
+        f.overflow,
+        f.underflow_weight,
+        f.overflow_weight,
+        f.underflow_squares,
+        f.overflow_squares,
+    )
 }
