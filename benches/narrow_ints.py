@@ -3,9 +3,9 @@
 """Issue 37's table: whole calls of the numpy drop-in on device arrays (counts left on the device),
 beside cupy.histogram, cupy.bincount and torch.bincount in the same run, and the read roofline (a
 float32 cupy.sum over the same bytes). 8- and 16-bit data on uniform, image-like (normal), sorted
-and one-valued data; CUB's benchmark axes (2^16-2^28 elements; 32, 128, 2,048 bins; entropy 1.0
-and a skewed 0.2); then `device="auto"` against each backend forced on host columns. Medians of
-fresh calls after a warm-up, synchronized.
+and one-valued data; CUB's benchmark axes (2^16-2^28 elements; 32, 128, 2,048 bins over 8- and
+16-bit data and 2M over float32; entropy 1.0 and a skewed 0.2); then `device="auto"` against
+each backend forced on host columns. Medians of fresh calls after a warm-up, synchronized.
 
 Usage: python benches/narrow_ints.py [--reps 9] [--quick]
 """
@@ -142,7 +142,7 @@ def small_calls(reps: int) -> None:
 
 
 def cub_axes(reps: int) -> None:
-    print("\nCUB's benchmark axes (uint8 / uint16 data, equal bins over the type):")
+    print("\nCUB's benchmark axes (uint8 / uint16 data, equal bins over the type; float32 at 2M):")
     print("| elements | bins | entropy | dtype | ours ms | cupy.histogram ms |")
     print("|---:|---:|---|---|---:|---:|")
     for log2n in [16, 20, 24, 28]:
@@ -155,6 +155,22 @@ def cub_axes(reps: int) -> None:
                 entropy = "1.0" if dist == "uniform" else "0.2"
                 name = np.dtype(dtype).name
                 print(f"| 2^{log2n} | {bins} | {entropy} | {name} | {ours:.3f} | {peer:.3f} |")
+            # CUB's fourth axis, 2M bins, needs values wider than 16 bits: float32 over (0, 1).
+            for dist in ["uniform", "skewed"]:
+                x = cub_floats(dist, 1 << log2n)
+                ours = timed(lambda: ghnp.histogram(x, 1 << 21, range=(0, 1)), reps)
+                peer = timed(lambda: cp.histogram(x, 1 << 21, range=(0, 1)), reps)
+                entropy = "1.0" if dist == "uniform" else "0.2"
+                print(f"| 2^{log2n} | 2097152 | {entropy} | float32 | {ours:.3f} | {peer:.3f} |")
+
+
+def cub_floats(dist: str, n: int) -> cp.ndarray:
+    """float32 values in [0, 1): uniform (entropy 1.0), or skewed (about 0.2: most one value)."""
+    rng = cp.random.default_rng(7)
+    x = rng.random(n, dtype=cp.float32)
+    if dist == "skewed":
+        x = cp.where(rng.random(n) < 0.97, cp.float32(0.3), x)
+    return x
 
 
 def cpu_columns(reps: int) -> None:

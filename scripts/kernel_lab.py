@@ -372,7 +372,8 @@ def main() -> None:
                 )
                 flag = "" if ok else "  MISMATCH"
                 print(
-                    f"{dist:11s} {bins:9d} {family:10s} {ms:8.3f} ms {100 * roof / ms:5.1f}%{flag}",
+                    f"{dist:11s} {bins:9d} {family:10s} {ms:8.3f} ms {100 * roof / ms:5.1f}%{flag}"
+                    f"  {plan}",
                     flush=True,
                 )
 
