@@ -282,4 +282,7 @@ if [[ $what == bench || $what == all ]]; then
   echo "== ours beside the peers"
   python3 benches/report.py "$OUT" | tee "$OUT/report.md"
 fi
+# The device tool brings back only a few files of $OUT: every log goes back in one archive.
+tar czf /tmp/gpu_check_logs.tgz -C "$OUT" . && find "$OUT" -mindepth 1 -delete \
+  && mv /tmp/gpu_check_logs.tgz "$OUT/logs.tgz"
 exit $status
