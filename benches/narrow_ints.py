@@ -155,13 +155,13 @@ def cub_axes(reps: int) -> None:
                 entropy = "1.0" if dist == "uniform" else "0.2"
                 name = np.dtype(dtype).name
                 print(f"| 2^{log2n} | {bins} | {entropy} | {name} | {ours:.3f} | {peer:.3f} |")
-            # CUB's fourth axis, 2M bins, needs values wider than 16 bits: float32 over (0, 1).
-            for dist in ["uniform", "skewed"]:
-                x = cub_floats(dist, 1 << log2n)
-                ours = timed(lambda: ghnp.histogram(x, 1 << 21, range=(0, 1)), reps)
-                peer = timed(lambda: cp.histogram(x, 1 << 21, range=(0, 1)), reps)
-                entropy = "1.0" if dist == "uniform" else "0.2"
-                print(f"| 2^{log2n} | 2097152 | {entropy} | float32 | {ours:.3f} | {peer:.3f} |")
+        # CUB's fourth axis, 2M bins, needs values wider than 16 bits: float32 over (0, 1).
+        for dist in ["uniform", "skewed"]:
+            x = cub_floats(dist, 1 << log2n)
+            ours = timed(lambda: ghnp.histogram(x, 1 << 21, range=(0, 1)), reps)
+            peer = timed(lambda: cp.histogram(x, 1 << 21, range=(0, 1)), reps)
+            entropy = "1.0" if dist == "uniform" else "0.2"
+            print(f"| 2^{log2n} | 2097152 | {entropy} | float32 | {ours:.3f} | {peer:.3f} |")
 
 
 def cub_floats(dist: str, n: int) -> cp.ndarray:
