@@ -15,9 +15,27 @@ pub fn with_capacity<T>(n: usize) -> HistResult<Vec<T>> {
     Ok(v)
 }
 
-/// `n` default (zero) values.
-pub fn zeroed<T: Default + Clone>(n: usize) -> HistResult<Vec<T>> {
-    filled(n, T::default())
+/// `n` default (zero) values, written on every core when they are many: a million counts are
+/// 8 MB, and one thread writing them took 0.36-0.40 ms of a Dask partition's task on an H200
+/// host (the empty histogram it fills, the one a drained partial leaves).
+pub fn zeroed<T: Default + Clone + Send + Sync>(n: usize) -> HistResult<Vec<T>> {
+    use rayon::prelude::*;
+    const PIECE: usize = 1 << 16;
+    if n < 4 * PIECE {
+        return filled(n, T::default());
+    }
+    let mut v = with_capacity(n)?;
+    let zero = T::default();
+    v.spare_capacity_mut()[..n]
+        .par_chunks_mut(PIECE)
+        .for_each(|piece| {
+            for slot in piece {
+                slot.write(zero.clone());
+            }
+        });
+    // SAFETY: the first `n` values were written above.
+    unsafe { v.set_len(n) };
+    Ok(v)
 }
 
 /// `n` copies of `value`.
@@ -94,5 +112,17 @@ mod tests {
         assert!(ensure_room(usize::MAX).is_ok() || physical_memory() == usize::MAX);
         assert_eq!(copied(&[1, 2]).unwrap(), [1, 2]);
         assert_eq!(collected(0..3).unwrap(), [0, 1, 2]);
+    }
+
+    /// Zeros written in pieces on every core or at once: every length around the threshold.
+    #[test]
+    fn zeroed_vectors_hold_zeros_whatever_their_length() {
+        for n in [0usize, 7, (1 << 18) - 1, 1 << 18, (1 << 18) + 3, 1_000_003] {
+            let counts: Vec<u64> = super::zeroed(n).unwrap();
+            assert_eq!(counts.len(), n);
+            assert!(counts.iter().all(|&c| c == 0), "{n}");
+            let sums: Vec<f64> = super::zeroed(n).unwrap();
+            assert!(sums.len() == n && sums.iter().all(|&s| s == 0.0), "{n}");
+        }
     }
 }
