@@ -445,3 +445,46 @@ impl<'a> Job<'a> {
         values + 8 * self.is_weighted() as usize
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bins::{Binning, Closed, Range, ValueKind};
+
+    /// On the GPU a 16-bit column counts by value into edges or many equal bins from 2^24 rows,
+    /// into few equal bins from 2^28 (the shared family bins those row by row for less below);
+    /// the CPU never counts 16-bit columns by value, and weighted counts never go by value.
+    #[test]
+    fn sixteen_bit_columns_count_by_value_where_it_pays() {
+        let axis = |bins: Binning| {
+            let range = matches!(bins, Binning::Count(_)).then(|| Range::new(0.0, 65_536.0));
+            let spec = BinSpec::resolve(&bins, range, Closed::Left, ValueKind::Integer, || {
+                unreachable!("the range is given")
+            })
+            .unwrap();
+            Axis::bins(spec, false)
+        };
+        let few = axis(Binning::Count(2048));
+        let many = axis(Binning::Count(40_000));
+        let edges = axis(Binning::Edges(vec![0.0, 3.0, 50.0, 65_535.0]));
+        let (low, high) = (1usize << 24, 1usize << 28);
+        for (axis, rows, counter, weighted, goes) in [
+            (&few, low, Counter::Gpu, false, false),
+            (&few, high, Counter::Gpu, false, true),
+            (&many, low, Counter::Gpu, false, true),
+            (&edges, low, Counter::Gpu, false, true),
+            (&edges, low - 1, Counter::Gpu, false, false),
+            (&many, high, Counter::Cpu, false, false),
+            (&many, high, Counter::Gpu, true, false),
+        ] {
+            for dtype in [DType::U16, DType::I16] {
+                let got = ByValue::of(axis, dtype, rows, weighted, counter);
+                assert_eq!(
+                    got.is_some(),
+                    goes,
+                    "{dtype:?} {rows} {counter:?} {weighted}"
+                );
+            }
+        }
+    }
+}
