@@ -140,6 +140,32 @@ def test_batched_long_and_short_runs(bins: int, dist: str) -> None:
         np.testing.assert_array_equal(got, want.to_numpy())
 
 
+@pytest.mark.parametrize(
+    "pattern", ["hot", "two alternating", "three cycling", "hot with pairs of strays", "sorted"]
+)
+def test_global_runs_taken_up_again_count_every_row(pattern: str) -> None:
+    """The global family's two runs (a run that a row of another bin interrupted is taken up
+    again): one hot value among spread ones, values alternating or cycling (a third bin adds the
+    interrupted run), sorted rows; pinned, and as the plan picks after its sample of runs."""
+    n = (1 << 20) + 5
+    rng = rng_for("runs", pattern)
+    spread = rng.random(n, dtype=np.float32)
+    i = np.arange(n)
+    x = {
+        "hot": np.where(rng.random(n) < 0.97, np.float32(0.3), spread),
+        "two alternating": np.where(i % 2 == 0, np.float32(0.1), np.float32(0.9)),
+        "three cycling": np.array([0.1, 0.5, 0.9], np.float32)[i % 3],
+        "hot with pairs of strays": np.where(i % 7 < 5, np.float32(0.3), spread),
+        "sorted": np.sort(spread),
+    }[pattern]
+    x = strays(x)
+    for bins in [1 << 20, 1 << 21]:
+        want, _ = np.histogram(x, bins, range=(0, 1))
+        np.testing.assert_array_equal(counts(x, bins, "global", range=(0, 1)), want)
+        got, _ = ghnp.histogram(cp.asarray(x), bins, range=(0, 1))
+        np.testing.assert_array_equal(cp.asnumpy(got), want)
+
+
 def test_batched_is_chosen_past_16_bit_counters_and_counts_2d_cells() -> None:
     rng = rng_for("2d")
     xy = rng.random((1 << 22, 2)).astype(np.float32)
