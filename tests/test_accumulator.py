@@ -365,9 +365,16 @@ def test_notebook_view_draws_a_heatmap_in_2d_and_sums_up_more_axes() -> None:
 )
 @example([0.1, 1e300])  # 1e300, not 301 digits
 @example([-43, 1301])
+@example([0.0, 5e-324])  # too narrow for 4 bins: refused, as numpy refuses it
 def test_repr_writes_a_range_from_the_data_as_a_user_writes_it(values: list) -> None:
     # Not Rust's debug text (`Integer("-43", "1301")`): `range=(-43, 1301) (from the data)`.
-    h = gh.histogram_scan(pl.LazyFrame({"x": values}), "x", 4, range="auto")
+    try:
+        h = gh.histogram_scan(pl.LazyFrame({"x": values}), "x", 4, range="auto")
+    except ValueError as refused:
+        assert "too many bins for the data range" in str(refused)
+        with pytest.raises(ValueError, match="Too many bins"):
+            np.histogram(values, 4)
+        return
     text = repr(h)
     found = re.search(r"range=\((\S+), (\S+)\) \(from the data\)", text)
     assert found is not None, text
