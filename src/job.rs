@@ -197,8 +197,9 @@ impl ByValue {
         let Rule::Bins(spec) = &axis.rule else {
             return None;
         };
+        // Explicit edges (floats, or integers compared exactly) search for a row's bin.
         let sixteen_bit_rows = match spec {
-            BinSpec::Edges(_) => Self::MIN_ROWS_16_BIT_GPU,
+            BinSpec::Edges(_) | BinSpec::Integers(_) => Self::MIN_ROWS_16_BIT_GPU,
             _ if spec.len() > Self::FEW_EQUAL_BINS => Self::MIN_ROWS_16_BIT_GPU,
             _ => Self::MIN_ROWS_16_BIT_GPU_FEW_BINS,
         };
@@ -467,6 +468,7 @@ mod tests {
         let few = axis(Binning::Count(2048));
         let many = axis(Binning::Count(40_000));
         let edges = axis(Binning::Edges(vec![0.0, 3.0, 50.0, 65_535.0]));
+        let int_edges = axis(Binning::Integers(vec![0, 3, 50, 65_535]));
         let (low, high) = (1usize << 24, 1usize << 28);
         for (axis, rows, counter, weighted, goes) in [
             (&few, low, Counter::Gpu, false, false),
@@ -474,6 +476,7 @@ mod tests {
             (&many, low, Counter::Gpu, false, true),
             (&edges, low, Counter::Gpu, false, true),
             (&edges, low - 1, Counter::Gpu, false, false),
+            (&int_edges, low, Counter::Gpu, false, true),
             (&many, high, Counter::Cpu, false, false),
             (&many, high, Counter::Gpu, true, false),
         ] {
