@@ -218,7 +218,11 @@ def partitions(
 
             meta = cupy.empty(0, cupy.float32)
         blocks = [da.from_delayed(f, shape=(rows,), dtype=np.float32, meta=meta) for f in parts]
-        arrays[residency] = (da.concatenate(blocks), parts)
+        # Persisted, as a user's array made on the workers is: its graph is its partitions'
+        # keys (the same arrays, where they lie), not tasks that fetch them on every compute.
+        x = da.concatenate(blocks).persist()
+        wait(x)
+        arrays[residency] = (x, parts)
     return arrays
 
 
@@ -246,6 +250,41 @@ def time_runs(client: Any, x: Any, bins: int, device: str, args: argparse.Namesp
     times.append(last_s)
     assert np.array_equal(np.asarray(last.counts), np.asarray(hist.counts))
     return warm_s, times, hist, breakdown(stream.data, last_s)
+
+
+def floor_runs(client: Any, x: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """Dask's own cost: a graph of the same shape as the histogram's (a task per partition
+    reading it, the same tree of merges) whose tasks do nothing, timed as the runs are."""
+    from dask.base import tokenize
+    from dask.delayed import delayed
+
+    parts = list(x.to_delayed().ravel())
+    split = args.split_every
+    seconds = []
+    for run in range(args.repeats + 1):
+        token = tokenize("floor", x, time.perf_counter_ns(), run)
+        t = time.perf_counter()
+        layer = [
+            delayed(nothing)(p, dask_key_name=(f"floor-fill-{token}", i))
+            for i, p in enumerate(parts)
+        ]
+        level = 0
+        while len(layer) > split:
+            level += 1
+            layer = [
+                delayed(nothing)(
+                    *layer[i : i + split], dask_key_name=(f"floor-merge-{level}-{token}", j)
+                )
+                for j, i in enumerate(range(0, len(layer), split))
+            ]
+        delayed(nothing)(*layer, dask_key_name=f"floor-{token}").compute()
+        seconds.append(time.perf_counter() - t)
+    times = seconds[1:]  # after one warm-up
+    return {"seconds": [round(t, 4) for t in times], "median_s": round(statistics.median(times), 4)}
+
+
+def nothing(*_: Any) -> int:
+    return 0
 
 
 def holds(key: Any, dask_scheduler: Any = None) -> bool:
@@ -323,6 +362,7 @@ def run_cluster(gpus: int, args: argparse.Namespace, bins_list: list[int]) -> di
                         "where_time_goes": where,
                     }
                 )
+            out.setdefault("dask_floor", {})[residency] = floor_runs(client, x, args)
             alone = {
                 str(bins): client.submit(time_one_partition, parts[0], bins, device, pure=False)
                 for bins in [int(b) for b in args.alone_bins.split(",") if b.strip()]
@@ -349,17 +389,26 @@ def sum_counts(parts: list[np.ndarray]) -> np.ndarray:
 def summarize(clusters: list[dict[str, Any]], numpy_crc: dict[str, int]) -> dict[str, Any]:
     """Speedups over one GPU per residency and bin count; counts checks."""
     table: dict[str, dict[str, float]] = {}
+    floors: dict[str, dict[str, float]] = {}
     crcs: dict[str, set[int]] = {}
     for c in clusters:
+        name = "cpu" if c["gpus"] == 0 else f"{c['gpus']}gpu"
         for r in c.get("runs", []):
-            name = "cpu" if c["gpus"] == 0 else f"{c['gpus']}gpu"
             table.setdefault(f"{r['residency']}/{r['bins']}", {})[name] = r["median_s"]
             crcs.setdefault(str(r["bins"]), set()).add(r["counts_crc32"])
+        for residency, floor in c.get("dask_floor", {}).items():
+            floors.setdefault(residency, {})[name] = floor["median_s"]
     scaling = {}
     for key, by in table.items():
         one = by.get("1gpu")
+        floor = floors.get(key.split("/")[0], {})
         scaling[key] = {
-            name: {"median_s": s, "vs_1gpu": round(one / s, 3) if one else None}
+            name: {
+                "median_s": s,
+                "vs_1gpu": round(one / s, 3) if one else None,
+                # The same graph's tasks doing nothing, on the same cluster.
+                "dask_floor_s": floor.get(name),
+            }
             for name, s in sorted(by.items())
         }
     same = all(len(v) == 1 for v in crcs.values())

@@ -5,11 +5,16 @@ partial task runs them, each step alone (synchronized, median of --repeats after
 
 - count:   ``polars_gpu_hist.numpy.histogram``, the counts left on the device (the kernels and
            the call around them: the floor of a partition)
-- native:  the native fill of a Histogram alone (the count with its flow bins, its copy to the
-           host, the split and the sum)
+- host_partial: the native count of a partial copied to the host (the count with its flow
+           bins, the copy, the split and the sum), as partials were made before they stayed on
+           the GPU
 - fill:    ``Histogram.fill`` (native and the Python around it)
-- task:    the partial task of ``polars_gpu_hist.dask`` (``fill`` plus the partial's arrays)
-- pickle:  the partial pickled with its arrays in the stream (a copy of the counts)
+- task:    the partial task of ``polars_gpu_hist.dask``: the counts left on the GPU, the flow
+           split off there
+- merge8:  eight such partials summed, as a node of the tree reduction sums them (on the GPU)
+- finish:  the Histogram made of a partial: its counts copied to the host, once a graph
+- pickle:  the partial pickled with its arrays in the stream (a CuPy partial's counts copied to
+           the host: what moving it to another worker costs)
 - pickle_oob: the same with the arrays out of band, as Dask's protocol 5 pickling sends them
 
     python benches/partition_cost.py [--gib 1] [--bins 256,65536,1048576] [--repeats 9]
@@ -86,9 +91,11 @@ def steps(bins: int, x: Any, timed: Callable[[Callable[[], Any]], float]) -> dic
     partial = _dask_tasks.fill(spec, x, None, "column")
     row = {
         "count": timed(lambda: ghnp.histogram(x, bins, range=RANGE)),
-        "native": timed(lambda: h._native.fill_cuda(sample, None)),
+        "host_partial": timed(lambda: h._native.counted_cuda(sample, None)),
         "fill": timed(lambda: gh.Histogram(**kwargs).fill(x)),
         "task": timed(lambda: _dask_tasks.fill(spec, x, None, "column")),
+        "merge8": timed(lambda: _dask_tasks.merge(*[partial] * 8)),
+        "finish": timed(lambda: _dask_tasks.finish(spec, partial)),
         "pickle": timed(lambda: pickle.dumps(partial, protocol=5)),
         "pickle_oob": timed(
             lambda: pickle.dumps(partial, protocol=5, buffer_callback=lambda _: None)

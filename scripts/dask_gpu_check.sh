@@ -4,10 +4,11 @@
 #   device: kind nvidia-h100-x2 (or -x4), carry [".gpu-dask"]:
 #           bash scripts/dask_gpu_check.sh [check|bench|all]
 # check: the `gpu` Dask tests (two workers, one per GPU), the Histogram's GPU tests and arrays on
-# both GPUs of one process (tests/test_multi_device.py), at most 170 s. bench:
-# benches/dask_bench.py --gpus <the host's GPUs> (BENCH_ARGS add to it), at most 370 s, its JSON
-# written after each cluster to $OUT/dask_bench.json, so a run cut short still reports. Both
-# together stay inside the device's 600 s.
+# both GPUs of one process (tests/test_multi_device.py), at most 170 s. bench: one partition's
+# cost (benches/partition_cost.py, at most 60 s), then benches/dask_bench.py --gpus <the host's
+# GPUs> (BENCH_ARGS add to it), at most 350 s, its JSON written after each cluster to
+# $OUT/dask_bench.json, so a run cut short still reports. Both together stay inside the
+# device's 600 s.
 set -uo pipefail
 what=${1:-all}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -37,14 +38,17 @@ if [[ $what == check || $what == all ]]; then
   # No conftest: it needs hypothesis, which is not staged (the carry limit).
   timeout 170 python3 -m pytest -q -p no:cacheprovider --noconftest -m gpu -rs \
     tests/test_dask_gpu.py tests/test_accumulator_gpu.py tests/test_flow_gpu.py \
-    tests/test_multi_device.py 2>&1 | tee "$OUT/pytest_dask_gpu.log" | tail -25
+    tests/test_device_cells_gpu.py tests/test_multi_device.py 2>&1 | tee "$OUT/pytest_dask_gpu.log" | tail -25
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 
 if [[ $what == bench || $what == all ]]; then
+  echo "== one partition's cost beyond its count (one GPU)"
+  timeout 60 python3 benches/partition_cost.py --profile 0 --json "$OUT/partition_cost.json" \
+    2>&1 | tee "$OUT/partition_cost.log" | tail -5
   echo "== dask bench"
   # shellcheck disable=SC2086
-  timeout 370 python3 benches/dask_bench.py --gpus "$gpus" --out "$OUT/dask_bench.json" \
+  timeout 350 python3 benches/dask_bench.py --gpus "$gpus" --out "$OUT/dask_bench.json" \
     ${BENCH_ARGS:-} > "$OUT/dask_bench.stdout" 2> "$OUT/dask_bench.log" || status=1
   tail -5 "$OUT/dask_bench.log"
   python3 - "$OUT/dask_bench.json" <<'PY'

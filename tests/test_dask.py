@@ -240,3 +240,18 @@ def test_dask_result_keeps_the_device_and_empty_partitions_add_nothing() -> None
             assert got.counts.tolist() == counts
             assert pickle.loads(got._native.to_bytes())["device"] == tasks._device_state(device)
             assert got._native.dtypes == [dtype]
+
+
+def test_dask_weighted_partials_with_empty_partitions_equal_one_fill() -> None:
+    # Empty partitions give zero sums and squares; the others their counted fills, the flow
+    # (NaN, overflow) included.
+    values = np.array([0.1, 0.2, 0.9, 1.5, np.nan, 0.5])
+    weights = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 0.5])
+    chunks = ((0, 2, 0, 3, 1, 0),)
+    x = da.from_array(values, chunks=chunks)
+    w = da.from_array(weights, chunks=chunks)
+    with dask.config.set(scheduler="threads"):
+        got = ghd.histogram(x, bins=2, range=(0, 1), weights=w, split_every=2).compute()
+    expected = gh.Histogram(bins=2, range=(0, 1), weights=True).fill(values, weights=weights)
+    assert got == expected
+    assert got.flow.nan == 1 and got.flow.overflow == 1

@@ -8,8 +8,8 @@ Polars, the scikit-hep plotting protocol, HTML and Altair.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, NamedTuple, overload
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, TypeVar, overload
 
 import numpy as np
 import polars as pl
@@ -19,6 +19,12 @@ from polars_gpu_hist._args import BinsArg, Closed, Device, RangeArg
 from polars_gpu_hist._uhi import Axis, CountsArray, Kind, svg_bars, svg_heatmap
 
 _AXIS_NAMES = ("x", "y", "z")
+
+_T = TypeVar("_T")
+# What a fill adds (``Histogram._counted``): flat counts, squared weights or None, flow tuple.
+_Filled = tuple[
+    pl.Series, pl.Series | None, tuple[int, int, int, int, int, float, float, float, float]
+]
 
 
 class Flow(NamedTuple):
@@ -162,42 +168,62 @@ class Histogram:
         length (float64 in GPU memory for GPU arrays); ``h.fill(x, w)`` also works for one
         axis. A row with a null (or a NaN) anywhere is not counted; nothing changes on error.
         """
+        columns = self._count(data, weights, self._native.fill, self._native.fill_cuda)[0]
+        self._take_names(columns)
+        return self
+
+    def _counted(self, *data: Any, weights: Any = None) -> _Filled:
+        """What ``fill`` would add, without adding it: the counts (flat, row-major), the
+        squared weights (or None) and the flow tuple. A Dask partial needs no histogram of its
+        own (a million counts are 8 MB of zeros to write)."""
+        return self._count(data, weights, self._native.counted, self._native.counted_cuda)[1]
+
+    def _count(
+        self,
+        data: tuple[Any, ...],
+        weights: Any,
+        host: Callable[[list[pl.Series], pl.Series | None], _T],
+        cuda: Callable[[_internal.DeviceSample, int | None], _T],
+    ) -> tuple[list[Any], _T]:
+        """``fill``'s columns, and what ``host`` (Series) or ``cuda`` (GPU arrays, counted where
+        they lie) returns for them."""
         d = len(self.shape)
         if d == 1 and len(data) == 2 and weights is None:
             weights = data[1]
             data = data[:1]
         columns = _fill.columns(data, d)
-        cuda = [_cuda.cuda_array(c) for c in columns]
-        if any(iface is not None for iface in cuda):
-            if any(iface is None for iface in cuda):
-                raise TypeError("fill takes columns all in GPU memory or all in host memory")
-            found = [iface for iface in cuda if iface is not None]
-            # On the GPU holding the arrays (the squares are made there too).
-            from polars_gpu_hist import _numpy_device
-
-            arrays = [*columns] if weights is None else [*columns, weights]
-            with _numpy_device.on_device(arrays, _numpy_device.library(columns[0])):
-                squares = None if weights is None else weights * weights  # alive until filled
-                sample = _cuda.sample([_cuda.column(iface) for iface in found], weights)
-                squares_ptr = (
-                    None if squares is None else _cuda.weights_pointer(squares, sample.rows)
-                )
-                for iface in found:
-                    _cuda.sync_stream(iface)
-                # The counts and the flow in one pass of the kernels.
-                self._native.fill_cuda(sample, squares_ptr)
-                del squares
-            self._take_names(columns)
-            return self
+        if any(_cuda.cuda_array(c) is not None for c in columns):
+            return columns, self._count_cuda(columns, weights, cuda)
         series = [_fill.as_series(c, f"x{i}") for i, c in enumerate(columns)]
         for c in series:
             _args.refuse_object(c)
         w = None if weights is None else _fill.as_series(weights, "weights")
         if w is not None:
             _args.refuse_object(w, "weights")
-        self._native.fill(series, w)
-        self._take_names(columns)
-        return self
+        return columns, host(series, w)
+
+    def _count_cuda(
+        self,
+        columns: list[Any],
+        weights: Any,
+        cuda: Callable[[_internal.DeviceSample, int | None], _T],
+    ) -> _T:
+        """What ``cuda`` returns for columns in GPU memory, called on the GPU holding them,
+        their producers' streams honoured (the squared weights made there, alive meanwhile)."""
+        found = [iface for c in columns if (iface := _cuda.cuda_array(c)) is not None]
+        if len(found) != len(columns):
+            raise TypeError("fill takes columns all in GPU memory or all in host memory")
+        from polars_gpu_hist import _numpy_device
+
+        arrays = [*columns] if weights is None else [*columns, weights]
+        with _numpy_device.on_device(arrays, _numpy_device.library(columns[0])):
+            squares = None if weights is None else weights * weights
+            sample = _cuda.sample([_cuda.column(iface) for iface in found], weights)
+            squares_ptr = None if squares is None else _cuda.weights_pointer(squares, sample.rows)
+            for iface in found:
+                _cuda.sync_stream(iface)
+            # The counts and the flow in one pass of the kernels.
+            return cuda(sample, squares_ptr)
 
     def _take_names(self, columns: list[Any]) -> None:
         """Unnamed axes take the names of named columns (Polars, pandas)."""

@@ -5,12 +5,13 @@ A partial is small and cheap to move: the flat counts (one contiguous ndarray), 
 weights of a weighted histogram, the flow, and a zero-row sample of each column type seen (which
 fixes the result's dtypes and names by the native rules at the end, where mixing dtypes that
 numpy would bin differently raises as a merge of Histograms does). The binning travels once, as
-the graph's one ``_Spec`` key, not in every task; its arguments are checked once per worker
-process (each partial starts from a copy of that process' empty template).
+the graph's one ``Spec`` key, not in every task; its arguments are checked once per worker
+thread (each thread counts its partials with its own template, never filled).
 """
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import threading
 from typing import Any, NamedTuple
@@ -18,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
-from polars_gpu_hist import _internal
+from polars_gpu_hist import _device_cells, _internal
 from polars_gpu_hist._accumulator import Histogram
 
 # The fields of the native flow tuple, as its serialized state names them.
@@ -38,8 +39,8 @@ Flow = tuple[int, int, int, int, int, float, float, float, float]
 
 
 class Spec:
-    """A histogram's arguments, checked on the client, and its token (the per-process cache of
-    templates is keyed by it)."""
+    """A histogram's arguments, checked on the client, and its token (each thread's template is
+    keyed by it)."""
 
     def __init__(self, kwargs: dict[str, Any], token: str) -> None:
         self.kwargs = kwargs
@@ -49,30 +50,38 @@ class Spec:
         """A fresh, empty histogram of this binning."""
         return Histogram(**self.kwargs)
 
-    def empty(self) -> Histogram:
-        """An empty histogram, copied from this process' template (its arguments checked
-        once)."""
-        with _TEMPLATES_LOCK:
-            template = _TEMPLATES.get(self.token)
-            if template is None:
-                if len(_TEMPLATES) >= 8:
-                    _TEMPLATES.pop(next(iter(_TEMPLATES)))
-                template = _TEMPLATES[self.token] = self.histogram()
-        return template._empty_copy()
+    def template(self) -> Histogram:
+        """This binning's histogram for the calling thread, its arguments checked once per
+        thread: partials are counted by it and never added to it (``Histogram._counted``), and
+        each thread has its own, so that the native lock does not make a worker's threads
+        count one at a time."""
+        by_token = _TEMPLATES.by_token
+        template = by_token.get(self.token)
+        if template is None:
+            if len(by_token) >= 8:
+                by_token.pop(next(iter(by_token)))
+            template = by_token[self.token] = self.histogram()
+        return template
 
     def __dask_tokenize__(self) -> str:
         return self.token
 
 
-_TEMPLATES: dict[str, Histogram] = {}
-_TEMPLATES_LOCK = threading.Lock()
+class _Templates(threading.local):
+    def __init__(self) -> None:
+        self.by_token: dict[str, Histogram] = {}
+
+
+_TEMPLATES = _Templates()
 
 
 class Partial(NamedTuple):
     """What one partition (or a merge of several) contributes."""
 
-    counts: np.ndarray  # flat: uint64 counts, or float64 sums of weights
-    squares: np.ndarray | None  # sums of squared weights (weighted histograms)
+    # Flat: uint64 counts, or float64 sums of weights; a CuPy array on the GPU that counted
+    # the partition, else numpy.
+    counts: Any
+    squares: Any  # sums of squared weights (weighted histograms), or None
     flow: Flow
     # One zero-row sample (the columns, and the weights or None) per column type seen.
     probes: tuple[tuple[tuple[Any, ...], Any], ...]
@@ -89,19 +98,35 @@ def fill(spec: Spec, part: Any, weights: Any, layout: Layout) -> Partial:
     columns, weights = _split(part, weights, layout)
     probe = _probe(columns, weights)
     values, w, nulls = _device_columns(columns, weights)
-    h = spec.empty()
-    if len(values[0]):  # an empty partition adds nothing (and launches nothing)
-        h.fill(*values, weights=w)
-    # Moved out of the native histogram (a million counts are 8 MB): numpy views of them.
-    counts, squares, flow = h._native.drain()
+    template = spec.template()
+    if not len(values[0]):  # an empty partition adds nothing (and launches nothing)
+        partial = _zeros(template, probe)
+    elif all(_library(v) == "cupy" for v in values):
+        # Counted into CuPy arrays, left on the GPU: merged there, copied to the host once.
+        partial = Partial(*_device_cells.counted(template, list(values), w), (probe,))
+    else:
+        counts, squares, flow = template._counted(*values, weights=w)
+        partial = Partial(
+            counts.to_numpy(),
+            None if squares is None else squares.to_numpy(),
+            flow,
+            (probe,),
+        )
     if nulls:
-        flow = (flow[0] + nulls, flow[1] + nulls, *flow[2:])
-    return Partial(
-        counts.to_numpy(),
-        None if squares is None else squares.to_numpy(),
-        flow,
-        (probe,),
-    )
+        flow = partial.flow
+        partial = partial._replace(flow=(flow[0] + nulls, flow[1] + nulls, *flow[2:]))
+    return partial
+
+
+def _zeros(template: Histogram, probe: tuple[tuple[Any, ...], Any]) -> Partial:
+    """The partial of no rows."""
+    cells = int(np.prod(template.shape))
+    if not template.weighted:
+        return Partial(
+            np.zeros(cells, np.uint64), None, (0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0), (probe,)
+        )
+    zeros = np.zeros(cells, np.float64)
+    return Partial(zeros, zeros.copy(), (0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0), (probe,))
 
 
 def _split(part: Any, weights: Any, layout: Layout) -> tuple[tuple[Any, ...], Any]:
@@ -132,17 +157,43 @@ def merge(*partials: Partial) -> Partial:
     return Partial(counts, squares, flow, tuple(probes.values()))
 
 
-def _sum(arrays: list[Any]) -> np.ndarray:
-    """The sum of equal-shaped arrays in one new array (inputs may be read-only buffers)."""
-    total: np.ndarray = np.add(arrays[0], arrays[1])
-    for a in arrays[2:]:
-        np.add(total, a, out=total)
+def _sum(arrays: list[Any]) -> Any:
+    """The sum of equal-shaped arrays in one new array (inputs may be read-only buffers): on
+    their GPU where they all lie on one (CuPy), else on the host."""
+    homes = {_gpu_of(a) for a in arrays}
+    home = homes.pop() if len(homes) == 1 else None
+    if home is None:
+        arrays = [_on_host(a) for a in arrays]
+    with contextlib.nullcontext() if home is None else _cupy().cuda.Device(home):
+        total = arrays[0] + arrays[1]
+        for a in arrays[2:]:
+            total += a
     return total
 
 
-def finish(spec: Spec, total: Partial) -> Histogram:
-    """The Histogram of the total: the zero-row samples fix its dtypes and names (and refuse
-    a mix of dtypes numpy would bin differently), then its state takes the sums."""
+def _library(data: Any) -> str:
+    return type(data).__module__.split(".")[0]
+
+
+def _gpu_of(a: Any) -> int | None:
+    """The GPU holding a CuPy array; None for a host array."""
+    return int(a.device.id) if _library(a) == "cupy" else None
+
+
+def _on_host(a: Any) -> Any:
+    return a.get() if _library(a) == "cupy" else a
+
+
+def _cupy() -> Any:
+    import cupy
+
+    return cupy
+
+
+def finish(spec: Spec, *partials: Partial) -> Histogram:
+    """The Histogram of the partials' sum: the zero-row samples fix its dtypes and names (and
+    refuse a mix of dtypes numpy would bin differently), then its state takes the sums."""
+    total = merge(*partials)
     # Zero rows fill a CPU histogram (no launch on an empty sample); the device asked for is
     # put back in its state.
     h = Histogram(**{**spec.kwargs, "device": "cpu"})
@@ -150,11 +201,12 @@ def finish(spec: Spec, total: Partial) -> Histogram:
         h.fill(*columns, weights=weights)
     state = pickle.loads(h._native.to_bytes())
     state["device"] = _device_state(spec.kwargs["device"])
+    counts = _on_host(total.counts)
     if total.squares is None:
-        state["counts"] = np.ascontiguousarray(total.counts, dtype="<u8").tobytes()
+        state["counts"] = np.ascontiguousarray(counts, dtype="<u8").tobytes()
     else:
-        state["sums"] = total.counts.astype(np.float64).tolist()
-        state["squares"] = total.squares.astype(np.float64).tolist()
+        state["sums"] = counts.astype(np.float64).tolist()
+        state["squares"] = _on_host(total.squares).astype(np.float64).tolist()
     state["flow"] = dict(zip(_FLOW_FIELDS, total.flow))
     h._native = _internal.Histogram.from_bytes(pickle.dumps(state, protocol=5))
     return h

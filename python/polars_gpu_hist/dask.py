@@ -168,7 +168,7 @@ Part = tuple[Delayed, Any, Any]
 def _reduce(
     kwargs: dict[str, Any], parts: list[Part], split_every: int, identity: tuple[Any, ...]
 ) -> Delayed:
-    """Partials per partition (one task each), summed in a tree, then made one Histogram.
+    """Partials per partition (one task each), summed in a tree whose root makes the Histogram.
     Keys are named here, so the graph costs no hashing of the binning per task; the binning
     is one key, sent once to each worker."""
     binning = tokenize(kwargs)  # names the workers' cached template: one per binning
@@ -181,14 +181,15 @@ def _reduce(
     if not layer:
         return delayed(Histogram(**kwargs))
     level = 0
-    while len(layer) > 1:
+    while len(layer) > split_every:
         level += 1
         name = f"gpu-hist-merge-{level}-{token}"
         layer = [
             delayed(tasks.merge)(*layer[i : i + split_every], dask_key_name=(name, j))
             for j, i in enumerate(builtins.range(0, len(layer), split_every))
         ]
-    return delayed(tasks.finish)(spec, layer[0], dask_key_name=f"gpu-hist-{token}")
+    # The tree's root merges its last partials and makes the Histogram: one task less.
+    return delayed(tasks.finish)(spec, *layer, dask_key_name=f"gpu-hist-{token}")
 
 
 def _partitions(data: Any, column: str | None, weights: Any) -> list[Part]:

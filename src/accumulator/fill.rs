@@ -3,6 +3,7 @@
 
 use polars::prelude::*;
 
+use super::binning::Resolved;
 use super::flow::{split_flow, Flow};
 use super::{DeviceWeights, Histogram};
 use crate::api::axes::{numpy_sample, weights_f64};
@@ -11,15 +12,44 @@ use crate::bins::BinSpec;
 use crate::counts::Counts;
 use crate::engine::{self, Placement};
 use crate::error::{HistError, HistResult};
+use crate::gpu;
 use crate::input::HostColumn;
 use crate::job::{self, DeviceColumn, DeviceRows, FlowBins, HostRows, Job, Rows};
 use crate::DeviceArray;
+
+/// What one fill adds to a histogram, counted but not yet added: the counts (or sums of
+/// weights) per cell, the sums of squared weights, the flow, and the binnings of the fill's
+/// dtypes.
+pub struct Filled {
+    pub counts: Counts,
+    pub squares: Option<Vec<f64>>,
+    pub flow: Flow,
+    resolved: Vec<Option<Resolved>>,
+}
 
 impl Histogram {
     /// Counts `columns` (one per axis, of one length) into the histogram, and with
     /// `Storage::Weight` sums `weights` and their squares (required there, refused otherwise).
     /// A row with a null anywhere is not counted. Nothing changes on error.
     pub fn fill(&mut self, columns: &[Series], weights: Option<&Series>) -> HistResult<()> {
+        let filled = self.counted(columns, weights)?;
+        self.add_filled(filled)
+    }
+
+    /// Counts arrays in GPU memory (one per axis, of one dtype and length) where they lie into
+    /// the histogram, as [`Histogram::fill`] counts host columns.
+    pub fn fill_device(
+        &mut self,
+        columns: &[DeviceArray],
+        weights: Option<DeviceWeights>,
+    ) -> HistResult<()> {
+        let filled = self.counted_device(columns, weights)?;
+        self.add_filled(filled)
+    }
+
+    /// What [`Histogram::fill`] would add, without adding it: a partial that is sent on (a
+    /// Dask partition's) needs no histogram of its own, nor its zeros.
+    pub fn counted(&self, columns: &[Series], weights: Option<&Series>) -> HistResult<Filled> {
         self.check_fill(columns.len(), weights.is_some())?;
         let len = columns[0].len();
         if let Some(c) = columns.iter().find(|c| c.len() != len) {
@@ -63,55 +93,108 @@ impl Histogram {
                 self.count(&specs, FlowBins::OutsideAndNan, rows, &placement)
             },
         )?;
-        let flow = self.flow.plus(&flow)?;
-        self.add_owned(counts, squares)?;
-        self.flow = flow;
-        self.take(resolved);
+        Ok(Filled {
+            counts,
+            squares,
+            flow,
+            resolved,
+        })
+    }
+
+    /// What [`Histogram::fill_device`] would add, without adding it. The flow is counted in the
+    /// same pass as the bins: every axis gets flow bins for what falls below and above it and
+    /// for NaN ([`FlowBins::OutsideAndNan`]), split off on the host ([`split_flow`]). A weighted
+    /// fill counts the rows once more, for the flow's row counts.
+    pub fn counted_device(
+        &self,
+        columns: &[DeviceArray],
+        weights: Option<DeviceWeights>,
+    ) -> HistResult<Filled> {
+        let fill = self.device_fill(columns, weights)?;
+        let placement = self.placement();
+        let (counts, squares, flow) = counted_with_flow(
+            fill.len,
+            &fill.specs(),
+            weights.map(|w| (w.values, self.squares.is_some().then_some(w.squares))),
+            |w| Ok(engine::count(&fill.job(w)?, &placement)?.0),
+        )?;
+        Ok(Filled {
+            counts,
+            squares,
+            flow,
+            resolved: fill.resolved,
+        })
+    }
+
+    /// Queues the count of arrays in GPU memory into the caller's arrays `out`, on its stream,
+    /// and returns without waiting: the cells of every axis with its three flow bins (below,
+    /// above, NaN: [`FlowBins::OutsideAndNan`], `[below, bins.., above, NaN]` on each axis,
+    /// row-major), the rows into `out.rows` and, for a weighted fill, the weights and their
+    /// squares into `out.sums`. The counts stay where the rows lie: a Dask partial merged on
+    /// its GPU is copied to the host once, at the end, not once a partition.
+    pub fn count_device_into(
+        &self,
+        columns: &[DeviceArray],
+        weights: Option<DeviceWeights>,
+        out: &DeviceCells,
+    ) -> HistResult<()> {
+        if weights.is_some() != out.sums.is_some() {
+            return Err(HistError::Internal(
+                "a weighted fill into device cells needs room for its sums, and only it".into(),
+            ));
+        }
+        let fill = self.device_fill(columns, weights)?;
+        let gpu = gpu::on(fill.ordinal)?;
+        let stream = gpu.borrowed_stream(out.stream);
+        let clock = gpu::Clock::start();
+        let placement = self.placement();
+        let queue = |w: Option<u64>, ptr: u64| -> HistResult<()> {
+            let job = fill.job(w)?;
+            if job.cells != out.cells {
+                return Err(HistError::Internal(format!(
+                    "room for {} cells, but the fill has {}",
+                    out.cells, job.cells
+                )));
+            }
+            gpu.check_readable(ptr, "the cells' array")?;
+            engine::count_into(&job, &placement, &stream, ptr, &clock).map(drop)
+        };
+        queue(None, out.rows)?;
+        if let (Some(w), Some((sums, squares))) = (weights, out.sums) {
+            queue(Some(w.values), sums)?;
+            queue(Some(w.squares), squares)?;
+        }
         Ok(())
     }
 
-    /// Counts arrays in GPU memory (one per axis, of one dtype and length) where they lie, and
-    /// their flow in the same pass: every axis gets flow bins for what falls below and above it
-    /// and for NaN ([`FlowBins::OutsideAndNan`]), split off on the host ([`split_flow`]). A
-    /// weighted fill counts the rows once more, for the flow's row counts.
-    pub fn fill_device(
-        &mut self,
-        columns: &[DeviceArray],
+    /// A device fill's columns checked against the binning, and the GPU that holds them.
+    fn device_fill<'c>(
+        &'c self,
+        columns: &'c [DeviceArray],
         weights: Option<DeviceWeights>,
-    ) -> HistResult<()> {
+    ) -> HistResult<DeviceFill<'c>> {
         self.check_fill(columns.len(), weights.is_some())?;
         let (dtype, len) = one_dtype_and_length(columns.iter().copied())?;
         let polars = dtype.polars();
         let resolved = self.binnings_for(&vec![&polars; columns.len()], dtype.kind())?;
-        let specs = self.specs_with(&resolved);
         let ptrs: Vec<u64> = columns.iter().map(|c| c.ptr).collect();
         let ordinal = gpu_holding(&ptrs, weights.map(|w| w.values), len)?.ordinal();
-        let device_rows = |weights: Option<u64>| {
-            Rows::Device(DeviceRows {
-                columns: columns
-                    .iter()
-                    .map(|c| DeviceColumn {
-                        ptr: c.ptr,
-                        dtype,
-                        stride: 1,
-                    })
-                    .collect(),
-                weights,
-                len,
-                ordinal,
-            })
-        };
-        let placement = self.placement();
-        let (counts, squares, flow) = counted_with_flow(
+        Ok(DeviceFill {
+            histogram: self,
+            columns,
+            dtype,
             len,
-            &specs,
-            weights.map(|w| (w.values, self.squares.is_some().then_some(w.squares))),
-            |w| self.count(&specs, FlowBins::OutsideAndNan, device_rows(w), &placement),
-        )?;
-        let flow = self.flow.plus(&flow)?;
-        self.add_owned(counts, squares)?;
+            ordinal,
+            resolved,
+        })
+    }
+
+    /// Adds a fill counted by this histogram; nothing changes on error.
+    fn add_filled(&mut self, filled: Filled) -> HistResult<()> {
+        let flow = self.flow.plus(&filled.flow)?;
+        self.add_owned(filled.counts, filled.squares)?;
         self.flow = flow;
-        self.take(resolved);
+        self.take(filled.resolved);
         Ok(())
     }
 
@@ -127,13 +210,65 @@ impl Histogram {
         rows: Rows<'_>,
         placement: &Placement,
     ) -> HistResult<Counts> {
-        let axes = specs
-            .iter()
-            .map(|s| Ok(job::Axis::bins(s.try_clone()?, flow)))
-            .collect::<HistResult<_>>()?;
-        let job = Job::new(axes, rows)?;
-        Ok(engine::count(&job, placement)?.0)
+        Ok(engine::count(&job_of(specs, flow, rows)?, placement)?.0)
     }
+}
+
+/// Where [`Histogram::count_device_into`] counts, in the caller's GPU memory.
+pub struct DeviceCells {
+    /// The caller's stream (0: the legacy default stream).
+    pub stream: u64,
+    /// How many cells each array has room for: the fill's, flow bins included.
+    pub cells: usize,
+    /// u64 row counts per cell.
+    pub rows: u64,
+    /// f64 sums of the weights and of their squares per cell, for a weighted fill.
+    pub sums: Option<(u64, u64)>,
+}
+
+/// A device fill checked against the binning: its columns, the GPU holding them, and the
+/// binnings of their dtype.
+struct DeviceFill<'c> {
+    histogram: &'c Histogram,
+    columns: &'c [DeviceArray],
+    dtype: crate::DType,
+    len: u64,
+    ordinal: i32,
+    resolved: Vec<Option<Resolved>>,
+}
+
+impl DeviceFill<'_> {
+    fn specs(&self) -> Vec<&BinSpec> {
+        self.histogram.specs_with(&self.resolved)
+    }
+
+    /// The job counting the rows (`weights` None) or summing the weights at `weights`, with
+    /// flow bins on every axis.
+    fn job(&self, weights: Option<u64>) -> HistResult<Job<'_>> {
+        let rows = Rows::Device(DeviceRows {
+            columns: self
+                .columns
+                .iter()
+                .map(|c| DeviceColumn {
+                    ptr: c.ptr,
+                    dtype: self.dtype,
+                    stride: 1,
+                })
+                .collect(),
+            weights,
+            len: self.len,
+            ordinal: self.ordinal,
+        });
+        job_of(&self.specs(), FlowBins::OutsideAndNan, rows)
+    }
+}
+
+fn job_of<'r>(specs: &[&BinSpec], flow: FlowBins, rows: Rows<'r>) -> HistResult<Job<'r>> {
+    let axes = specs
+        .iter()
+        .map(|s| Ok(job::Axis::bins(s.try_clone()?, flow)))
+        .collect::<HistResult<_>>()?;
+    Job::new(axes, rows)
 }
 
 fn host_rows<'a>(columns: &'a [Series], weights: Option<&'a Series>) -> HistResult<Rows<'a>> {

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use axis::written;
 pub use axis::{Axis, DataExtremes, Span};
+pub use fill::{DeviceCells, Filled};
 pub use flow::Flow;
 
 use crate::alloc;
@@ -125,22 +126,6 @@ impl Histogram {
             flow: Flow::default(),
             zero: true,
         })
-    }
-
-    /// Moves the counts, the squared weights and the flow out, leaving this histogram empty
-    /// (new zeroed memory): a partial that is sent on once filled gives its megabytes of counts
-    /// away instead of copying them.
-    pub fn drain(&mut self) -> HistResult<(Counts, Option<Vec<f64>>, Flow)> {
-        let cells = self.counts.len();
-        let weighted = matches!(self.counts, Counts::Weighted(_));
-        let squares = match self.squares {
-            Some(_) => Some(crate::counts::zeroed(cells)?),
-            None => None,
-        };
-        let counts = std::mem::replace(&mut self.counts, Counts::zeros(cells, weighted)?);
-        let squares = std::mem::replace(&mut self.squares, squares);
-        self.zero = true;
-        Ok((counts, squares, std::mem::take(&mut self.flow)))
     }
 
     /// A copy, or an out-of-memory error (counts and edges may take gigabytes).

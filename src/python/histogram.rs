@@ -8,7 +8,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::PySeries;
 
-use crate::accumulator::{AccumulatorOptions, Axis, DataExtremes, DeviceWeights, Storage};
+use crate::accumulator::{
+    AccumulatorOptions, Axis, DataExtremes, DeviceCells, DeviceWeights, Storage,
+};
 use crate::alloc;
 use crate::counts::Counts;
 use crate::error::HistError;
@@ -134,23 +136,70 @@ impl PyHistogram {
         sample: PyRef<'_, PyDeviceSample>,
         squared_weights: Option<u64>,
     ) -> PyResult<()> {
-        if sample.dims.iter().any(|d| d.stride != 1) {
-            return Err(PyValueError::new_err(
-                "Histogram.fill reads contiguous arrays in GPU memory, one per axis",
-            ));
-        }
-        let columns: Vec<crate::DeviceArray> = sample.dims.iter().map(|d| d.array).collect();
-        let weights = match (sample.weights, squared_weights) {
-            (Some(values), Some(squares)) => Some(DeviceWeights { values, squares }),
-            (None, None) => None,
-            _ => {
-                return Err(PyValueError::new_err(
-                    "a weighted fill of GPU arrays gives the weights and their squares",
-                ))
-            }
-        };
+        let (columns, weights) = device_fill(&sample, squared_weights)?;
         call(py, "Histogram.fill", || {
             self.lock().fill_device(&columns, weights)
+        })
+    }
+
+    /// What `fill` would add, without adding it: the counts, the squared weights (or None)
+    /// and the flow. A Dask partial needs no histogram of its own.
+    #[pyo3(signature = (columns, weights=None))]
+    fn counted(
+        &self,
+        py: Python<'_>,
+        columns: Vec<PySeries>,
+        weights: Option<PySeries>,
+    ) -> PyResult<FilledTuple> {
+        let columns: Vec<Series> = columns.into_iter().map(|c| c.0).collect();
+        call(py, "Histogram.fill", || {
+            let filled = self
+                .lock()
+                .counted(&columns, weights.as_ref().map(|w| &w.0))?;
+            Ok(filled_tuple(filled))
+        })
+    }
+
+    /// What `fill_cuda` would add, without adding it (as `counted`).
+    #[pyo3(signature = (sample, squared_weights=None))]
+    fn counted_cuda(
+        &self,
+        py: Python<'_>,
+        sample: PyRef<'_, PyDeviceSample>,
+        squared_weights: Option<u64>,
+    ) -> PyResult<FilledTuple> {
+        let (columns, weights) = device_fill(&sample, squared_weights)?;
+        call(py, "Histogram.fill", || {
+            let filled = self.lock().counted_device(&columns, weights)?;
+            Ok(filled_tuple(filled))
+        })
+    }
+
+    /// Queues the count of a device sample into the caller's arrays on its stream (the cells
+    /// of every axis with its three flow bins: `[below, bins.., above, NaN]`), without
+    /// waiting: the rows (u64) at `rows`, and for a weighted fill the sums of the weights and
+    /// of their squares (f64) at `sums`. The histogram is not changed.
+    #[pyo3(signature = (sample, squared_weights, stream, cells, rows, sums=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn count_cuda_into(
+        &self,
+        py: Python<'_>,
+        sample: PyRef<'_, PyDeviceSample>,
+        squared_weights: Option<u64>,
+        stream: u64,
+        cells: usize,
+        rows: u64,
+        sums: Option<(u64, u64)>,
+    ) -> PyResult<()> {
+        let (columns, weights) = device_fill(&sample, squared_weights)?;
+        let out = DeviceCells {
+            stream,
+            cells,
+            rows,
+            sums,
+        };
+        call(py, "Histogram.fill", || {
+            self.lock().count_device_into(&columns, weights, &out)
         })
     }
 
@@ -183,30 +232,6 @@ impl PyHistogram {
                     Float64Chunked::from_vec(name, alloc::copied(s)?).into_series()
                 }
             }))
-        })
-    }
-
-    /// The counts, the squared weights (or None) and the flow, moved out (no copy), leaving
-    /// the histogram empty: what a Dask partial sends on.
-    #[allow(clippy::type_complexity)]
-    fn drain(
-        &self,
-        py: Python<'_>,
-    ) -> PyResult<(
-        PySeries,
-        Option<PySeries>,
-        (u64, u64, u64, u64, u64, f64, f64, f64, f64),
-    )> {
-        call(py, "Histogram.drain", || {
-            let (counts, squares, f) = self.lock().drain()?;
-            let name = "count".into();
-            let counts = match counts {
-                Counts::Exact(c) => UInt64Chunked::from_vec(name, c).into_series(),
-                Counts::Weighted(s) => Float64Chunked::from_vec(name, s).into_series(),
-            };
-            let squares = squares
-                .map(|q| PySeries(Float64Chunked::from_vec("squares".into(), q).into_series()));
-            Ok((PySeries(counts), squares, flow_tuple(&f)))
         })
     }
 
@@ -281,7 +306,7 @@ impl PyHistogram {
     /// The rows fills saw and those not counted: (rows, null, nan, underflow, overflow,
     /// underflow weight, overflow weight, their squared weights).
     #[allow(clippy::type_complexity)]
-    fn flow(&self, py: Python<'_>) -> PyResult<(u64, u64, u64, u64, u64, f64, f64, f64, f64)> {
+    fn flow(&self, py: Python<'_>) -> PyResult<FlowTuple> {
         call(py, "Histogram.flow", || Ok(flow_tuple(self.lock().flow())))
     }
 
@@ -325,7 +350,46 @@ impl PyHistogram {
 
 /// A flow as Python reads it: (rows, null, nan, underflow, overflow, underflow weight, overflow
 /// weight, their squared weights).
-fn flow_tuple(f: &crate::accumulator::Flow) -> (u64, u64, u64, u64, u64, f64, f64, f64, f64) {
+/// A fill's columns and weights in GPU memory, from the sample the wrapper made.
+fn device_fill(
+    sample: &PyDeviceSample,
+    squared_weights: Option<u64>,
+) -> PyResult<(Vec<crate::DeviceArray>, Option<DeviceWeights>)> {
+    if sample.dims.iter().any(|d| d.stride != 1) {
+        return Err(PyValueError::new_err(
+            "Histogram.fill reads contiguous arrays in GPU memory, one per axis",
+        ));
+    }
+    let columns = sample.dims.iter().map(|d| d.array).collect();
+    let weights = match (sample.weights, squared_weights) {
+        (Some(values), Some(squares)) => Some(DeviceWeights { values, squares }),
+        (None, None) => None,
+        _ => {
+            return Err(PyValueError::new_err(
+                "a weighted fill of GPU arrays gives the weights and their squares",
+            ))
+        }
+    };
+    Ok((columns, weights))
+}
+
+type FlowTuple = (u64, u64, u64, u64, u64, f64, f64, f64, f64);
+type FilledTuple = (PySeries, Option<PySeries>, FlowTuple);
+
+/// A fill's counts (moved, not copied: a million are 8 MB), squared weights and flow.
+fn filled_tuple(filled: crate::accumulator::Filled) -> FilledTuple {
+    let name = "count".into();
+    let counts = match filled.counts {
+        Counts::Exact(c) => UInt64Chunked::from_vec(name, c).into_series(),
+        Counts::Weighted(s) => Float64Chunked::from_vec(name, s).into_series(),
+    };
+    let squares = filled
+        .squares
+        .map(|q| PySeries(Float64Chunked::from_vec("squares".into(), q).into_series()));
+    (PySeries(counts), squares, flow_tuple(&filled.flow))
+}
+
+fn flow_tuple(f: &crate::accumulator::Flow) -> FlowTuple {
     (
         f.rows,
         f.null,
