@@ -71,11 +71,16 @@ def main() -> None:
         rows[str(bins)] = row
         print(f"{bins:>9,} bins: " + "  ".join(f"{k} {v:.3f}" for k, v in row.items()))
         if bins == args.profile:
-            spec = _dask_tasks.Spec({"bins": bins, "range": RANGE}, f"bench-{bins}")
+            spec = _dask_tasks.Spec(kwargs_of(bins), f"bench-{bins}")
             profile(lambda spec=spec: _dask_tasks.fill(spec, x, None, "column"), cp)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": name, "values": n, "ms": rows}, f, indent=1)
+
+
+def kwargs_of(bins: int) -> dict[str, Any]:
+    """The arguments of a Dask histogram, as ``polars_gpu_hist.dask`` gives its tasks."""
+    return {"bins": bins, "range": RANGE, "closed": "left", "weights": False, "device": "gpu"}
 
 
 def steps(bins: int, x: Any, timed: Callable[[Callable[[], Any]], float]) -> dict[str, float]:
@@ -84,7 +89,7 @@ def steps(bins: int, x: Any, timed: Callable[[Callable[[], Any]], float]) -> dic
     import polars_gpu_hist.numpy as ghnp
     from polars_gpu_hist import _cuda, _dask_tasks
 
-    kwargs = {"bins": bins, "range": RANGE}
+    kwargs = kwargs_of(bins)
     spec = _dask_tasks.Spec(kwargs, f"bench-{bins}")
     h = gh.Histogram(**kwargs)
     sample = _cuda.sample([_cuda.column(_cuda.cuda_array(x))], None)

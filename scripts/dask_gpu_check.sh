@@ -2,13 +2,13 @@
 # Dask on a GPU host of 2 or 4 GPUs in one call (the host has no network, nor Polars or Dask):
 #   here:   make gpu-stage-dask WHEEL=path/to/polars_gpu_hist-*.whl   (scripts/stage_dask.sh)
 #   device: kind nvidia-h100-x2 (or -x4), carry [".gpu-dask"]:
-#           bash scripts/dask_gpu_check.sh [check|bench|all]
+#           bash scripts/dask_gpu_check.sh [check|cost|bench|all]
 # check: the `gpu` Dask tests (two workers, one per GPU), the Histogram's GPU tests and arrays on
-# both GPUs of one process (tests/test_multi_device.py), at most 170 s. bench: one partition's
-# cost (benches/partition_cost.py, at most 60 s), then benches/dask_bench.py --gpus <the host's
-# GPUs> (BENCH_ARGS add to it), at most 350 s, its JSON written after each cluster to
-# $OUT/dask_bench.json, so a run cut short still reports. Both together stay inside the
-# device's 600 s.
+# both GPUs of one process (tests/test_multi_device.py), at most 170 s. cost: one partition's
+# cost (benches/partition_cost.py, COST_ARGS add to it), at most 90 s. bench: cost, then
+# benches/dask_bench.py --gpus <the host's GPUs> (BENCH_ARGS add to it), at most 350 s, its
+# JSON written after each cluster to $OUT/dask_bench.json, so a run cut short still reports.
+# All of them together stay inside the device's 600 s.
 set -uo pipefail
 what=${1:-all}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -42,10 +42,14 @@ if [[ $what == check || $what == all ]]; then
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 
-if [[ $what == bench || $what == all ]]; then
+if [[ $what == cost || $what == bench || $what == all ]]; then
   echo "== one partition's cost beyond its count (one GPU)"
-  timeout 60 python3 benches/partition_cost.py --profile 0 --json "$OUT/partition_cost.json" \
-    2>&1 | tee "$OUT/partition_cost.log" | tail -5
+  # shellcheck disable=SC2086
+  timeout 90 python3 benches/partition_cost.py --profile 0 --json "$OUT/partition_cost.json" \
+    ${COST_ARGS:-} 2>&1 | tee "$OUT/partition_cost.log" | tail -40
+fi
+
+if [[ $what == bench || $what == all ]]; then
   echo "== dask bench"
   # shellcheck disable=SC2086
   timeout 350 python3 benches/dask_bench.py --gpus "$gpus" --out "$OUT/dask_bench.json" \

@@ -1,39 +1,26 @@
 """The tasks of ``polars_gpu_hist.dask`` graphs, run on the workers: a partition's partial, the
 merge of partials, and the Histogram made once from the total.
 
-A partial is small and cheap to move: the flat counts (one contiguous ndarray), the squared
-weights of a weighted histogram, the flow, and a zero-row sample of each column type seen (which
-fixes the result's dtypes and names by the native rules at the end, where mixing dtypes that
-numpy would bin differently raises as a merge of Histograms does). The binning travels once, as
-the graph's one ``Spec`` key, not in every task; its arguments are checked once per worker
-thread (each thread counts its partials with its own template, never filled).
+A partial is small and cheap to move: the flat counts (one contiguous array: CuPy, left on the
+GPU that counted the partition, or numpy), the squared weights of a weighted histogram, the
+flow, and a zero-row sample of each column type seen (which fixes the result's dtypes and names
+by the native rules at the end, where mixing dtypes that numpy would bin differently raises as
+a merge of Histograms does). The binning travels once, as the graph's one ``Spec`` key, not in
+every task; its arguments are checked once per worker thread (each thread counts its partials
+with its own template, never filled).
 """
 
 from __future__ import annotations
 
 import contextlib
-import pickle
 import threading
 from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
 
-from polars_gpu_hist import _device_cells, _internal
+from polars_gpu_hist import _device_cells
 from polars_gpu_hist._accumulator import Histogram
-
-# The fields of the native flow tuple, as its serialized state names them.
-_FLOW_FIELDS = (
-    "rows",
-    "null",
-    "nan",
-    "underflow",
-    "overflow",
-    "underflow_weight",
-    "overflow_weight",
-    "underflow_squares",
-    "overflow_squares",
-)
 
 Flow = tuple[int, int, int, int, int, float, float, float, float]
 
@@ -192,29 +179,15 @@ def _cupy() -> Any:
 
 def finish(spec: Spec, *partials: Partial) -> Histogram:
     """The Histogram of the partials' sum: the zero-row samples fix its dtypes and names (and
-    refuse a mix of dtypes numpy would bin differently), then its state takes the sums."""
+    refuse a mix of dtypes numpy would bin differently), then it takes the sums (copied to the
+    host once, where they were summed on a GPU)."""
     total = merge(*partials)
-    # Zero rows fill a CPU histogram (no launch on an empty sample); the device asked for is
-    # put back in its state.
-    h = Histogram(**{**spec.kwargs, "device": "cpu"})
+    h = spec.histogram()
     for columns, weights in total.probes:
-        h.fill(*columns, weights=weights)
-    state = pickle.loads(h._native.to_bytes())
-    state["device"] = _device_state(spec.kwargs["device"])
-    counts = _on_host(total.counts)
-    if total.squares is None:
-        state["counts"] = np.ascontiguousarray(counts, dtype="<u8").tobytes()
-    else:
-        state["sums"] = counts.astype(np.float64).tolist()
-        state["squares"] = _on_host(total.squares).astype(np.float64).tolist()
-    state["flow"] = dict(zip(_FLOW_FIELDS, total.flow))
-    h._native = _internal.Histogram.from_bytes(pickle.dumps(state, protocol=5))
+        h.fill(*columns, weights=weights)  # no rows: nothing is counted, nor launched
+    squares = None if total.squares is None else pl.Series(_on_host(total.squares))
+    h._native.set_contents(pl.Series(_on_host(total.counts)), squares, total.flow)
     return h
-
-
-def _device_state(device: Any) -> Any:
-    """How a histogram's state records ``device``."""
-    return pickle.loads(Histogram([0.0, 1.0], device=device)._native.to_bytes())["device"]
 
 
 def _device_columns(columns: tuple[Any, ...], weights: Any) -> tuple[tuple[Any, ...], Any, int]:

@@ -19,7 +19,7 @@ use crate::DeviceArray;
 
 /// What one fill adds to a histogram, counted but not yet added: the counts (or sums of
 /// weights) per cell, the sums of squared weights, the flow, and the binnings of the fill's
-/// dtypes.
+/// dtypes. A fill of no rows has no cells (it adds nothing but the binnings).
 pub struct Filled {
     pub counts: Counts,
     pub squares: Option<Vec<f64>>,
@@ -79,6 +79,16 @@ impl Histogram {
             let first = &sample[0];
             let nulls = Series::full_null(first.name().clone(), len, first.dtype());
             rows_sample[0] = first.zip_with(&w.is_not_null(), &nulls)?;
+        }
+        if len == 0 {
+            // Nothing to count: the dtypes' binnings are what a zero-row fill gives (a million
+            // cells are not counted, split and added for nothing).
+            return Ok(Filled {
+                counts: Counts::zeros(0, weights.is_some())?,
+                squares: self.squares.as_ref().map(|_| Vec::new()),
+                flow: Flow::default(),
+                resolved,
+            });
         }
         let placement = self.placement();
         let (counts, squares, flow) = counted_with_flow(
@@ -192,7 +202,9 @@ impl Histogram {
     /// Adds a fill counted by this histogram; nothing changes on error.
     fn add_filled(&mut self, filled: Filled) -> HistResult<()> {
         let flow = self.flow.plus(&filled.flow)?;
-        self.add_owned(filled.counts, filled.squares)?;
+        if filled.flow.rows > 0 {
+            self.add_owned(filled.counts, filled.squares)?;
+        }
         self.flow = flow;
         self.take(filled.resolved);
         Ok(())

@@ -128,6 +128,47 @@ impl Histogram {
         })
     }
 
+    /// Replaces the counts, the squared weights and the flow, keeping the binning: a total
+    /// summed elsewhere (a Dask reduction's partials). They must be this histogram's cells, of
+    /// its storage's kinds.
+    pub fn set_contents(
+        &mut self,
+        counts: Counts,
+        squares: Option<Vec<f64>>,
+        flow: Flow,
+    ) -> HistResult<()> {
+        let cells = self.counts.len();
+        let same_kind = matches!(
+            (&self.counts, &counts),
+            (Counts::Exact(_), Counts::Exact(_)) | (Counts::Weighted(_), Counts::Weighted(_))
+        );
+        let same_squares = match (&self.squares, &squares) {
+            (Some(_), Some(q)) => q.len() == cells,
+            (None, None) => true,
+            _ => false,
+        };
+        if !same_kind || counts.len() != cells || !same_squares {
+            return Err(HistError::InvalidArgument(format!(
+                "the contents of this histogram are {cells} {} per cell{}",
+                if self.squares.is_some() {
+                    "sums of weights"
+                } else {
+                    "counts"
+                },
+                if self.squares.is_some() {
+                    " and their squares"
+                } else {
+                    ""
+                },
+            )));
+        }
+        self.counts = counts;
+        self.squares = squares;
+        self.flow = flow;
+        self.zero = false;
+        Ok(())
+    }
+
     /// A copy, or an out-of-memory error (counts and edges may take gigabytes).
     pub fn try_clone(&self) -> HistResult<Self> {
         let squares = self.squares.as_deref().map(alloc::copied).transpose()?;

@@ -520,3 +520,50 @@ fn counted_is_what_a_fill_adds_and_changes_nothing() {
         assert!(filled.flow.nan == 1 && filled.flow.overflow == 1);
     }
 }
+
+/// A total summed elsewhere replaces the contents when it has the histogram's cells and kinds;
+/// fills add to it after.
+#[test]
+fn set_contents_takes_a_total_of_the_same_cells_and_kinds() {
+    let x = series(&[0.1, 0.3, 0.3, 0.9, 2.0, f64::NAN]);
+    let mut total = hist1(Binning::Count(4), Some((0.0, 1.0)), Closed::Left, false).unwrap();
+    total.fill(std::slice::from_ref(&x), None).unwrap();
+    let mut h = total.empty_like().unwrap();
+    let counts = total.counts().try_clone().unwrap();
+    h.set_contents(counts, None, *total.flow()).unwrap();
+    assert_eq!(h.counts(), total.counts());
+    assert_eq!(h.flow(), total.flow());
+    h.fill(std::slice::from_ref(&x), None).unwrap();
+    assert_eq!(h.exact_counts().unwrap(), [2, 4, 0, 2]);
+    for (counts, squares) in [
+        (Counts::zeros(3, false).unwrap(), None),
+        (Counts::zeros(4, true).unwrap(), None),
+        (Counts::zeros(4, false).unwrap(), Some(vec![0.0; 4])),
+    ] {
+        let before = h.try_clone().unwrap();
+        assert!(h.set_contents(counts, squares, Flow::default()).is_err());
+        assert_eq!(h.counts(), before.counts());
+    }
+}
+
+/// A fill of no rows counts nothing and adds nothing; it still checks its columns.
+#[test]
+fn a_fill_of_no_rows_adds_nothing() {
+    for weighted in [false, true] {
+        let mut h = hist1(Binning::Count(4), Some((0.0, 1.0)), Closed::Left, weighted).unwrap();
+        let x = series(&[0.1, 0.3]);
+        let w = Series::new("w".into(), [1.0, 2.0]);
+        let w = weighted.then_some(&w);
+        h.fill(std::slice::from_ref(&x), w).unwrap();
+        let before = h.try_clone().unwrap();
+        let none = series(&[]);
+        let no_weights = Series::new("w".into(), Vec::<f64>::new());
+        h.fill(&[none.clone()], weighted.then_some(&no_weights))
+            .unwrap();
+        assert_eq!(h.counts(), before.counts());
+        assert_eq!(h.squared_weights(), before.squared_weights());
+        assert_eq!(h.flow(), before.flow());
+        // Still checked: a weighted histogram needs weights, a counting one refuses them.
+        assert!(h.fill(&[none], (!weighted).then_some(&no_weights)).is_err());
+    }
+}

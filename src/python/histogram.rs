@@ -203,6 +203,38 @@ impl PyHistogram {
         })
     }
 
+    /// Replaces the counts (UInt64, or Float64 sums of weights), the squared weights and the
+    /// flow, keeping the binning and the dtypes: a total summed elsewhere.
+    #[pyo3(signature = (counts, squares, flow))]
+    fn set_contents(
+        &self,
+        py: Python<'_>,
+        counts: PySeries,
+        squares: Option<PySeries>,
+        flow: FlowTuple,
+    ) -> PyResult<()> {
+        call(py, "Histogram.set_contents", || {
+            let counts = match counts.0.dtype() {
+                DataType::UInt64 => Counts::Exact(values_of(counts.0.u64()?)?),
+                _ => Counts::Weighted(values_of(counts.0.f64()?)?),
+            };
+            let squares = squares.map(|q| values_of(q.0.f64()?)).transpose()?;
+            let (rows, null, nan, underflow, overflow, uw, ow, us, os) = flow;
+            let flow = crate::accumulator::Flow {
+                rows,
+                null,
+                nan,
+                underflow,
+                overflow,
+                underflow_weight: uw,
+                overflow_weight: ow,
+                underflow_squares: us,
+                overflow_squares: os,
+            };
+            self.lock().set_contents(counts, squares, flow)
+        })
+    }
+
     /// A new histogram: the sum of both, or a ValueError when their binnings differ.
     fn merge(&self, py: Python<'_>, other: PyRef<'_, PyHistogram>) -> PyResult<PyHistogram> {
         let other: &PyHistogram = &other;
@@ -371,6 +403,23 @@ fn device_fill(
         }
     };
     Ok((columns, weights))
+}
+
+/// The values of a column without nulls, copied out of its chunks.
+fn values_of<T>(column: &ChunkedArray<T>) -> Result<Vec<T::Native>, HistError>
+where
+    T: PolarsNumericType,
+{
+    if column.null_count() > 0 {
+        return Err(HistError::InvalidArgument(
+            "the contents of a histogram hold no null".into(),
+        ));
+    }
+    let mut values = alloc::with_capacity(column.len())?;
+    for chunk in column.downcast_iter() {
+        values.extend_from_slice(chunk.values());
+    }
+    Ok(values)
 }
 
 type FlowTuple = (u64, u64, u64, u64, u64, f64, f64, f64, f64);
