@@ -130,7 +130,8 @@ def numpy_counts(x: Any, bins: int) -> np.ndarray:
 
 def time_one_partition(x: Any, bins: int, device: str, repeats: int = 5) -> dict[str, float]:
     """One resident partition timed alone on its worker (milliseconds, medians): the count
-    with counts left in GPU memory, Histogram.fill, and the whole partial task."""
+    with counts left in GPU memory, Histogram.fill, the whole partial task, and the partial
+    counted to the host instead."""
     import polars_gpu_hist as gh
     import polars_gpu_hist.numpy as ghnp
     from polars_gpu_hist import _dask_tasks
@@ -159,6 +160,8 @@ def time_one_partition(x: Any, bins: int, device: str, repeats: int = 5) -> dict
     out = {
         "fill_ms": timed(lambda: gh.Histogram(**kwargs).fill(x)),
         "partial_task_ms": timed(lambda: _dask_tasks.fill(spec, x, None, "column")),
+        # The partial's counts copied to the host, as partials of several columns are.
+        "host_partial_ms": timed(lambda: spec.template()._counted(x)),
     }
     if on_device:
         out["count_on_device_ms"] = timed(lambda: ghnp.histogram(x, bins=bins, range=RANGE))

@@ -88,9 +88,9 @@ def fill(spec: Spec, part: Any, weights: Any, layout: Layout) -> Partial:
     template = spec.template()
     if not len(values[0]):  # an empty partition adds nothing (and launches nothing)
         partial = _zeros(template, probe)
-    elif all(_library(v) == "cupy" for v in values):
+    elif len(values) == 1 and _library(values[0]) == "cupy":
         # Counted into CuPy arrays, left on the GPU: merged there, copied to the host once.
-        partial = Partial(*_device_cells.counted(template, list(values), w), (probe,))
+        partial = Partial(*_device_cells.counted(template, values[0], w), (probe,))
     else:
         counts, squares, flow = template._counted(*values, weights=w)
         partial = Partial(

@@ -164,7 +164,7 @@ class Histogram:
         cells: int,
         rows: int,
         sums: tuple[int, int] | None = None,
-    ) -> None: ...
+    ) -> tuple[int, int, int, int, int, float, float, float, float]: ...
     def set_contents(
         self,
         counts: Series,

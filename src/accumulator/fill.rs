@@ -136,21 +136,21 @@ impl Histogram {
         })
     }
 
-    /// Queues the count of arrays in GPU memory into the caller's arrays `out`, on its stream,
-    /// and returns without waiting: the cells of every axis with its three flow bins (below,
-    /// above, NaN: [`FlowBins::OutsideAndNan`], `[below, bins.., above, NaN]` on each axis,
-    /// row-major), the rows into `out.rows` and, for a weighted fill, the weights and their
-    /// squares into `out.sums`. The counts stay where the rows lie: a Dask partial merged on
-    /// its GPU is copied to the host once, at the end, not once a partition.
+    /// Counts a column in GPU memory into the caller's arrays `out`, on its stream: the bins
+    /// with the axis' three flow bins, `[below, bins.., above, NaN]` ([`FlowBins::OutsideAndNan`]),
+    /// the rows into `out.rows` and, for a weighted fill, the weights and their squares into
+    /// `out.sums`. Returns the flow, read from the flow bins (a few values copied); the bins stay
+    /// where the rows lie: a Dask partial merged on its GPU is copied to the host once, at the
+    /// end, not once a partition. One axis: the flow bins of several are spread over the cells.
     pub fn count_device_into(
         &self,
         columns: &[DeviceArray],
         weights: Option<DeviceWeights>,
         out: &DeviceCells,
-    ) -> HistResult<()> {
-        if weights.is_some() != out.sums.is_some() {
+    ) -> HistResult<Flow> {
+        if columns.len() != 1 || weights.is_some() != out.sums.is_some() {
             return Err(HistError::Internal(
-                "a weighted fill into device cells needs room for its sums, and only it".into(),
+                "device cells take one column, and room for the sums of a weighted fill".into(),
             ));
         }
         let fill = self.device_fill(columns, weights)?;
@@ -158,23 +158,37 @@ impl Histogram {
         let stream = gpu.borrowed_stream(out.stream);
         let clock = gpu::Clock::start();
         let placement = self.placement();
-        let queue = |w: Option<u64>, ptr: u64| -> HistResult<()> {
+        let n = fill.specs()[0].len();
+        // The flow bins of `ptr` once counted: below (cell 0), then above and NaN (n + 1, n + 2).
+        let count = |w: Option<u64>, ptr: u64| -> HistResult<[[u8; 8]; 3]> {
             let job = fill.job(w)?;
-            if job.cells != out.cells {
+            if job.cells != out.cells || out.cells != n + 3 {
                 return Err(HistError::Internal(format!(
                     "room for {} cells, but the fill has {}",
                     out.cells, job.cells
                 )));
             }
             gpu.check_readable(ptr, "the cells' array")?;
-            engine::count_into(&job, &placement, &stream, ptr, &clock).map(drop)
+            engine::count_into(&job, &placement, &stream, ptr, &clock)?;
+            let below = gpu::transfer::download::<u64>(gpu, &stream, ptr, 1)?;
+            let rest = gpu::transfer::download::<u64>(gpu, &stream, ptr + 8 * (n as u64 + 1), 2)?;
+            Ok([below[0], rest[0], rest[1]].map(u64::to_ne_bytes))
         };
-        queue(None, out.rows)?;
+        let [below, above, nan] = count(None, out.rows)?.map(u64::from_ne_bytes);
+        let mut flow = Flow {
+            rows: fill.len,
+            nan,
+            underflow: below,
+            overflow: above,
+            ..Flow::default()
+        };
         if let (Some(w), Some((sums, squares))) = (weights, out.sums) {
-            queue(Some(w.values), sums)?;
-            queue(Some(w.squares), squares)?;
+            let [below, above, _] = count(Some(w.values), sums)?.map(f64::from_ne_bytes);
+            (flow.underflow_weight, flow.overflow_weight) = (below, above);
+            let [below, above, _] = count(Some(w.squares), squares)?.map(f64::from_ne_bytes);
+            (flow.underflow_squares, flow.overflow_squares) = (below, above);
         }
-        Ok(())
+        Ok(flow)
     }
 
     /// A device fill's columns checked against the binning, and the GPU that holds them.
@@ -230,7 +244,7 @@ impl Histogram {
 pub struct DeviceCells {
     /// The caller's stream (0: the legacy default stream).
     pub stream: u64,
-    /// How many cells each array has room for: the fill's, flow bins included.
+    /// How many cells each array has room for: the axis' bins and its three flow bins.
     pub cells: usize,
     /// u64 row counts per cell.
     pub rows: u64,

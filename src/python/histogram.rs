@@ -175,10 +175,10 @@ impl PyHistogram {
         })
     }
 
-    /// Queues the count of a device sample into the caller's arrays on its stream (the cells
-    /// of every axis with its three flow bins: `[below, bins.., above, NaN]`), without
-    /// waiting: the rows (u64) at `rows`, and for a weighted fill the sums of the weights and
-    /// of their squares (f64) at `sums`. The histogram is not changed.
+    /// Counts a device sample of one column into the caller's arrays on its stream: the bins
+    /// with the flow bins, `[below, bins.., above, NaN]`, the rows (u64) at `rows` and for a
+    /// weighted fill the sums of the weights and of their squares (f64) at `sums`. Returns the
+    /// flow; the histogram is not changed.
     #[pyo3(signature = (sample, squared_weights, stream, cells, rows, sums=None))]
     #[allow(clippy::too_many_arguments)]
     fn count_cuda_into(
@@ -190,7 +190,7 @@ impl PyHistogram {
         cells: usize,
         rows: u64,
         sums: Option<(u64, u64)>,
-    ) -> PyResult<()> {
+    ) -> PyResult<FlowTuple> {
         let (columns, weights) = device_fill(&sample, squared_weights)?;
         let out = DeviceCells {
             stream,
@@ -199,7 +199,8 @@ impl PyHistogram {
             sums,
         };
         call(py, "Histogram.fill", || {
-            self.lock().count_device_into(&columns, weights, &out)
+            let flow = self.lock().count_device_into(&columns, weights, &out)?;
+            Ok(flow_tuple(&flow))
         })
     }
 
