@@ -558,7 +558,7 @@ fn a_fill_of_no_rows_adds_nothing() {
         let before = h.try_clone().unwrap();
         let none = series(&[]);
         let no_weights = Series::new("w".into(), Vec::<f64>::new());
-        h.fill(&[none.clone()], weighted.then_some(&no_weights))
+        h.fill(std::slice::from_ref(&none), weighted.then_some(&no_weights))
             .unwrap();
         assert_eq!(h.counts(), before.counts());
         assert_eq!(h.squared_weights(), before.squared_weights());
