@@ -159,8 +159,7 @@ impl Histogram {
         let clock = gpu::Clock::start();
         let placement = self.placement();
         let n = fill.specs()[0].len();
-        // The flow bins of `ptr` once counted: below (cell 0), then above and NaN (n + 1, n + 2).
-        let count = |w: Option<u64>, ptr: u64| -> HistResult<[[u8; 8]; 3]> {
+        let count = |w: Option<u64>, ptr: u64| -> HistResult<()> {
             let job = fill.job(w)?;
             if job.cells != out.cells || out.cells != n + 3 {
                 return Err(HistError::Internal(format!(
@@ -169,12 +168,10 @@ impl Histogram {
                 )));
             }
             gpu.check_readable(ptr, "the cells' array")?;
-            engine::count_into(&job, &placement, &stream, ptr, &clock)?;
-            let below = gpu::transfer::download::<u64>(gpu, &stream, ptr, 1)?;
-            let rest = gpu::transfer::download::<u64>(gpu, &stream, ptr + 8 * (n as u64 + 1), 2)?;
-            Ok([below[0], rest[0], rest[1]].map(u64::to_ne_bytes))
+            engine::count_into(&job, &placement, &stream, ptr, &clock).map(drop)
         };
-        let [below, above, nan] = count(None, out.rows)?.map(u64::from_ne_bytes);
+        count(None, out.rows)?;
+        let [below, above, nan] = flow_cells::<u64>(gpu, &stream, out.rows, n)?;
         let mut flow = Flow {
             rows: fill.len,
             nan,
@@ -183,10 +180,11 @@ impl Histogram {
             ..Flow::default()
         };
         if let (Some(w), Some((sums, squares))) = (weights, out.sums) {
-            let [below, above, _] = count(Some(w.values), sums)?.map(f64::from_ne_bytes);
-            (flow.underflow_weight, flow.overflow_weight) = (below, above);
-            let [below, above, _] = count(Some(w.squares), squares)?.map(f64::from_ne_bytes);
-            (flow.underflow_squares, flow.overflow_squares) = (below, above);
+            count(Some(w.values), sums)?;
+            count(Some(w.squares), squares)?;
+            [flow.underflow_weight, flow.overflow_weight, _] = flow_cells(gpu, &stream, sums, n)?;
+            [flow.underflow_squares, flow.overflow_squares, _] =
+                flow_cells(gpu, &stream, squares, n)?;
         }
         Ok(flow)
     }
@@ -287,6 +285,20 @@ impl DeviceFill<'_> {
         });
         job_of(&self.specs(), FlowBins::OutsideAndNan, rows)
     }
+}
+
+/// The flow bins of `n` bins counted at `cells` (`[below, bins.., above, NaN]`), once the work
+/// queued on `stream` is done: below, above, NaN.
+fn flow_cells<T: cudarc::driver::DeviceRepr + Copy>(
+    gpu: &gpu::Gpu,
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    cells: u64,
+    n: usize,
+) -> HistResult<[T; 3]> {
+    let size = std::mem::size_of::<T>() as u64;
+    let below = gpu::transfer::download::<T>(gpu, stream, cells, 1)?;
+    let rest = gpu::transfer::download::<T>(gpu, stream, cells + size * (n as u64 + 1), 2)?;
+    Ok([below[0], rest[0], rest[1]])
 }
 
 fn job_of<'r>(specs: &[&BinSpec], flow: FlowBins, rows: Rows<'r>) -> HistResult<Job<'r>> {
