@@ -108,12 +108,10 @@ def fill(spec: Spec, part: Any, weights: Any, layout: Layout) -> Partial:
 def _zeros(template: Histogram, probe: tuple[tuple[Any, ...], Any]) -> Partial:
     """The partial of no rows."""
     cells = int(np.prod(template.shape))
+    no_flow: Flow = (0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0)
     if not template.weighted:
-        return Partial(
-            np.zeros(cells, np.uint64), None, (0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0), (probe,)
-        )
-    zeros = np.zeros(cells, np.float64)
-    return Partial(zeros, zeros.copy(), (0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0), (probe,))
+        return Partial(np.zeros(cells, np.uint64), None, no_flow, (probe,))
+    return Partial(np.zeros(cells, np.float64), np.zeros(cells, np.float64), no_flow, (probe,))
 
 
 def _split(part: Any, weights: Any, layout: Layout) -> tuple[tuple[Any, ...], Any]:
