@@ -146,12 +146,6 @@ class Histogram:
         h._names, h._labels = [None] * len(native.shape), [None] * len(native.shape)
         return h
 
-    def _empty_copy(self) -> Histogram:
-        """A histogram of this binning with every count zero, and its names and labels."""
-        h = Histogram._wrap(self._native.empty_like())
-        h._names, h._labels = list(self._names), list(self._labels)
-        return h
-
     def _with_metadata_of(self, other: Histogram) -> Histogram:
         """This histogram with the names and labels of ``other`` where it has none."""
         self._names = [a or b for a, b in zip(self._names, other._names)]
