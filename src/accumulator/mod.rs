@@ -137,29 +137,14 @@ impl Histogram {
         squares: Option<Vec<f64>>,
         flow: Flow,
     ) -> HistResult<()> {
-        let cells = self.counts.len();
-        let same_kind = matches!(
-            (&self.counts, &counts),
-            (Counts::Exact(_), Counts::Exact(_)) | (Counts::Weighted(_), Counts::Weighted(_))
-        );
-        let same_squares = match (&self.squares, &squares) {
-            (Some(_), Some(q)) => q.len() == cells,
-            (None, None) => true,
-            _ => false,
-        };
-        if !same_kind || counts.len() != cells || !same_squares {
+        if !self.fits(&counts, squares.as_deref()) {
+            let what = match self.squares {
+                Some(_) => "sums of weights per cell and as many sums of their squares",
+                None => "counts per cell",
+            };
             return Err(HistError::InvalidArgument(format!(
-                "the contents of this histogram are {cells} {} per cell{}",
-                if self.squares.is_some() {
-                    "sums of weights"
-                } else {
-                    "counts"
-                },
-                if self.squares.is_some() {
-                    " and their squares"
-                } else {
-                    ""
-                },
+                "the contents of this histogram are {} {what}",
+                self.counts.len()
             )));
         }
         self.counts = counts;
@@ -167,6 +152,20 @@ impl Histogram {
         self.flow = flow;
         self.zero = false;
         Ok(())
+    }
+
+    /// Whether `counts` and `squares` have this histogram's cells and kinds.
+    fn fits(&self, counts: &Counts, squares: Option<&[f64]>) -> bool {
+        let same_kind = matches!(
+            (&self.counts, counts),
+            (Counts::Exact(_), Counts::Exact(_)) | (Counts::Weighted(_), Counts::Weighted(_))
+        );
+        let same_squares = match (&self.squares, squares) {
+            (Some(mine), Some(theirs)) => mine.len() == theirs.len(),
+            (None, None) => true,
+            _ => false,
+        };
+        same_kind && counts.len() == self.counts.len() && same_squares
     }
 
     /// A copy, or an out-of-memory error (counts and edges may take gigabytes).
@@ -411,16 +410,7 @@ impl Histogram {
     /// [`Histogram::add`] of counts it may keep: moved in where every count is zero (and the
     /// shapes are this histogram's), added otherwise.
     fn add_owned(&mut self, counts: Counts, squares: Option<Vec<f64>>) -> HistResult<()> {
-        let same_kind = matches!(
-            (&self.counts, &counts),
-            (Counts::Exact(_), Counts::Exact(_)) | (Counts::Weighted(_), Counts::Weighted(_))
-        );
-        let same_squares = match (&self.squares, &squares) {
-            (Some(mine), Some(theirs)) => mine.len() == theirs.len(),
-            (None, None) => true,
-            _ => false,
-        };
-        if self.zero && same_kind && counts.len() == self.counts.len() && same_squares {
+        if self.zero && self.fits(&counts, squares.as_deref()) {
             self.counts = counts;
             self.squares = squares;
             self.zero = false;

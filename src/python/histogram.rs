@@ -338,7 +338,6 @@ impl PyHistogram {
 
     /// The rows fills saw and those not counted: (rows, null, nan, underflow, overflow,
     /// underflow weight, overflow weight, their squared weights).
-    #[allow(clippy::type_complexity)]
     fn flow(&self, py: Python<'_>) -> PyResult<FlowTuple> {
         call(py, "Histogram.flow", || Ok(flow_tuple(self.lock().flow())))
     }
@@ -381,8 +380,6 @@ impl PyHistogram {
     }
 }
 
-/// A flow as Python reads it: (rows, null, nan, underflow, overflow, underflow weight, overflow
-/// weight, their squared weights).
 /// A fill's columns and weights in GPU memory, from the sample the wrapper made.
 fn device_fill(
     sample: &PyDeviceSample,
@@ -423,6 +420,8 @@ where
     Ok(values)
 }
 
+/// A flow as Python reads it: (rows, null, nan, underflow, overflow, underflow weight, overflow
+/// weight, their squared weights).
 type FlowTuple = (u64, u64, u64, u64, u64, f64, f64, f64, f64);
 type FilledTuple = (PySeries, Option<PySeries>, FlowTuple);
 
