@@ -12,8 +12,9 @@ from collections.abc import Callable
 import numpy as np
 import polars as pl
 
-import polars_gpu_hist
-from polars_gpu_hist import _args, _internal
+from polars_gpu_hist import _internal
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._expr.functions import _pickled
 
 rng = np.random.default_rng(5)
 n = 1 << 25
@@ -67,7 +68,7 @@ def phases(key: str, dev: str, r: int = 7) -> None:
     """The median of each host phase of `by=key` on `dev`, from the engine's report, and of the
     native call around them (no Polars query)."""
     kwargs = _args.histogram_kwargs(64, (0.0, 1.0), False, "left", False, dev, "auto")
-    pickled = polars_gpu_hist._pickled(kwargs)
+    pickled = _pickled(kwargs)
     seen: dict[str, list[float]] = {}
     for _ in range(r + 1):
         start = time.perf_counter()

@@ -134,7 +134,7 @@ def time_one_partition(x: Any, bins: int, device: str, repeats: int = 5) -> dict
     counted to the host instead."""
     import polars_gpu_hist as gh
     import polars_gpu_hist.numpy as ghnp
-    from polars_gpu_hist import _dask_tasks
+    from polars_gpu_hist.dask import tasks as _dask_tasks
 
     kwargs = {"bins": bins, "range": RANGE, "closed": "left", "weights": False, "device": device}
     spec = _dask_tasks.Spec(kwargs, f"bench-{bins}-{device}")

@@ -15,7 +15,10 @@ import cupy as cp
 
 import polars_gpu_hist as gh
 import polars_gpu_hist.numpy as ghnp
-from polars_gpu_hist import _args, _cuda, _internal, _pickled
+from polars_gpu_hist import _internal
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._expr.functions import _pickled
+from polars_gpu_hist._native import cuda_arrays as _cuda
 
 
 def median_ms(f: Callable[[], object], reps: int = 15) -> float:

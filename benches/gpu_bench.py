@@ -22,7 +22,10 @@ import polars as pl
 
 import polars_gpu_hist as gh
 import polars_gpu_hist.numpy as ghnp
-from polars_gpu_hist import _args, _cuda, _internal
+from polars_gpu_hist import _internal
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._expr.functions import _pickled
+from polars_gpu_hist._native import cuda_arrays as _cuda
 
 OUT = os.environ.get("OUT", "/tmp")
 
@@ -47,7 +50,7 @@ def roofline_ms(x: cp.ndarray, reps: int) -> float:
 def ours(x: cp.ndarray, bins: int, reps: int, **kw: object) -> dict[str, object]:
     sample = _cuda.sample([_cuda.column(x.__cuda_array_interface__)])
     options = _internal.HistogramOptions(
-        gh._pickled(
+        _pickled(
             _args.histogram_kwargs(
                 bins, kw.get("range"), False, "left", False, "auto", kw.get("kernel", "auto")
             )
@@ -110,7 +113,7 @@ def ours_dd(xy: cp.ndarray, bins: object, rng_arg: object, reps: int) -> dict[st
     sample = _cuda.columns((xy,))
     dims = xy.shape[1]
     options = _internal.HistogramDdOptions(
-        gh._pickled(_args.dd_kwargs(dims, bins, rng_arg, False, "left", False, "auto", "auto"))
+        _pickled(_args.dd_kwargs(dims, bins, rng_arg, False, "left", False, "auto", "auto"))
     )
     args = ([f"x{j}" for j in range(dims)], sample, options)
     series, plan, _ = _internal.histogram_cuda(*args)

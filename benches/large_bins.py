@@ -32,7 +32,8 @@ import cupy as cp
 import numpy as np
 
 import polars_gpu_hist.numpy as ghnp
-from polars_gpu_hist import _args, _numpy_device
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist.numpy import gpu_arrays as _numpy_device
 
 try:
     import torch

@@ -46,7 +46,7 @@ def main() -> None:
 
     import cupy as cp
 
-    from polars_gpu_hist import _dask_tasks
+    from polars_gpu_hist.dask import tasks as _dask_tasks
 
     n = int(args.gib * (1 << 30)) // 4
     x = cp.random.default_rng(0).random(n, dtype=cp.float32)
@@ -87,7 +87,8 @@ def steps(bins: int, x: Any, timed: Callable[[Callable[[], Any]], float]) -> dic
     """Each step of a partition's partial at `bins` bins, timed alone."""
     import polars_gpu_hist as gh
     import polars_gpu_hist.numpy as ghnp
-    from polars_gpu_hist import _cuda, _dask_tasks
+    from polars_gpu_hist._native import cuda_arrays as _cuda
+    from polars_gpu_hist.dask import tasks as _dask_tasks
 
     kwargs = kwargs_of(bins)
     spec = _dask_tasks.Spec(kwargs, f"bench-{bins}")
@@ -96,7 +97,7 @@ def steps(bins: int, x: Any, timed: Callable[[Callable[[], Any]], float]) -> dic
     partial = _dask_tasks.fill(spec, x, None, "column")
     row = {
         "count": timed(lambda: ghnp.histogram(x, bins, range=RANGE)),
-        "host_partial": timed(lambda: h._native.counted_cuda(sample, None)),
+        "host_partial": timed(lambda: h._core.counted_cuda(sample, None)),
         "fill": timed(lambda: gh.Histogram(**kwargs).fill(x)),
         "task": timed(lambda: _dask_tasks.fill(spec, x, None, "column")),
         "merge8": timed(lambda: _dask_tasks.merge(*[partial] * 8)),

@@ -28,7 +28,7 @@ import polars as pl
 
 import polars_gpu_hist as gh
 import polars_gpu_hist.numpy as ghnp
-from polars_gpu_hist._polars_hist import _bench_floor_expr, _bench_floor_struct_expr
+from polars_gpu_hist._expr.polars_hist import _bench_floor_expr, _bench_floor_struct_expr
 
 Call = Callable[[], object]
 BOTH = {"include_category": True, "include_breakpoint": True}

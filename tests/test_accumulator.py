@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import pickle
 import re
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from test_numpy_parity import _collapses, _span_overflows, edges_of
 
 import polars_gpu_hist as gh
-from polars_gpu_hist._scan_passes import data_extremes
+from polars_gpu_hist._scan.passes import data_extremes
 from strategies import Case, cases, numpy_histogram
 
 # Each example fills several batches: fewer examples than the one-call parity tests.
@@ -226,6 +227,23 @@ def test_pickles_and_sums() -> None:
     expected, _ = np.histogram(x, bins=7, range=(0, 1), weights=w)
     np.testing.assert_array_equal(h.counts, expected)
     assert len(h) == 7 and h.weighted
+
+
+def test_pickles_of_version_0_1_load() -> None:
+    # Written by 0.1 (the Histogram's module was `polars_gpu_hist._accumulator` then).
+    stored = (Path(__file__).parent / "fixtures" / "histograms_0.1.pickle").read_bytes()
+    assert b"polars_gpu_hist._accumulator" in stored
+    state = pickle.loads(stored)
+    one, two = state["one_axis"], state["two_axes_weighted"]
+    assert isinstance(one, gh.Histogram) and isinstance(state["flow"], gh.Flow)
+    np.testing.assert_array_equal(one.counts, [1, 2, 0, 1])
+    assert one.flow == state["flow"] == gh.Flow(7, 4, 0, 1, 1, 1)
+    np.testing.assert_array_equal(two.counts, [[2.0, 0.0], [0.0, 0.5]])
+    np.testing.assert_array_equal(two.variances(), [[4.0, 0.0], [0.0, 0.25]])
+    # Pickled again, they name the public path.
+    again = pickle.dumps(one)
+    assert b"polars_gpu_hist._accumulator" not in again
+    assert pickle.loads(again) == one
 
 
 def test_counts_beyond_u32_survive_merges_and_pickles() -> None:

@@ -12,8 +12,8 @@ import pytest
 from test_cli import counts_of
 
 import polars_gpu_hist as gh
-from polars_gpu_hist import _args
-from polars_gpu_hist.__main__ import main
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._cli.main import main
 
 ESTIMATORS = ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"]
 
@@ -36,7 +36,7 @@ def test_an_empty_file_gives_numpys_answer_for_its_dtype(
         counts, edges = np.array([0]), np.array([0.0, 1.0])  # np.arange(0, 2)
     np.testing.assert_array_equal(h.counts, counts)
     np.testing.assert_array_equal(h.edges, edges)
-    assert h._native.dtypes == [str(dtype)]
+    assert h._core.dtypes == [str(dtype)]
     assert h.flow.rows == 0
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from polars_gpu_hist.__main__ import main, terminal_bars
+from polars_gpu_hist._cli.main import main, terminal_bars
 
 PYTHON_DIR = str(Path(__file__).resolve().parents[1] / "python")
 # `[a, b)  count  ###`: the interval's brackets, its edges and its count (or sum).
@@ -278,7 +278,7 @@ def test_main_returns_two_after_one_error_line(capsys) -> None:
 
 
 def test_an_internal_error_is_one_line_too(monkeypatch, capsys) -> None:
-    import polars_gpu_hist.__main__ as cli
+    import polars_gpu_hist._cli.main as cli
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug")

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from polars_gpu_hist.__main__ import MAX_LINES, main
+from polars_gpu_hist._cli.main import MAX_LINES, main
 
 # `[a, b)  count  ###`: the count (or density) is group 1.
 BAR_LINE = re.compile(r"^[\[(]\s*\S+,\s*\S+[\])]\s+(\S+)")

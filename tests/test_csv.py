@@ -14,7 +14,7 @@ import pytest
 from test_cli import assert_usage_error, counts_of, run_cli
 
 import polars_gpu_hist as gh
-from polars_gpu_hist.__main__ import main
+from polars_gpu_hist._cli.main import main
 
 ROWS = 600
 
@@ -89,7 +89,7 @@ def test_integers_then_floats_are_read_as_floats(flights, bins) -> None:
 def test_timestamps_are_parsed_as_datetime(flights) -> None:
     path, values = flights
     h = gh.histogram_scan(path, "time_hour", 12, range="auto")
-    assert h._native.dtypes[0].startswith("Datetime")
+    assert h._core.dtypes[0].startswith("Datetime")
     counts, _ = np.histogram(values["time_hour"], 12)
     np.testing.assert_array_equal(h.counts, counts)
     frame = h.to_frame()

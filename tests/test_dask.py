@@ -159,7 +159,7 @@ def test_dask_float32_partitions_bin_with_float32_edges_and_keep_the_flow(client
 
 
 def test_dask_partials_of_dtypes_numpy_bins_differently_are_refused() -> None:
-    from polars_gpu_hist import _dask_tasks as tasks
+    from polars_gpu_hist.dask import tasks
 
     kwargs = {"bins": 4, "range": (0, 1), "closed": "left", "weights": False, "device": "cpu"}
     spec = tasks.Spec(kwargs, "test-mixed-dtypes")
@@ -236,10 +236,10 @@ def test_dask_result_keeps_the_device_and_empty_partitions_add_nothing() -> None
         for data, device, counts, dtype in cases:
             got = ghd.histogram(data, bins=2, range=(0, 1), device=device).compute()
             assert got.counts.tolist() == counts
-            asked = gh.Histogram(bins=2, range=(0, 1), device=device)._native.to_bytes()
-            state = pickle.loads(got._native.to_bytes())
+            asked = gh.Histogram(bins=2, range=(0, 1), device=device)._core.to_bytes()
+            state = pickle.loads(got._core.to_bytes())
             assert state["device"] == pickle.loads(asked)["device"]
-            assert got._native.dtypes == [dtype]
+            assert got._core.dtypes == [dtype]
 
 
 def test_dask_weighted_partials_with_empty_partitions_equal_one_fill() -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import polars_gpu_hist as gh
-from polars_gpu_hist import _dask_tasks as tasks
+from polars_gpu_hist.dask import tasks
 
 pytestmark = pytest.mark.gpu
 
@@ -105,4 +105,4 @@ def test_float32_partitions_and_an_empty_one(cp) -> None:
     expected, _ = np.histogram(host(x), bins=32, range=(0, 1))
     np.testing.assert_array_equal(result.counts, expected)
     assert result.flow.rows == x.size
-    assert result._native.dtypes == ["Float32"]
+    assert result._core.dtypes == ["Float32"]

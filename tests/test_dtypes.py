@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 import polars_gpu_hist as gh
-from polars_gpu_hist.__main__ import main
+from polars_gpu_hist._cli.main import main
 
 ROWS = 12
 NUMBERS = [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, None, 3]

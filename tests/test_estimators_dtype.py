@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import polars_gpu_hist as gh
 import polars_gpu_hist.numpy as ghnp
-from polars_gpu_hist._args import MAX_BINS
+from polars_gpu_hist._args.arguments import MAX_BINS
 from strategies import numpy_bin_count
 
 RULES = ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"]

@@ -11,7 +11,9 @@ import polars as pl
 import pytest
 
 import polars_gpu_hist as gh
-from polars_gpu_hist import _args, _cuda, _internal
+from polars_gpu_hist import _internal
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._native import cuda_arrays as _cuda
 
 
 def _decision(report: str) -> list[str]:

@@ -150,7 +150,7 @@ def test_flow_argument_is_checked() -> None:
 def test_empty_like_clears_the_flow() -> None:
     h = gh.Histogram(2, range=(0, 1)).fill(np.array([5.0]))
     assert (0 + h).flow.overflow == 1
-    assert h._native.empty_like().flow()[:5] == (0, 0, 0, 0, 0)
+    assert h._core.empty_like().flow()[:5] == (0, 0, 0, 0, 0)
 
 
 def test_flow_of_integers_past_2_53_adds_up() -> None:

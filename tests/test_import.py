@@ -43,8 +43,8 @@ def test_the_lazy_names_load_their_modules_on_first_use() -> None:
         "print(json.dumps(['numpy' in sys.modules, Histogram.__name__, histogram_scan.__name__]))"
     )
     assert loaded == [True, "Histogram", "histogram_scan"]
-    assert gh.Histogram is gh._accumulator.Histogram
-    assert gh.Flow is gh._accumulator.Flow
+    assert gh.Histogram is gh._histogram.histogram.Histogram
+    assert gh.Flow is gh._histogram.histogram.Flow
 
 
 def test_dir_lists_the_public_names_only() -> None:

@@ -49,7 +49,7 @@ def expect(error, f):
 
 def state(bins, counts=None):
     h = gh.Histogram(4, range=(0, 1))
-    s = pickle.loads(h._native.to_bytes())
+    s = pickle.loads(h._core.to_bytes())
     s["axes"] = [dict(s["axes"][0], bins=b) for b in bins]
     s["dtypes"] = [None] * len(bins)
     if counts is not None:

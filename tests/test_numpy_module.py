@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import polars_gpu_hist.numpy as ghnp
-from polars_gpu_hist._args import MAX_BINS
+from polars_gpu_hist._args.arguments import MAX_BINS
 from strategies import numpy_bin_count
 
 FLOATS = hnp.arrays(

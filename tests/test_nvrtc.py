@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from polars_gpu_hist import _nvrtc
+from polars_gpu_hist._native import nvrtc as _nvrtc
 
 PYTHON_DIR = str(Path(__file__).resolve().parents[1] / "python")
 
@@ -23,7 +23,7 @@ METADATA = "Metadata-Version: 2.1\nName: nvidia-cuda-nvrtc\nVersion: 99.0\n"
 PROBE = """
 import json
 import polars_gpu_hist  # preloads NVRTC on import
-from polars_gpu_hist._nvrtc import preload_nvrtc
+from polars_gpu_hist._native.nvrtc import preload_nvrtc
 
 mapped = sorted({line.split()[-1] for line in open("/proc/self/maps") if "/" in line})
 print(json.dumps({"preloaded": preload_nvrtc(), "mapped": mapped}))

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_gpu_hist as gh
-import polars_gpu_hist._polars_hist as native
+import polars_gpu_hist._expr.polars_hist as native
 from conftest import NUMERIC
 from strategies import base_values, to_series, with_edge_values
 

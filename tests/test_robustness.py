@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 
 import polars_gpu_hist as gh
+from polars_gpu_hist import _native
 
 # ---- 3. every Polars dtype: binned like numpy, or refused with an ordinary error ----
 
@@ -107,7 +108,7 @@ def test_a_panic_inside_a_plugin_call_is_polars_error_and_the_next_call_works(
 ) -> None:
     # The plugin's own last-error slot and version symbols (src/python/plugin.rs): Polars reads
     # "PANIC" there as a panic; its message reaches stderr only under POLARS_VERBOSE=1.
-    from polars_gpu_hist._polars_hist import _bench_floor_expr
+    from polars_gpu_hist._expr.polars_hist import _bench_floor_expr
 
     df = pl.DataFrame({"x": [1.0, 2.0]})
     asked = "the panic a boundary test asked for"
@@ -386,7 +387,7 @@ def test_the_plugin_checks_arguments_too() -> None:
     ):
         kwargs = {"bins": bins, "range": rng, "device": "cpu"}
         expr = register_plugin_function(
-            plugin_path=gh._PLUGIN_PATH,
+            plugin_path=_native.PLUGIN_PATH,
             function_name="histogram",
             args=[pl.col("x")],
             kwargs=kwargs,
@@ -456,28 +457,28 @@ def test_aware_edges_for_an_aware_column_and_mismatches_refused() -> None:
 
 def test_merging_past_two_to_the_64_raises_overflow() -> None:
     big = gh.Histogram([0, 1])
-    big._native = gh._internal.Histogram.from_bytes(_state_with_count(2**63 - 1))
+    big._core = gh._internal.Histogram.from_bytes(_state_with_count(2**63 - 1))
     with pytest.raises(OverflowError):
         big + big + big
 
 
 def _state_with_count(count: int) -> bytes:
     h = gh.Histogram([0, 1])
-    state = pickle.loads(h._native.to_bytes())
+    state = pickle.loads(h._core.to_bytes())
     state["counts"] = np.array([count], dtype="<u8").tobytes()
     return pickle.dumps(state, protocol=5)
 
 
 def test_counts_of_2_to_the_63_and_more_round_trip() -> None:
     h = gh.Histogram([0, 1])
-    h._native = gh._internal.Histogram.from_bytes(_state_with_count(2**64 - 2))
+    h._core = gh._internal.Histogram.from_bytes(_state_with_count(2**64 - 2))
     back = pickle.loads(pickle.dumps(h))
     assert back.counts.tolist() == [2**64 - 2]
 
 
 def test_a_hostile_state_is_refused_before_allocating() -> None:
     h = gh.Histogram(4, range=(0, 1))
-    state = pickle.loads(h._native.to_bytes())
+    state = pickle.loads(h._core.to_bytes())
     state["axes"][0]["bins"] = 2**40
     with pytest.raises(ValueError):
         gh._internal.Histogram.from_bytes(pickle.dumps(state, protocol=5))

@@ -101,7 +101,7 @@ def test_scan_errors_are_clear(tmp_path: Path, frame: pl.DataFrame) -> None:
 
 
 def test_progress_bar_draws_on_long_scans(frame: pl.DataFrame, monkeypatch, capsys) -> None:
-    from polars_gpu_hist import _scan
+    from polars_gpu_hist._scan import scan as _scan
 
     clock = iter(np.arange(0, 1000, 0.3))
     monkeypatch.setattr(_scan.time, "perf_counter", lambda: float(next(clock)))
@@ -175,7 +175,7 @@ def test_memory_stays_bounded_on_a_large_file(tmp_path: Path) -> None:
 
 
 def between_passes(monkeypatch, change) -> None:
-    from polars_gpu_hist import _scan_passes
+    from polars_gpu_hist._scan import passes as _scan_passes
 
     first_pass = _scan_passes.first_pass
 
@@ -291,7 +291,7 @@ def test_auto_range_check_of_temporal_columns(tmp_path: Path, monkeypatch) -> No
 
 
 def test_arguments_are_checked_before_any_pass(tmp_path: Path, monkeypatch) -> None:
-    from polars_gpu_hist import _scan_passes
+    from polars_gpu_hist._scan import passes as _scan_passes
 
     path = tmp_path / "d.parquet"
     pl.DataFrame({"x": [1.0, 2.0], "s": ["a", "b"]}).write_parquet(path)
@@ -337,7 +337,7 @@ def test_bad_sources_and_names_are_type_errors(tmp_path: Path) -> None:
 
 
 def test_progress_bar_ends_its_line_on_an_error(tmp_path: Path, monkeypatch) -> None:
-    from polars_gpu_hist import _scan
+    from polars_gpu_hist._scan import scan as _scan
 
     clock = iter(np.arange(0, 1000, 0.3))
     monkeypatch.setattr(_scan.time, "perf_counter", lambda: float(next(clock)))
@@ -377,7 +377,7 @@ ESTIMATORS = ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"
 def test_estimators_give_numpys_edges_and_counts(
     tmp_path: Path, frame: pl.DataFrame, rule: str, column: str, monkeypatch
 ) -> None:
-    from polars_gpu_hist import _scan
+    from polars_gpu_hist._scan import scan as _scan
 
     path = tmp_path / "d.parquet"
     frame.write_parquet(path)

@@ -9,7 +9,9 @@ import typing
 
 import pytest
 
-from polars_gpu_hist import _args, _internal, _options
+from polars_gpu_hist import _internal
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._native import options as _options
 
 
 def test_a_device_sample_is_one_dtype_and_length() -> None:

@@ -16,10 +16,11 @@ from hypothesis.extra import numpy as hnp
 
 import polars_gpu_hist as gh
 import polars_gpu_hist.numpy as ghnp
-from polars_gpu_hist import _args, _internal
+from polars_gpu_hist import _internal
 from polars_gpu_hist import numpy as numpy_module
-from polars_gpu_hist._plain_kwargs import plain_histogram_kwargs
-from polars_gpu_hist._polars_hist import _bench_floor_expr, _bench_floor_struct_expr
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._args.plain_kwargs import plain_histogram_kwargs
+from polars_gpu_hist._expr.polars_hist import _bench_floor_expr, _bench_floor_struct_expr
 
 PLAIN = [
     (bins, density, closed, flow, device, kernel)
@@ -166,7 +167,7 @@ def _frame_path(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object) -> None:
         raise RuntimeError("the frame's path")
 
-    monkeypatch.setattr(numpy_module._internal, "histogram_buffers", refuse)
+    monkeypatch.setattr(numpy_module._native, "histogram_buffers", refuse)
 
 
 NUMERIC_DTYPES = st.sampled_from(

@@ -11,12 +11,7 @@ Importing this package registers the ``gpu_hist`` namespace on expressions and S
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from polars_gpu_hist._nvrtc import preload_nvrtc as _preload_nvrtc
-
-_preload_nvrtc()
-
-from polars_gpu_hist import _internal  # noqa: E402
-from polars_gpu_hist._args import (  # noqa: E402
+from polars_gpu_hist._args.arguments import (
     BinsArg,
     ByArg,
     Closed,
@@ -27,9 +22,9 @@ from polars_gpu_hist._args import (  # noqa: E402
     Kernel,
     RangeArg,
 )
-from polars_gpu_hist._device import explain, pin, pinned, unpin  # noqa: E402
-from polars_gpu_hist._functions import (  # noqa: E402
-    _PLUGIN_PATH,
+from polars_gpu_hist._engine.explain import explain
+from polars_gpu_hist._engine.pins import pin, pinned, unpin
+from polars_gpu_hist._expr.functions import (
     GpuHistNamespace,
     GpuHistSeriesNamespace,
     gpu_available,
@@ -38,17 +33,12 @@ from polars_gpu_hist._functions import (  # noqa: E402
     histogram_expr,
     histogramdd,
 )
-from polars_gpu_hist._functions import _pickled as _pickled  # noqa: E402 (benches)
-from polars_gpu_hist._internal import __version__  # noqa: E402
-from polars_gpu_hist._polars_hist import hist_expr  # noqa: E402
+from polars_gpu_hist._expr.polars_hist import hist_expr
+from polars_gpu_hist._native import __version__
 
 if _TYPE_CHECKING:
-    from polars_gpu_hist._accumulator import Flow, Histogram
-    from polars_gpu_hist._scan import histogram_scan
-
-# Kernels compiled when the wheel was built (the first GPU call then compiles nothing). Only the
-# path is set here: the bundle is read on the first GPU call.
-_internal.set_kernel_bundle(_PLUGIN_PATH / "kernels.bundle")
+    from polars_gpu_hist._histogram.histogram import Flow, Histogram
+    from polars_gpu_hist._scan.scan import histogram_scan
 
 __all__ = [
     "BinsArg",
@@ -80,7 +70,11 @@ __all__ = [
 
 # Public names whose modules are imported on first use: the accumulator needs numpy (0.06 to
 # 0.16 s), which `import polars_gpu_hist` must not pay for (issue 33).
-_LAZY = {"Flow": "_accumulator", "Histogram": "_accumulator", "histogram_scan": "_scan"}
+_LAZY = {
+    "Flow": "_histogram.histogram",
+    "Histogram": "_histogram.histogram",
+    "histogram_scan": "_scan.scan",
+}
 
 
 def __getattr__(name: str) -> object:

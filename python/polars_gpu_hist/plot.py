@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 
 import polars as pl
 
-from polars_gpu_hist._polars_hist import as_bins
+from polars_gpu_hist._expr.polars_hist import as_bins
 
 if TYPE_CHECKING:
     import altair as alt

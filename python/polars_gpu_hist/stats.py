@@ -63,7 +63,7 @@ def quantile(hist: IntoExpr, q: float, *, flow: bool = False) -> pl.Expr:
     1.5
     """
     # Histogram.quantile's check of `q`, which needs numpy: imported here, not with the module.
-    from polars_gpu_hist._stats import TIE_SLACK, check_q
+    from polars_gpu_hist._histogram.statistics import TIE_SLACK, check_q
 
     qs = check_q(q)
     if qs.ndim != 0:

@@ -17,8 +17,8 @@ from typing import Any, Literal, SupportsFloat, SupportsIndex, TypeVar, Union, c
 
 import polars as pl
 
-from polars_gpu_hist import _internal
-from polars_gpu_hist._options import (
+from polars_gpu_hist import _native
+from polars_gpu_hist._native.options import (
     BinRule,
     Bins,
     CommonKwargs,
@@ -32,7 +32,7 @@ from polars_gpu_hist._options import (
 )
 
 # The most bins (cells, n-D) a histogram may have: the native side's one definition.
-MAX_BINS: int = _internal.MAX_BINS
+MAX_BINS: int = _native.MAX_BINS
 
 ESTIMATORS = ("auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt")
 BIN_RULES = (*ESTIMATORS, "integer")

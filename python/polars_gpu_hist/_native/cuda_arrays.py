@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from polars_gpu_hist import _internal
+from polars_gpu_hist import _native
 
 # A `__cuda_array_interface__` (version 3): shape, typestr, data, strides, mask, stream.
 CudaArrayInterface = dict[str, Any]
@@ -81,13 +81,13 @@ def weights_pointer(weights: Any, length: int) -> int | None:
     return int(w["data"][0])
 
 
-def sample(columns: Sequence[DeviceColumn], weights: Any = None) -> _internal.DeviceSample:
+def sample(columns: Sequence[DeviceColumn], weights: Any = None) -> _native.DeviceSample:
     """The device sample of `columns` (checked: one dtype and length) and its `weights`, a
     float64 GPU array of as many rows (None: unweighted)."""
-    checked = _internal.DeviceSample(list(columns))
+    checked = _native.DeviceSample(list(columns))
     if weights is None:
         return checked
-    return _internal.DeviceSample(list(columns), weights_pointer(weights, checked.rows))
+    return _native.DeviceSample(list(columns), weights_pointer(weights, checked.rows))
 
 
 def column(iface: CudaArrayInterface) -> DeviceColumn:
@@ -103,7 +103,7 @@ def matrix_columns(iface: CudaArrayInterface) -> list[DeviceColumn]:
     return [(base + j * itemsize, length, iface["typestr"], dims) for j in builtins.range(dims)]
 
 
-def columns(data: tuple[Any, ...], weights: Any = None) -> _internal.DeviceSample | None:
+def columns(data: tuple[Any, ...], weights: Any = None) -> _native.DeviceSample | None:
     """The device sample of `histogramdd`: one (n, d) array (column j at offset j, stride d)
     or several 1-D arrays; None when they are not in GPU memory. Each array's stream is
     honoured."""

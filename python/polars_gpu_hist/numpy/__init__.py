@@ -29,10 +29,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polars_gpu_hist import _args, _internal, _numpy_args
-from polars_gpu_hist import _numpy_device as device
-from polars_gpu_hist import _numpy_rules as rules
-from polars_gpu_hist._functions import _host_histogram, _host_histogramdd
+from polars_gpu_hist import _native
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._expr.functions import _host_histogram, _host_histogramdd
+from polars_gpu_hist.numpy import arguments as _numpy_args
+from polars_gpu_hist.numpy import gpu_arrays as device
+from polars_gpu_hist.numpy import rules
 
 __all__ = ["histogram", "histogram2d", "histogram_bin_edges", "histogramdd"]
 
@@ -139,7 +141,7 @@ def _numeric_histogram(
     values = pl.Series("x", x.reshape(-1))
     weights = None if w is None else pl.Series("w", np.asarray(w, dtype=np.float64))
     try:
-        counts, edges = _internal.histogram_buffers(values, pickle.dumps(kwargs, 5), weights)
+        counts, edges = _native.histogram_buffers(values, pickle.dumps(kwargs, 5), weights)
     except MemoryError:
         raise
     except Exception:

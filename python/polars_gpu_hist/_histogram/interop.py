@@ -6,41 +6,44 @@ Both packages are optional and imported only here, when a conversion is asked fo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from polars_gpu_hist._accumulator import Histogram
+
+class BoostParts(NamedTuple):
+    """What a conversion needs of a histogram: each axis' edges, name and label; whether it
+    keeps its flow per bin (one axis); the counts (with the flow bins where kept) or, weighted,
+    the sums of weights and of their squares (with the flow bins where kept)."""
+
+    axes: Sequence[tuple[np.ndarray, str, str]]
+    flow: bool
+    counts: np.ndarray | None
+    values: np.ndarray | None
+    variances: np.ndarray | None
 
 
-def to_boost(h: Histogram) -> Any:
-    """``h`` as a ``boost_histogram.Histogram`` (see :meth:`Histogram.to_boost`)."""
+def to_boost(parts: BoostParts) -> Any:
+    """A ``boost_histogram.Histogram`` of ``parts`` (see :meth:`Histogram.to_boost`)."""
     bh = _require("boost_histogram", "boost-histogram")
-    flow = len(h.shape) == 1  # only one axis keeps its flow per bin
-    axes = [
-        _boost_axis(bh, edges, name, label, flow)
-        for edges, name, label in zip(h._edges(), h._axis_names(), h._axis_labels())
-    ]
-    storage = bh.storage.Weight() if h.weighted else bh.storage.Int64()
+    axes = [_boost_axis(bh, edges, name, label, parts.flow) for edges, name, label in parts.axes]
+    weighted = parts.counts is None
+    storage = bh.storage.Weight() if weighted else bh.storage.Int64()
     out = bh.Histogram(*axes, storage=storage)
     view = out.view(flow=True)
-    if h.weighted:
-        view.value = h.values(flow=True)
-        view.variance = h.variances(flow=True)
+    if weighted:
+        view.value = parts.values
+        view.variance = parts.variances
     else:
-        counts = np.asarray(h.counts)
-        if flow:
-            _, _, _, under, over = h._native.flow()[:5]
-            counts = np.concatenate([[under], counts, [over]])
-        view[...] = counts
+        view[...] = parts.counts
     return out
 
 
-def to_hist(h: Histogram) -> Any:
-    """``h`` as a ``hist.Hist`` (see :meth:`Histogram.to_hist`)."""
+def to_hist(parts: BoostParts) -> Any:
+    """A ``hist.Hist`` of ``parts`` (see :meth:`Histogram.to_hist`)."""
     hist = _require("hist", "hist")
-    return hist.Hist(to_boost(h))
+    return hist.Hist(to_boost(parts))
 
 
 def _boost_axis(bh: Any, edges: np.ndarray, name: str, label: str, flow: bool) -> Any:

@@ -7,13 +7,14 @@ import builtins
 import contextlib
 import pickle
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Union
 
 import polars as pl
 
-from polars_gpu_hist import _args, _cuda, _docstrings, _internal, _options, _plain_kwargs
-from polars_gpu_hist._args import (
+from polars_gpu_hist import _native
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._args import plain_kwargs as _plain_kwargs
+from polars_gpu_hist._args.arguments import (
     BinsArg,
     ByArg,
     Closed,
@@ -24,9 +25,10 @@ from polars_gpu_hist._args import (
     Kernel,
     RangeArg,
 )
-from polars_gpu_hist._polars_hist import build_plugin_call, hist_call, hist_expr, hist_of_call
-
-_PLUGIN_PATH = Path(__file__).parent
+from polars_gpu_hist._expr import docstrings as _docstrings
+from polars_gpu_hist._expr.polars_hist import build_plugin_call, hist_call, hist_expr, hist_of_call
+from polars_gpu_hist._native import cuda_arrays as _cuda
+from polars_gpu_hist._native import options as _options
 
 IntoExpr = Union[pl.Expr, str]
 
@@ -52,7 +54,7 @@ def _memory_errors() -> Iterator[None]:
     except pl.exceptions.ComputeError as e:
         text = str(e)
         if _INTERRUPTED in text:
-            _internal.raise_interrupted()
+            _native.raise_interrupted()
         if _OUT_OF_MEMORY in text:
             start = text.index(_OUT_OF_MEMORY)
             raise MemoryError(text[start:].split("\n")[0]) from e
@@ -61,7 +63,7 @@ def _memory_errors() -> Iterator[None]:
 
 def gpu_available() -> bool:
     """Whether an NVIDIA GPU, its driver and NVRTC can be used by this process."""
-    return _internal.gpu_available()
+    return _native.gpu_available()
 
 
 def _expr(column: IntoExpr | pl.Series) -> pl.Expr:
@@ -170,7 +172,7 @@ def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs | b
     """A call of the plugin's `function_name` (`kwargs` pickled or not): one row per bin."""
     # Ctrl-C stops the query's long calls (chained again if a SIGINT handler, as Jupyter's
     # around each cell, displaced the action since).
-    _internal.watch_ctrl_c()
+    _native.watch_ctrl_c()
     # Polars' own registration, without its per-call search for the library (_polars_hist.py).
     return build_plugin_call(function_name, args, _pickled(kwargs), None)
 
@@ -219,7 +221,7 @@ class GpuHistNamespace:
             by=by,
         )
 
-    @_docstrings.like("polars_gpu_hist._polars_hist:hist_expr", drop=("expr",))
+    @_docstrings.like("polars_gpu_hist._expr.polars_hist:hist_expr", drop=("expr",))
     def hist(
         self,
         bins: HistBins = None,
@@ -297,7 +299,7 @@ class GpuHistSeriesNamespace:
         return _host_histogram(s, weights, kwargs).alias(s.name)
 
     @_docstrings.like(
-        "polars_gpu_hist._polars_hist:hist_expr",
+        "polars_gpu_hist._expr.polars_hist:hist_expr",
         drop=("expr",),
         returns="""pl.DataFrame
             One row per bin: ``breakpoint`` (Float64, when asked: the default here),
@@ -351,7 +353,7 @@ def _direct_hist(s: pl.Series, call: tuple[bytes, Any] | None) -> pl.Series | No
         return None
     pickled, dtype = call
     try:
-        out = _internal.hist_series(s, pickled)
+        out = _native.hist_series(s, pickled)
     except MemoryError:
         raise
     except Exception as e:
@@ -390,8 +392,8 @@ def histogram(
     if iface is not None:
         sample = _cuda.sample([_cuda.column(iface)], weights)
         _cuda.sync_stream(iface)
-        options = _internal.HistogramOptions(_pickled(kwargs))
-        series, _report, _ms = _internal.histogram_cuda(["x"], sample, options)
+        options = _native.HistogramOptions(_pickled(kwargs))
+        series, _report, _ms = _native.histogram_cuda(["x"], sample, options)
         return series.struct.unnest()
     return _host_histogram(data, weights, kwargs).struct.unnest()
 
@@ -411,7 +413,7 @@ def _host_histogram(data: Any, weights: Any, kwargs: _options.HistogramKwargs) -
             "per value"
         )
     try:
-        return _internal.histogram_series(values, _pickled(kwargs), w)
+        return _native.histogram_series(values, _pickled(kwargs), w)
     except MemoryError:
         raise
     except Exception:
@@ -477,13 +479,13 @@ def histogramdd(
         raise ValueError("histogramdd needs 2 to 8 columns, got none")
     sample = _cuda.columns(columns, weights)
     if sample is not None:
-        native = _internal.HistogramDdOptions(
+        native = _native.HistogramDdOptions(
             _pickled(
                 _args.dd_kwargs(sample.ndim, bins, range, density, closed, flow, device, kernel)
             )
         )
         names = [f"x{j}" for j in builtins.range(sample.ndim)]
-        series, _report, _ms = _internal.histogram_cuda(names, sample, native)
+        series, _report, _ms = _native.histogram_cuda(names, sample, native)
         return series.struct.unnest()
     if len(columns) == 1 and getattr(columns[0], "ndim", 1) == 2:
         matrix = columns[0]

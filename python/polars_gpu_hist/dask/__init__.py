@@ -32,9 +32,9 @@ try:
 except ImportError as e:  # pragma: no cover - exercised only without dask
     raise ImportError("polars_gpu_hist.dask needs Dask: pip install 'polars-gpu-hist[dask]'") from e
 
-from polars_gpu_hist import BinsArg, Closed, Device, RangeArg
-from polars_gpu_hist import _dask_tasks as tasks
-from polars_gpu_hist._accumulator import Histogram
+from polars_gpu_hist._args.arguments import BinsArg, Closed, Device, RangeArg
+from polars_gpu_hist._histogram.histogram import Histogram
+from polars_gpu_hist.dask import tasks
 
 __all__ = ["histogram", "histogramdd"]
 

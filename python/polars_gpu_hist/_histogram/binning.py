@@ -8,9 +8,11 @@ import pickle
 from collections.abc import Sequence
 from typing import Any
 
-from polars_gpu_hist import _args, _internal, _options
-from polars_gpu_hist._args import Closed, Device
-from polars_gpu_hist._fill import is_sequence
+from polars_gpu_hist import _native
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._args.arguments import Closed, Device
+from polars_gpu_hist._histogram.fill import is_sequence
+from polars_gpu_hist._native import options as _options
 
 
 def native(
@@ -18,8 +20,8 @@ def native(
     closed: Closed,
     weights: bool,
     device: Device,
-    data_range: _internal.DataExtremes | None = None,
-) -> _internal.Histogram:
+    data_range: _native.DataExtremes | None = None,
+) -> _native.Histogram:
     """The native histogram of these axes; ``data_range`` bins a one-axis count over the
     extremes of all the data (``histogram_scan(range="auto")``)."""
     arguments: _options.AccumulatorArguments = {
@@ -28,7 +30,7 @@ def native(
         "weighted": _args.flag(weights, "weights"),
         "device": _args.choice(device, "device", ("auto", "cpu", "gpu")),
     }
-    return _internal.Histogram(pickle.dumps(arguments, protocol=5), data_range)
+    return _native.Histogram(pickle.dumps(arguments, protocol=5), data_range)
 
 
 def per_axis(value: Any, d: int, what: str) -> list[str | None]:

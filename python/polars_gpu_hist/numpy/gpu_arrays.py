@@ -13,9 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from polars_gpu_hist import _args, _cuda, _internal
-from polars_gpu_hist import _numpy_rules as rules
-from polars_gpu_hist._functions import _pickled
+from polars_gpu_hist import _native
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._expr.functions import _pickled
+from polars_gpu_hist._native import cuda_arrays as _cuda
+from polars_gpu_hist.numpy import rules
 
 
 def library(data: Any) -> str:
@@ -56,10 +58,10 @@ def _hashable(bins: Any, range: Any) -> tuple[Any, ...] | None:
     return key
 
 
-_PREPARED: dict[tuple[Any, ...], tuple[_internal.HistogramOptions, str | None]] = {}
+_PREPARED: dict[tuple[Any, ...], tuple[_native.HistogramOptions, str | None]] = {}
 
 
-def _prepared(bins: Any, range: Any, typestr: str) -> tuple[_internal.HistogramOptions, str | None]:
+def _prepared(bins: Any, range: Any, typestr: str) -> tuple[_native.HistogramOptions, str | None]:
     """The parsed options and numpy's edge dtype for these arguments, checked once per distinct
     arguments (repeated calls skip the Python work: a call of 256 bins takes 0.7 ms)."""
     key = _hashable(bins, range)
@@ -68,7 +70,7 @@ def _prepared(bins: Any, range: Any, typestr: str) -> tuple[_internal.HistogramO
     if found is not None:
         return found
     compared = rules.as_numpy_compares(bins, np.dtype(typestr))
-    options = _internal.HistogramOptions(
+    options = _native.HistogramOptions(
         _pickled(
             _args.histogram_kwargs(
                 compared,
@@ -103,7 +105,7 @@ def device_id(data: Any) -> int | None:
     iface = getattr(data, "__cuda_array_interface__", None)
     if iface is None or math.prod(iface["shape"]) == 0:
         return None
-    return int(_internal.device_of(int(iface["data"][0]), "the array"))
+    return int(_native.device_of(int(iface["data"][0]), "the array"))
 
 
 @contextlib.contextmanager
@@ -167,9 +169,9 @@ def _histogram(a: Any, bins: Any, range: Any, density: Any, weights: Any) -> tup
         edges = None if edge_dtype is None else _empty(lib, a, n + 1, edge_dtype)
         edge_target = None
         if edges is not None and edge_dtype is not None:
-            edge_target = _internal.EdgeTarget(_pointer(edges, lib), edge_dtype)
-        target = _internal.DeviceTarget(stream, _pointer(counts, lib), n, [edge_target])
-        host_edges, _report = _internal.histogram_cuda_into(sample, options, target)
+            edge_target = _native.EdgeTarget(_pointer(edges, lib), edge_dtype)
+        target = _native.DeviceTarget(stream, _pointer(counts, lib), n, [edge_target])
+        host_edges, _report = _native.histogram_cuda_into(sample, options, target)
         if edges is None:
             edges = _to_device(np.asarray(bins), lib, a)
         elif host_edges[0] is not None:
@@ -177,7 +179,7 @@ def _histogram(a: Any, bins: Any, range: Any, density: Any, weights: Any) -> tup
         if density:
             counts = rules.density(counts, [diff(edges, lib)], _module(lib))
         return counts, edges
-    counts, edges, _report = _internal.histogram_cuda_counts(sample, options, [edge_dtype])
+    counts, edges, _report = _native.histogram_cuda_counts(sample, options, [edge_dtype])
     counts = _wrap(counts, lib, a)
     explicit = np.asarray(bins) if rules.explicit(bins) else None
     dev_edges = _axis_device_edges(edges[0], explicit, lib, a, edge_dtype)
@@ -275,7 +277,7 @@ def _histogramdd(
     _cuda.sync_stream(iface, stream)
     sample_dtype = np.dtype(iface["typestr"])
     compared = rules.dd_as_numpy_compares(bins, dims, sample_dtype)
-    options = _internal.HistogramDdOptions(
+    options = _native.HistogramDdOptions(
         _pickled(
             _args.dd_kwargs(
                 dims,
@@ -307,11 +309,11 @@ def _histogramdd(
             for n, dtype in zip(shape, edge_dtypes)
         ]
         targets = [
-            None if e is None or dtype is None else _internal.EdgeTarget(_pointer(e, lib), dtype)
+            None if e is None or dtype is None else _native.EdgeTarget(_pointer(e, lib), dtype)
             for e, dtype in zip(made, edge_dtypes)
         ]
-        target = _internal.DeviceTarget(stream, _pointer(counts, lib), cells, targets)
-        host_edges, _report = _internal.histogram_cuda_into(checked, options, target)
+        target = _native.DeviceTarget(stream, _pointer(counts, lib), cells, targets)
+        host_edges, _report = _native.histogram_cuda_into(checked, options, target)
         for i, (b, host) in enumerate(zip(axis_bins, host_edges)):
             if made[i] is None:
                 made[i] = _to_device(np.asarray(b), lib, like)
@@ -321,7 +323,7 @@ def _histogramdd(
         if density:
             counts = rules.density(counts, [diff(e, lib) for e in made], module)
         return counts, made
-    counts, edges, _report = _internal.histogram_cuda_counts(checked, options, edge_dtypes)
+    counts, edges, _report = _native.histogram_cuda_counts(checked, options, edge_dtypes)
     counts = _wrap(counts, lib, like)
     dev_edges = [
         _axis_device_edges(e, np.asarray(b) if rules.explicit(b) else None, lib, like, dtype)

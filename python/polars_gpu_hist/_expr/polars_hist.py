@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any, Callable
 import polars as pl
 from polars.plugins import register_plugin_function
 
-from polars_gpu_hist._args import MAX_BINS
+from polars_gpu_hist import _native
+from polars_gpu_hist._args.arguments import MAX_BINS
 
 if TYPE_CHECKING:
-    from polars_gpu_hist import Device, HistBins
+    from polars_gpu_hist._args.arguments import Device, HistBins
 
 __all__ = ["hist_expr"]
 
@@ -42,7 +43,7 @@ def _library() -> str:
     """The plugin's shared library as Polars names it (relative to the environment, so that a
     serialized query runs where the same environment is installed elsewhere), found once:
     Polars would search the folder on every call."""
-    folder = Path(__file__).parent
+    folder = _native.PLUGIN_PATH
     library = next(p for p in folder.iterdir() if p.suffix in (".so", ".pyd", ".dll"))
     try:
         return str(library.relative_to(Path(sys.prefix)))
@@ -92,7 +93,7 @@ def _direct_builder() -> Callable[[str, list[pl.Expr], bytes, Any], pl.Expr] | N
 
 def _public_builder(function: str, args: list[pl.Expr], kwargs: bytes, dtype: Any) -> pl.Expr:
     out = register_plugin_function(
-        plugin_path=Path(__file__).parent,
+        plugin_path=_native.PLUGIN_PATH,
         function_name=function,
         args=args,
         kwargs=pickle.loads(kwargs),

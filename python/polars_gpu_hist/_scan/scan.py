@@ -14,12 +14,14 @@ from typing import Any, Literal, SupportsIndex, TextIO, Union, cast
 
 import polars as pl
 
-from polars_gpu_hist import BinsArg, Closed, Device, RangeArg, _args, _internal, _options
-from polars_gpu_hist import _scan_memory as in_memory
-from polars_gpu_hist import _scan_passes as passes
-from polars_gpu_hist._accumulator import Histogram
-from polars_gpu_hist._binning import number_range
-from polars_gpu_hist._csv import (
+from polars_gpu_hist import _native
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._args.arguments import BinsArg, Closed, Device, RangeArg
+from polars_gpu_hist._histogram.binning import number_range
+from polars_gpu_hist._histogram.histogram import Histogram
+from polars_gpu_hist._native import options as _options
+from polars_gpu_hist._scan import in_memory, passes
+from polars_gpu_hist._scan.csv import (
     CSV_DEFAULTS,
     csv_hint,
     csv_retry,
@@ -463,7 +465,7 @@ def _streamed_rule(
     extremes = pl.Series(
         [] if first.lo is None else [first.lo, first.hi], dtype=passes.physical(dtype)
     )
-    estimated = _internal.estimate_from_extremes(rule, n, extremes, pair)
+    estimated = _native.estimate_from_extremes(rule, n, extremes, pair)
     assert estimated is not None, f"bins={rule!r} is estimated from a streaming pass"
     bins = estimated
     if pair is not None:

@@ -19,8 +19,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
-from polars_gpu_hist import _device_cells
-from polars_gpu_hist._accumulator import Histogram
+from polars_gpu_hist._histogram.histogram import Histogram
+from polars_gpu_hist.dask import gpu_partials as _device_cells
 
 Flow = tuple[int, int, int, int, int, float, float, float, float]
 
@@ -184,7 +184,7 @@ def finish(spec: Spec, *partials: Partial) -> Histogram:
     for columns, weights in total.probes:
         h.fill(*columns, weights=weights)  # no rows: nothing is counted, nor launched
     squares = None if total.squares is None else pl.Series(_on_host(total.squares))
-    h._native.set_contents(pl.Series(_on_host(total.counts)), squares, total.flow)
+    h._core.set_contents(pl.Series(_on_host(total.counts)), squares, total.flow)
     return h
 
 
@@ -248,7 +248,7 @@ def fill_by(
     frame: Any, column: str, keys: list[str], weights: str | None, kwargs: dict[str, Any]
 ) -> pl.DataFrame:
     """The grouped histogram of one partition (pandas or cuDF), as the expression's rows."""
-    from polars_gpu_hist import histogram_expr
+    from polars_gpu_hist._expr.functions import histogram_expr
 
     names = [column, *keys] + ([weights] if weights is not None else [])
     part = frame[names]

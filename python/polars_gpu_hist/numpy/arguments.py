@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polars_gpu_hist import _args
+from polars_gpu_hist._args import arguments as _args
 
 # numpy's own messages.
 _NOT_AN_ESTIMATOR = "{!r} is not a valid estimator for `bins`"

@@ -9,7 +9,7 @@ from typing import Literal, NamedTuple
 
 import polars as pl
 
-from polars_gpu_hist import _internal
+from polars_gpu_hist import _native
 
 # The kind of values a column's extremes are (how the native histogram bins over them).
 ExtremesKind = Literal["float16", "float32", "float64", "integer"]
@@ -94,27 +94,27 @@ class Extremes(NamedTuple):
     lo: float | int | None
     hi: float | int | None
 
-    def value(self) -> _internal.DataExtremes:
+    def value(self) -> _native.DataExtremes:
         """The extremes as the native histogram takes them: exact values of their kind."""
         if self.lo is None or self.hi is None:
-            return _internal.DataExtremes.empty()
+            return _native.DataExtremes.empty()
         if self.kind == "integer":
-            return _internal.DataExtremes.integer(int(self.lo), int(self.hi))
+            return _native.DataExtremes.integer(int(self.lo), int(self.hi))
         lo, hi = float(self.lo), float(self.hi)
         if self.kind == "float16":
-            return _internal.DataExtremes.float16(lo, hi)
+            return _native.DataExtremes.float16(lo, hi)
         if self.kind == "float32":
-            return _internal.DataExtremes.float32(lo, hi)
-        return _internal.DataExtremes.float64(lo, hi)
+            return _native.DataExtremes.float32(lo, hi)
+        return _native.DataExtremes.float64(lo, hi)
 
 
 def data_extremes(
     lf: pl.LazyFrame, column: str, dtype: pl.DataType, weights: str | None
-) -> _internal.DataExtremes:
+) -> _native.DataExtremes:
     """numpy's automatic range over the rows that count, as the native histogram takes it."""
     if not supported_dtype(dtype):
         # Let the native fill refuse the dtype with its message.
-        return _internal.DataExtremes.empty()
+        return _native.DataExtremes.empty()
     return first_pass(lf, column, dtype, weights).value()
 
 

@@ -8,11 +8,12 @@ from typing import Any
 
 import polars as pl
 
-from polars_gpu_hist import RangeArg, _args, _options
-from polars_gpu_hist import _scan_passes as passes
-from polars_gpu_hist._accumulator import Histogram
-from polars_gpu_hist._args import Closed, Device
-from polars_gpu_hist._binning import number_range
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._args.arguments import Closed, Device, RangeArg
+from polars_gpu_hist._histogram.binning import number_range
+from polars_gpu_hist._histogram.histogram import Histogram
+from polars_gpu_hist._native import options as _options
+from polars_gpu_hist._scan import passes
 
 
 def estimator(
@@ -20,7 +21,7 @@ def estimator(
 ) -> Histogram:
     """The histogram of an estimator that needs every value: the bin count the expression
     finds (numpy's), then one fill."""
-    from polars_gpu_hist import histogram
+    from polars_gpu_hist._expr.functions import histogram
 
     pair = number_range(range)
     bins = histogram(values, rule, range=pair, device=device).height
@@ -55,7 +56,7 @@ def time_bins(
 ) -> Histogram:
     """Time bins: the edges the expression makes (exact integers of the column's units, in
     its time zone), then one fill with them."""
-    from polars_gpu_hist import histogram
+    from polars_gpu_hist._expr.functions import histogram
 
     made = histogram(values, bins, range=range, closed=closed, device=device)
     ends = made["bin_end"].to_physical()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from polars_gpu_hist._accumulator import Histogram
+    from polars_gpu_hist._histogram.histogram import Histogram
 
 # The flow tuple of the native histogram: rows, null, nan, underflow, overflow, and the under-
 # and overflow's weights and squared weights.
@@ -31,11 +31,11 @@ def counted(template: Histogram, column: Any, weights: Any) -> tuple[Any, Any, F
         stream = cupy.cuda.get_current_stream().ptr
         rows = cupy.empty(cells, cupy.uint64)
         if squares_ptr is None:
-            flow = template._native.count_cuda_into(sample, None, stream, cells, rows.data.ptr)
+            flow = template._core.count_cuda_into(sample, None, stream, cells, rows.data.ptr)
             return rows[1 : bins + 1], None, flow
         sums, squares = cupy.empty(cells, cupy.float64), cupy.empty(cells, cupy.float64)
         pointers = (sums.data.ptr, squares.data.ptr)
-        flow = template._native.count_cuda_into(
+        flow = template._core.count_cuda_into(
             sample, squares_ptr, stream, cells, rows.data.ptr, pointers
         )
         return sums[1 : bins + 1], squares[1 : bins + 1], flow

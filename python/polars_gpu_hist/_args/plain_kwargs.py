@@ -10,7 +10,7 @@ import math
 import pickle
 from typing import Any
 
-from polars_gpu_hist._args import histogram_kwargs
+from polars_gpu_hist._args.arguments import histogram_kwargs
 
 
 def plain_histogram_kwargs(

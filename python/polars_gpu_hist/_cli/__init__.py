@@ -1,0 +1,1 @@
+"""The command line: ``python -m polars_gpu_hist`` and ``polars-gpu-hist``."""

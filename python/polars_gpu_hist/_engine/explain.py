@@ -1,0 +1,65 @@
+"""What the engine would do with a histogram, and why: the decision a call runs, printed."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, cast
+
+import polars as pl
+
+from polars_gpu_hist import _native
+from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._args.arguments import BinsArg, Closed, Device, Kernel, RangeArg
+from polars_gpu_hist._expr.functions import _pickled
+from polars_gpu_hist._native import cuda_arrays as _cuda
+
+
+def explain(
+    data: Any,
+    bins: BinsArg = 10,
+    *,
+    range: RangeArg = None,
+    weights: bool = False,
+    closed: Closed = "left",
+    flow: bool = False,
+    device: Device = "auto",
+    kernel: Kernel = "auto",
+) -> str:
+    """Which backend would compute this histogram and why; on the GPU, which GPU, the kernels,
+    grid and shared memory the plan chooses, and where compiled kernels are kept. ``data`` is a
+    Series, an array (host or GPU) or a dtype (then for 2^29 rows).
+    """
+    if isinstance(data, (pl.Expr, str, pl.DataFrame, pl.LazyFrame)):
+        what = "a column name" if isinstance(data, str) else f"a Polars {type(data).__name__}"
+        raise TypeError(
+            f"explain takes the data or its dtype, got {what}: an expression's dtype and length "
+            "are known only when it runs; pass the column (df['x']) or its dtype "
+            "(df.schema['x'], then for 2^29 rows)"
+        )
+    kwargs = _pickled(_args.histogram_kwargs(bins, range, False, closed, flow, device, kernel))
+    # The dtype crosses as an empty Series of it (every dtype can, not every dtype object can).
+    iface = _cuda.cuda_array(data)
+    if iface is not None:
+        empty = pl.Series(values=[], dtype=_dtype_of_typestr(iface["typestr"]))
+        rows = iface["shape"][0]
+        # The GPU holding the array counts it: found from its address (none for no rows).
+        ordinal = _native.device_of(iface["data"][0], "`data`") if rows else None
+        return _native.explain(empty, rows, kwargs, bool(weights), "device", ordinal)
+    if isinstance(data, (pl.DataType, type)):
+        try:
+            # A type that is no Polars dtype class is refused by Polars, below.
+            empty = pl.Series(values=[], dtype=cast("pl.DataType", data))
+        except (TypeError, ValueError, pl.exceptions.PolarsError) as e:
+            raise TypeError(f"explain takes a Series, an array or a Polars dtype: {e}") from None
+        _args.refuse_object(empty)
+        return _native.explain(empty, 1 << 29, kwargs, bool(weights), "host")
+    s = data if isinstance(data, pl.Series) else pl.Series(data)
+    _args.refuse_object(s)
+    ordinal = _native.pinned_device(s)
+    location: Literal["pinned", "host"] = "host" if ordinal is None else "pinned"
+    return _native.explain(s.clear(), len(s), kwargs, bool(weights), location, ordinal)
+
+
+def _dtype_of_typestr(typestr: str) -> pl.DataType:
+    import numpy as np
+
+    return pl.Series(np.empty(0, dtype=np.dtype(typestr))).dtype
