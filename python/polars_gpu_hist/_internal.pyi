@@ -37,7 +37,18 @@ def explain(
     device: int | None = None,
 ) -> str: ...
 def histogram_series(
-    values: Series, pickled_options: bytes, weights: Series | None = None
+    values: Series,
+    pickled_options: bytes,
+    weights: Series | None = None,
+    *,
+    api: Literal["polars", "numpy"],
+) -> Series: ...
+def histogramdd_series(
+    columns: list[Series],
+    pickled_options: bytes,
+    weights: Series | None = None,
+    *,
+    api: Literal["polars", "numpy"],
 ) -> Series: ...
 def histogram_buffers(
     values: Series, pickled_options: bytes, weights: Series | None = None

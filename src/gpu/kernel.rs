@@ -5,60 +5,20 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
-
 use crate::bins::{BinSpec, Closed, Origin, UniformBins};
 use crate::dtype::DType;
+use crate::family::Family;
 use crate::job::{Axis, FlowBins, GroupKeys, Rule, MAX_RANK};
 
-/// A kernel family (see kernels/families.cuh).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Family {
-    /// Per-block u32 histograms in shared memory, replicated per warp group, merged to global.
-    Shared,
-    /// One per-block histogram of packed 16-bit counters: twice the bins of `Shared`.
-    Packed,
-    /// The packed counters with no barriers: a counter that wraps spills 65,536 to the global
-    /// histogram.
-    Spill,
-    /// Bins grouped by partition tile by tile, then counted a partition at a time in shared
-    /// memory (`kernels/segmented.cuh`): any bin count, unweighted.
-    Segmented,
-    /// The segmented family's passes, the first reading a tile ahead (its first loads in flight
-    /// while the previous tile is scattered), the count pass a warp's 32 tiles at once
-    /// (`seg_count_batched`).
-    Batched,
-    /// Atomics straight into the global histogram (with each thread's runs added at once).
-    Global,
-}
-
-impl Family {
-    pub fn name(self) -> &'static str {
-        match self {
-            Family::Shared => "shared",
-            Family::Packed => "packed",
-            Family::Spill => "spill",
-            Family::Segmented => "segmented",
-            Family::Batched => "batched",
-            Family::Global => "global",
-        }
-    }
-
-    /// Whether the family groups bins by partition first (`kernels/segmented.cuh`).
-    pub fn is_segmented(self) -> bool {
-        matches!(self, Family::Segmented | Family::Batched)
-    }
-
-    fn define(self) -> &'static str {
-        match self {
-            Family::Shared => "FAMILY_SHARED",
-            Family::Packed => "FAMILY_PACKED",
-            Family::Spill => "FAMILY_SPILL",
-            Family::Segmented => "FAMILY_SEGMENTED",
-            Family::Batched => "FAMILY_BATCHED",
-            Family::Global => "FAMILY_GLOBAL",
-        }
+/// The `-DFAMILY` macro that selects `family` in kernels/families.cuh.
+fn family_define(family: Family) -> &'static str {
+    match family {
+        Family::Shared => "FAMILY_SHARED",
+        Family::Packed => "FAMILY_PACKED",
+        Family::Spill => "FAMILY_SPILL",
+        Family::Segmented => "FAMILY_SEGMENTED",
+        Family::Batched => "FAMILY_BATCHED",
+        Family::Global => "FAMILY_GLOBAL",
     }
 }
 
@@ -327,7 +287,7 @@ impl KernelId {
                 axes,
             } => {
                 out.push("-DKERNEL_COUNT".into());
-                out.push(format!("-DFAMILY={}", family.define()));
+                out.push(format!("-DFAMILY={}", family_define(*family)));
                 out.push(format!("-DWEIGHTED={}", *weighted as u8));
                 out.push(format!("-DRANK={}", axes.as_slice().len()));
                 for (d, axis) in axes.as_slice().iter().enumerate() {

@@ -254,11 +254,6 @@ def hist_call(
         edges = _edges(bins)
         if edges is None:
             return None
-        if len(edges) - 1 > MAX_BINS:
-            raise ValueError(
-                f"`bins` gives {len(edges) - 1} bins, more than the {MAX_BINS} (2^28) a "
-                "histogram holds: give fewer edges"
-            )
         count = None
     # The labels' format follows pl.Config as it is now: part of the kwargs, and of their key.
     label_format = tuple(_float_format().items()) if category else None
@@ -348,12 +343,17 @@ def _edges(bins: Any) -> list[float] | None:
     """The edges as floats, or None where Polars' own ``hist`` must take ``bins`` as it is (an
     expression, a scalar, a non-numeric Series). Raises Polars' errors for null or
     non-increasing edges (Polars' test: ``b - a <= 0``, so NaN and ``inf - inf`` pass)."""
-    if isinstance(bins, list):
-        bins = pl.Series(bins)  # as Polars does, with its errors for mixed lists
-    elif type(bins).__module__ == "numpy" and getattr(bins, "ndim", None) == 1:
-        bins = pl.Series(bins)
-    if not isinstance(bins, pl.Series):
+    numpy_edges = type(bins).__module__ == "numpy" and getattr(bins, "ndim", None) == 1
+    if not isinstance(bins, (list, pl.Series)) and not numpy_edges:
         return None
+    # Refused before any edge is converted: 2^28 edges take gigabytes as Python floats.
+    if len(bins) - 1 > MAX_BINS:
+        raise ValueError(
+            f"`bins` gives {len(bins) - 1} bins, more than the {MAX_BINS} (2^28) a histogram "
+            "holds: give fewer edges"
+        )
+    if not isinstance(bins, pl.Series):
+        bins = pl.Series(bins)  # as Polars does, with its errors for mixed lists
     if bins.null_count() > 0:
         raise pl.exceptions.InvalidOperationError(
             "nulls not supported in 'bins' argument: every edge must be a number"

@@ -16,6 +16,13 @@ class ExactInt(TypedDict):
 
 
 @final
+class Float16Scalar(TypedDict):
+    """A numpy float16 scalar: numpy's float16 linspace and span (`Scalar::Float16`)."""
+
+    float16: float
+
+
+@final
 class Float32Scalar(TypedDict):
     """A numpy float32 scalar: numpy's float32 linspace and compares (`Scalar::Float32`)."""
 
@@ -40,7 +47,7 @@ class TemporalScalar(TypedDict):
 
 
 # `Scalar` (untagged): a Python float, or one of the tagged forms above.
-Scalar = Union[float, ExactInt, Float32Scalar, Float64Scalar, TemporalScalar]
+Scalar = Union[float, ExactInt, Float16Scalar, Float32Scalar, Float64Scalar, TemporalScalar]
 # `BinRule`: numpy's estimators and one bin per integer, by the names users give.
 BinRule = Literal["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt", "integer"]
 

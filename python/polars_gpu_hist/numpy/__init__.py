@@ -62,13 +62,16 @@ def _is_complex(weights: Any) -> bool:
 
 
 def _real_weights(weights: Any) -> Any:
-    """Host weights as float64, refusing complex ones (which numpy.histogramdd refuses too)."""
+    """Host weights as float64, refusing complex and text ones (which numpy.histogramdd refuses
+    too: it casts them to float64 under the rule 'safe')."""
     if _is_complex(weights):
         raise TypeError(
             "Cannot cast array data from dtype('complex128') to dtype('float64') according to "
             "the rule 'safe'"
         )
-    return np.asarray(weights, dtype=np.float64).reshape(-1)
+    w = np.asarray(weights)
+    _numpy_args.refuse_text_weights(w, "cast to float64")
+    return w.astype(np.float64).reshape(-1)
 
 
 def histogram(
@@ -110,6 +113,8 @@ def histogram(
             "a.astype(np.float64)"
         )
     w = None if weights is None else np.asarray(weights).reshape(-1)
+    if w is not None:
+        _numpy_args.refuse_text_weights(w, "summed")
     if w is not None and w.dtype == object:
         return _object_histogram(x, bins, range, density, w)
     long_edges = _numpy_args.long_double_edges(bins, range, x.dtype)
@@ -131,8 +136,7 @@ def _numeric_histogram(
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The counts (uint64, float64 with weights or density) and float64 edges of a numeric host
     array, read from the native function's buffers without a frame around them (at 100 rows
-    the frame cost more than the counting); None for other arrays and where the native call
-    fails (the frame's path then raises the error as the expression does)."""
+    the frame cost more than the counting); None for other arrays. Its errors are numpy's."""
     if x.dtype.kind not in "iuf" or (w is not None and w.size != x.size):
         return None
     kwargs = _args.histogram_kwargs(
@@ -140,12 +144,7 @@ def _numeric_histogram(
     )
     values = pl.Series("x", x.reshape(-1))
     weights = None if w is None else pl.Series("w", np.asarray(w, dtype=np.float64))
-    try:
-        counts, edges = _native.histogram_buffers(values, pickle.dumps(kwargs, 5), weights)
-    except MemoryError:
-        raise
-    except Exception:
-        return None
+    counts, edges = _native.histogram_buffers(values, pickle.dumps(kwargs, 5), weights)
     kind = np.float64 if w is not None or density else np.uint64
     return np.frombuffer(counts, dtype=kind), np.frombuffer(edges, dtype=np.float64)
 
@@ -277,7 +276,7 @@ def _frame_histogram(
     kwargs = _args.histogram_kwargs(
         bins, range, bool(density), "left", flow, "auto", "auto", repeated_edges=True
     )
-    return _host_histogram(x, w, kwargs).struct.unnest()
+    return _host_histogram(x, w, kwargs, api="numpy").struct.unnest()
 
 
 def histogramdd(
@@ -292,6 +291,11 @@ def histogramdd(
     estimator (:func:`polars_gpu_hist.histogramdd` does, per dimension)."""
     columns = _columns(sample)
     dims = len(columns)
+    if dims == 0:
+        raise ValueError(
+            f"`sample` has no dimensions (shape {_numpy_args.shape(sample)}): give an (N, D) "
+            "array with D >= 1, or a sequence of D arrays"
+        )
     _numpy_args.check_dd(bins, range, dims)
     if dims > 8:
         raise ValueError(f"histogramdd takes at most 8 dimensions here, got {dims}")
@@ -339,7 +343,7 @@ def histogramdd(
         repeated_edges=True,
     )
     with _numpy_args.numpy_errors(sample_dtype):
-        frame = _host_histogramdd(arrays, w, options)
+        frame = _host_histogramdd(arrays, w, options, api="numpy")
     shape = tuple(rules.known_bins(b) or 0 for b in axis_bins)
     edges = [_axis_edges(frame, f"x{i}", shape, i) for i in builtins.range(dims)]
     # numpy.histogramdd's counts are float64 with any weights (its bincount's).
@@ -379,6 +383,8 @@ def histogram2d(
     weights: Any = None,
 ) -> tuple[Any, Any, Any]:
     """numpy.histogram2d: ``(H, xedges, yedges)``."""
+    if len(x) != len(y):  # numpy's first check
+        raise ValueError("x and y must have the same length.")
     if isinstance(bins, str) and len(bins) not in (1, 2):
         # numpy takes the string for one array of edges of both axes, which it cannot compare.
         raise TypeError(f"`bins` {bins!r} is neither a number of bins nor an array of edges")
