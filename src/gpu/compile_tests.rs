@@ -27,14 +27,7 @@ fn kernels() -> Vec<KernelId> {
         axes: AxisKernels::one(dtype, rule),
     };
     let axis = |dtype, rule| AxisKernel { dtype, rule };
-    for family in [
-        Family::Shared,
-        Family::Packed,
-        Family::Spill,
-        Family::Segmented,
-        Family::Batched,
-        Family::Global,
-    ] {
+    for family in Family::ALL {
         out.push(count(family, false, DType::F32, rule(RuleKind::U32)));
     }
     for family in [Family::Shared, Family::Global] {
@@ -101,14 +94,7 @@ fn kernels() -> Vec<KernelId> {
             },
         ),
     ];
-    for family in [
-        Family::Shared,
-        Family::Packed,
-        Family::Spill,
-        Family::Segmented,
-        Family::Batched,
-        Family::Global,
-    ] {
+    for family in Family::ALL {
         out.push(KernelId::Count {
             family,
             weighted: false,
@@ -153,13 +139,7 @@ fn kernels() -> Vec<KernelId> {
             rule(RuleKind::Integers),
         ));
     }
-    for family in [
-        Family::Packed,
-        Family::Spill,
-        Family::Segmented,
-        Family::Batched,
-        Family::Global,
-    ] {
+    for family in Family::ALL.into_iter().filter(|&f| f != Family::Shared) {
         let v = RuleVariant {
             right: true,
             flow: FlowBins::Outside,
@@ -186,11 +166,14 @@ fn kernels() -> Vec<KernelId> {
         out.push(count(Family::Shared, false, dtype, rule(RuleKind::Index)));
         out.push(count(Family::Packed, false, dtype, rule(RuleKind::Index)));
         out.push(count(Family::Spill, false, dtype, rule(RuleKind::Index)));
+        out.push(count(Family::Private, false, dtype, rule(RuleKind::Index)));
+        out.push(count(Family::Banked, false, dtype, rule(RuleKind::Index)));
     }
     out.push(KernelId::Fold);
     out.push(KernelId::SegScan);
     out.push(KernelId::SegCount);
     out.push(KernelId::SegCountBatched);
+    out.push(KernelId::SegCountPaired);
     out.push(KernelId::Edges { dtype: DType::F32 });
     out.push(KernelId::Edges { dtype: DType::F64 });
     out.push(KernelId::Proof { dtype: DType::F32 });

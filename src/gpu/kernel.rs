@@ -20,10 +20,12 @@ pub enum Family {
     /// One per-block histogram of packed 16-bit counters: twice the bins of `Shared`.
     Packed,
     /// The packed counters with no barriers: a counter that wraps spills 65,536 to the global
-    /// histogram.
+    /// histogram. Deprecated: the plan never chooses it (packed won on every measured row), it
+    /// is not in the kernel bundle, and pinning it warns; it goes in the next release.
     Spill,
     /// Bins grouped by partition tile by tile, then counted a partition at a time in shared
-    /// memory (`kernels/segmented.cuh`): any bin count, unweighted.
+    /// memory (`kernels/segmented.cuh`): any bin count, unweighted. Deprecated as `Spill` is
+    /// (the batched family replaced it).
     Segmented,
     /// The segmented family's passes, the first reading a tile ahead (its first loads in flight
     /// while the previous tile is scattered), the count pass a warp's 32 tiles at once
@@ -31,9 +33,31 @@ pub enum Family {
     Batched,
     /// Atomics straight into the global histogram (with each thread's runs added at once).
     Global,
+    /// Per-thread 8-bit counters in shared memory and no atomics (`PrivateCounters`): few bins
+    /// of cheap rows, bytes counted by value.
+    Private,
+    /// A copy of the u32 counters a lane, each bin's copies in distinct banks
+    /// (`BankedCounters`): few bins of cheap rows, bytes counted by value.
+    Banked,
+    /// The batched family's passes after a leaner partition pass (`kernels/radix.cuh`): rows not
+    /// counted in a partition of their own, whole tiles read without bounds checks.
+    Radix,
 }
 
 impl Family {
+    /// Every family, in the order `kernel=` lists them.
+    pub const ALL: [Family; 9] = [
+        Family::Shared,
+        Family::Packed,
+        Family::Spill,
+        Family::Segmented,
+        Family::Batched,
+        Family::Global,
+        Family::Private,
+        Family::Banked,
+        Family::Radix,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Family::Shared => "shared",
@@ -42,12 +66,26 @@ impl Family {
             Family::Segmented => "segmented",
             Family::Batched => "batched",
             Family::Global => "global",
+            Family::Private => "private",
+            Family::Banked => "banked",
+            Family::Radix => "radix",
         }
     }
 
     /// Whether the family groups bins by partition first (`kernels/segmented.cuh`).
     pub fn is_segmented(self) -> bool {
-        matches!(self, Family::Segmented | Family::Batched)
+        matches!(self, Family::Segmented | Family::Batched | Family::Radix)
+    }
+
+    /// Whether the family adds weights (the rest count rows).
+    pub fn weighs(self) -> bool {
+        matches!(self, Family::Shared | Family::Global)
+    }
+
+    /// Families on their way out: no plan chooses them and the bundle leaves them out (they
+    /// compile on first use); pinning one warns in Python, and the next release refuses them.
+    pub fn is_deprecated(self) -> bool {
+        matches!(self, Family::Spill | Family::Segmented)
     }
 
     fn define(self) -> &'static str {
@@ -58,6 +96,9 @@ impl Family {
             Family::Segmented => "FAMILY_SEGMENTED",
             Family::Batched => "FAMILY_BATCHED",
             Family::Global => "FAMILY_GLOBAL",
+            Family::Private => "FAMILY_PRIVATE",
+            Family::Banked => "FAMILY_BANKED",
+            Family::Radix => "FAMILY_RADIX",
         }
     }
 }
@@ -278,6 +319,8 @@ pub enum KernelId {
     SegCount,
     /// The batched family's count pass.
     SegCountBatched,
+    /// The batched count pass taking two long runs at once (the radix family's).
+    SegCountPaired,
     Extremes {
         dtype: DType,
     },
@@ -308,7 +351,7 @@ impl KernelId {
             KernelId::Count { .. } => "count",
             KernelId::SegScan => "seg_scan",
             KernelId::SegCount => "seg_count",
-            KernelId::SegCountBatched => "seg_count_batched",
+            KernelId::SegCountBatched | KernelId::SegCountPaired => "seg_count_batched",
             KernelId::Extremes { .. } => "extremes",
             KernelId::Edges { .. } => "edges",
             KernelId::Proof { .. } => "prove",
@@ -341,6 +384,10 @@ impl KernelId {
             KernelId::SegScan => out.push("-DKERNEL_SEG_SCAN".into()),
             KernelId::SegCount => out.push("-DKERNEL_SEG_COUNT".into()),
             KernelId::SegCountBatched => out.push("-DKERNEL_SEG_COUNT_BATCHED".into()),
+            KernelId::SegCountPaired => {
+                out.push("-DKERNEL_SEG_COUNT_BATCHED".into());
+                out.push("-DSEG_RUNS_AT_ONCE=2".into());
+            }
             KernelId::Extremes { dtype } => {
                 out.push("-DKERNEL_EXTREMES".into());
                 out.push(value(*dtype));
@@ -379,6 +426,7 @@ impl fmt::Display for KernelId {
             KernelId::SegScan => write!(f, "seg_scan"),
             KernelId::SegCount => write!(f, "seg_count"),
             KernelId::SegCountBatched => write!(f, "seg_count_batched"),
+            KernelId::SegCountPaired => write!(f, "seg_count_paired"),
             KernelId::Extremes { dtype } => write!(f, "extremes_{}", dtype.name()),
             KernelId::Edges { dtype } => write!(f, "edges_{}", dtype.name()),
             KernelId::Proof { dtype } => write!(f, "proof_{}", dtype.name()),

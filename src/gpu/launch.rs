@@ -99,7 +99,7 @@ pub fn plan_job(gpu: &Gpu, job: &Outline<'_>, force: Option<Family>) -> HistResu
     if plan::by_value(job, force).is_none() {
         crate::gpu::proof::settle(gpu, job.axes)?;
     }
-    plan::plan(&gpu.props, job, force, None)
+    plan::plan(&gpu.props, &gpu.tuning, job, force, None)
 }
 
 /// `job` as the plan reads it: its columns' types as they reach the device (group keys may
@@ -186,7 +186,7 @@ pub fn queue(
     if plan.family.is_segmented() && !plan.forced {
         // Too many bins for shared memory: a look at the rows may find runs in one bin.
         if let Some(run) = crate::gpu::sample::mean_run(gpu, stream, job)? {
-            plan = plan::plan(&gpu.props, &outline(job), None, Some(run))?;
+            plan = plan::plan(&gpu.props, &gpu.tuning, &outline(job), None, Some(run))?;
         }
         phases.push(("look", clock.lap()));
     }
@@ -371,7 +371,7 @@ struct Launcher<'j> {
     rows_per_launch: u64,
 }
 
-/// The segmented family's two later passes and its scratch, sized for the largest launch.
+/// The partition families' two later passes and their scratch, sized for the largest launch.
 struct Segmented {
     layout: SegmentLayout,
     scan: CudaFunction,
@@ -499,14 +499,7 @@ impl Segmented {
         Ok(Segmented {
             layout: layout.clone(),
             scan: gpu.kernel(KernelId::SegScan, 0)?,
-            count: gpu.kernel(
-                if layout.batched {
-                    KernelId::SegCountBatched
-                } else {
-                    KernelId::SegCount
-                },
-                layout.count_shared_bytes,
-            )?,
+            count: gpu.kernel(layout.count.kernel(), layout.count_shared_bytes)?,
             keys,
             starts,
             cum,
