@@ -56,7 +56,7 @@ $(VENV_OLDEST)/.installed: Makefile
 
 # `develop` leaves the plugin in python/polars_gpu_hist (an editable install): the oldest venv
 # imports that same abi3 library from the source tree (about 5 s on 2 cores).
-QUICK_OLDEST = PYTHONPATH=$(abspath python) $(VENV_OLDEST)/bin/python -m pytest -q -p no:cacheprovider tests/test_quick_api.py
+QUICK_OLDEST = PYTHONPATH=$(abspath python) $(VENV_OLDEST)/bin/python -m pytest -q -p no:cacheprovider tests/package/test_quick_api.py
 test-oldest: develop $(VENV_OLDEST)/.installed
 	$(QUICK_OLDEST)
 
