@@ -117,7 +117,7 @@ def check(x: np.ndarray, rule: str, range_: Any) -> None:
     got = ghnp.histogram_bin_edges(x, rule, range_)
     assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
     if not np.isfinite(expected).all():
-        # A span past the type's limits: numpy's NaN edges are a documented deviation (README);
+        # A span past the type's limits: numpy's NaN edges are a deviation docs/semantics.md lists;
         # the estimate, the number of bins, is still numpy's.
         assert len(got) == len(expected)
         return
@@ -128,7 +128,7 @@ def check(x: np.ndarray, rule: str, range_: Any) -> None:
             warnings.simplefilter("ignore")
             expected_counts = np.histogram(x, rule, range_)[0]
     except NUMPY_FAILS:
-        pass  # numpy's float16 `x - min` overflows: a documented deviation (README)
+        pass  # numpy's float16 `x - min` overflows: a documented deviation (docs/semantics.md)
     else:
         np.testing.assert_array_equal(counts, expected_counts)
     # The frame API on the same column: the same bins and counts.

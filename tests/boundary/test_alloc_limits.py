@@ -57,7 +57,7 @@ def check_next_call():
 
 # The smallest headroom is 96 MiB: with 16 MiB, a query's first try sometimes aborted on a
 # 1,520-byte allocation before any large one (not yet located: Polars' threads or the plugin's
-# small fixed allocations; the README's memory paragraph says so).
+# small fixed allocations; docs/semantics.md says so).
 def sweep(name, call, extras=(96 * MiB, 160 * MiB, 700 * MiB, 1800 * MiB)):
     # Warm-up: thread pools, the plugin, Polars' engine.
     check_next_call()

@@ -105,7 +105,7 @@ DTYPES = [
         _physical,
         weight=False,
     ),
-    # numpy has no time of day: refused, with what to do instead (README).
+    # numpy has no time of day: refused, with what to do instead (docs/semantics.md).
     Dtype("Time", lambda: pl.Series("x", [dt.time(n % 24) for n in range(ROWS)]), None),
     Dtype("Boolean", lambda: pl.Series("x", [n % 3 == 0 for n in range(ROWS)]), None),
     Dtype("String", lambda: pl.Series("x", [str(n) for n in range(ROWS)]), None),

@@ -163,7 +163,7 @@ def test_histogramdd_of_mixed_signedness_compares_in_float64() -> None:
     """An int64 sample with uint64 edges: numpy.histogramdd searches in float64 but checks the
     last edge exactly (numpy 2 compares int64 with uint64 exactly), so a value that rounds onto
     the last edge is dropped there; we compare in float64 throughout, as numpy.histogram does
-    (a deviation the README lists)."""
+    (a deviation docs/semantics.md lists)."""
     x = np.array([2**53 + 1, 0, 2**53], dtype=np.int64)
     edges = np.array([0, 2**53], dtype=np.uint64)
     assert np.histogramdd(x[:, None], bins=[edges])[0].tolist() == [2.0]

@@ -31,7 +31,7 @@ def check_against_numpy(case: Case, density: bool = False) -> None:
             expected, expected_edges = numpy_histogram(case, density=density)
     except IndexError:
         # numpy's own index arithmetic overflows (a span wider than its bin type holds) and
-        # it fails; ours places each value in the range by the edges alone (README).
+        # it fails; ours places each value in the range by the edges alone (docs/semantics.md).
         return check_counted_by_edges(case, density)
     except ValueError as e:
         # numpy refuses a range taken from infinite data, and bins that collapse; so must we.
@@ -43,7 +43,7 @@ def check_against_numpy(case: Case, density: bool = False) -> None:
             ours(case, density=density)
         return
     if np.isnan(expected_edges).any():
-        # numpy's linspace over a span wider than float64 makes NaN edges (README).
+        # numpy's linspace over a span wider than float64 makes NaN edges (docs/semantics.md).
         return check_counted_by_edges(case, density)
     hist = ours(case, density=density)
     assert hist.height == len(expected)
@@ -63,10 +63,10 @@ def assert_sums_equal(case: Case, got: np.ndarray, expected: np.ndarray, density
 
 
 def check_counted_by_edges(case: Case, density: bool) -> None:
-    """A deliberate difference (README): where numpy's arithmetic overflows and it fails, ours
-    has numpy's edges where they are numbers (where numpy's would be NaN, ones computed without
-    overflow: finite, or for a Float32 column rounded to float32, infinite beyond its range),
-    and counts each value in the range by them."""
+    """A deliberate difference (docs/semantics.md): where numpy's arithmetic overflows and it
+    fails, ours has numpy's edges where they are numbers (where numpy's would be NaN, ones
+    computed without overflow: finite, or for a Float32 column rounded to float32, infinite
+    beyond its range), and counts each value in the range by them."""
     hist = ours(case, density=density)
     edges = edges_of(hist)
     assert not np.isnan(edges).any() and (np.diff(edges) > 0).all(), edges
@@ -106,7 +106,7 @@ def test_explicit_edges_match_numpy(case: Case) -> None:
 def test_weights_match_numpy(case: Case) -> None:
     # Integer weights (int8 ones too) sum exactly in any order, so the sums are identical;
     # fractions, float32 weights, NaN and infinities equal numpy's sums in float64 up to the
-    # order of additions, bin by bin (README: where numpy's differ on purpose).
+    # order of additions, bin by bin (docs/semantics.md: where we differ on purpose).
     check_against_numpy(case)
 
 
@@ -283,8 +283,9 @@ def test_numpy_float64_scalars_make_float64_bins_for_float32_data(
 
 
 def test_a_float64_scalar_beside_a_python_float_compares_both_bounds_in_float64() -> None:
-    """Documented difference (README): numpy compares float32 data with a Python float bound in
-    float32 even where the other bound, a numpy float64 scalar, makes float64 bins."""
+    """Documented difference (docs/semantics.md): numpy compares float32 data with a Python
+    float bound in float32 even where the other bound, a numpy float64 scalar, makes float64
+    bins."""
     x = np.asarray([0.0, 0.0, 0.6], dtype=np.float32)  # float32(0.6) is just above 0.6
     expected, edges = np.histogram(x, bins=1, range=(np.float64(0.0), 0.6))
     assert expected.tolist() == [3] and edges.dtype == np.float64

@@ -78,8 +78,8 @@ def test_bin_counts_up_to_16m(bins: int) -> None:
 
 def reference(case: Case) -> np.ndarray | None:
     """numpy's counts, or (where numpy fails or makes NaN edges: spans wider than its
-    arithmetic, README) the CPU backend's, which test_numpy_parity holds to the edges; None
-    where both refuse."""
+    arithmetic, docs/semantics.md) the CPU backend's, which test_numpy_parity holds to the edges;
+    None where both refuse."""
     try:
         with np.errstate(all="ignore"):
             expected, edges = numpy_histogram(case)

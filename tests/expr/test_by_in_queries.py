@@ -58,7 +58,7 @@ def test_a_histogram_cannot_sit_beside_the_frame_in_with_columns_as_polars_hist(
 ) -> None:
     # A histogram has its own length (groups x bins), so, as with Polars' own `hist`, it fits
     # in with_columns only where that length happens to equal the frame's: Polars raises a
-    # ShapeError otherwise (README: use select, or group_by().agg()).
+    # ShapeError otherwise (docs/guides/dataframes.md: use select, or group_by().agg()).
     df = pl.DataFrame({"x": [0.1, 0.2, 0.8, 0.9, 0.5], "g": [1, 2, 1, 2, 1]})
     ours = pl.col("x").gpu_hist.histogram(bins=2, range=(0, 1), by="g", device="cpu")
     polars = pl.col("x").hist(bin_count=3)

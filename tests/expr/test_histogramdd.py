@@ -49,7 +49,7 @@ def check(case: NdCase, density: bool = False) -> None:
                 ours(case, density=density)
             return
         # A range so wide that numpy's linspace overflows to NaN edges and ravel_multi_index
-        # fails: ours keeps finite edges (README) and counts each value by them.
+        # fails: ours keeps finite edges (docs/semantics.md) and counts each value by them.
         assert "invalid entry" in str(e) or "bins" in str(e), e
         return check_own_edges(case, density)
     if not all(np.isfinite(e).all() for e in edges):

@@ -172,7 +172,7 @@ def test_labels_follow_polars_float_config(config: dict) -> None:
 
 def test_labels_follow_the_config_where_the_expression_is_built() -> None:
     """The plugin cannot read Polars' display settings when the query runs: the wrapper reads
-    them where the expression is built (the README's table of deviations)."""
+    them where the expression is built (docs/semantics.md's table of deviations)."""
     frame = frame_of([0.125, 1.0, 3.3])
     with pl.Config(float_precision=1):
         query = frame.lazy().select(ours(pl.col("x"), bin_count=3, **BOTH))

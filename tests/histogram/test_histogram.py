@@ -77,7 +77,7 @@ def check_batches(case: Case, cuts: list[int], merge_at: int) -> None:
         second.fill(values, w)
     total = first + second
     if np.isnan(expected_edges).any():
-        # numpy's NaN edges over a span wider than float64 (README): ours equal one call.
+        # numpy's NaN edges over a span wider than float64 (docs/semantics.md): ours equal one call.
         expected, expected_edges = one_call()
     if case.exact_weights:
         np.testing.assert_array_equal(total.counts, expected, strict=False)

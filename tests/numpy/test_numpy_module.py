@@ -293,7 +293,7 @@ def test_histogramdd_of_one_dimension(x: np.ndarray, bins: int) -> None:
 
 
 def test_nd_counts_are_int64_where_numpy_gives_float64() -> None:
-    # The README's table: exact integer counts, which float64 holds only below 2**53.
+    # docs/semantics.md's table: exact integer counts, which float64 holds only below 2**53.
     x = np.linspace(0.0, 1.0, 10)
     assert ghnp.histogram2d(x, x, 3)[0].dtype == np.int64
     assert np.histogram2d(x, x, 3)[0].dtype == np.float64
@@ -301,7 +301,7 @@ def test_nd_counts_are_int64_where_numpy_gives_float64() -> None:
 
 
 def test_more_than_8_dimensions_are_refused_where_numpy_counts_them() -> None:
-    # The README's table: the engine's rank is at most 8.
+    # docs/semantics.md's table: the engine's rank is at most 8.
     sample = np.random.default_rng(2).random((20, 9))
     assert np.histogramdd(sample, 2)[0].sum() == 20
     with pytest.raises(ValueError, match="at most 8 dimensions"):
@@ -392,7 +392,7 @@ def test_integer_weights_sum_to_integers(x: np.ndarray, dtype: type, bins: Any) 
 
 
 def test_narrow_integer_weights_do_not_wrap() -> None:
-    # The README's table: numpy sums int8 weights in int8 (three weights of 100: 44).
+    # docs/semantics.md's table: numpy sums int8 weights in int8 (three weights of 100: 44).
     x, w = np.zeros(3), np.full(3, 100, np.int8)
     assert np.histogram(x, 1, weights=w)[0].tolist() == [44]
     got = ghnp.histogram(x, 1, weights=w)[0]
@@ -412,7 +412,7 @@ def test_object_weights_sum_as_objects(x: np.ndarray, bins: Any, kind: str) -> N
     w = np.array([make(i % 5 + 1) for i in range(len(x))] + [make(0)], dtype=object)[:-1]
     finite = x[np.isfinite(x)]
     if not isinstance(bins, list) and len(finite) < len(x):
-        return  # NaN with a range from the data: the README's deviation, pinned elsewhere
+        return  # NaN with a range from the data: a documented deviation, pinned elsewhere
     both = alike_or_both_refused(
         lambda: ghnp.histogram(x, bins, weights=w), lambda: np.histogram(x, bins, weights=w)
     )
@@ -568,7 +568,7 @@ def test_histogramdd_edges_in_the_dtype_numpy_stacks_the_sample_into(
 
 
 def test_boolean_weights_count_the_true_ones() -> None:
-    # The README's table: numpy gives a boolean per bin ("any"), or refuses with explicit edges.
+    # docs/semantics.md's table: numpy gives a boolean per bin ("any"), or refuses with edges.
     x, w = np.array([0.0, 1.0, 1.5, 3.0]), np.array([True, True, False, True])
     assert np.histogram(x, 2, weights=w)[0].tolist() == [True, True]
     got = ghnp.histogram(x, 2, weights=w)[0]
@@ -576,14 +576,14 @@ def test_boolean_weights_count_the_true_ones() -> None:
 
 
 def test_object_float_weights_are_summed_per_bin() -> None:
-    # The README's table: numpy subtracts running sums, which lose the small weights here.
+    # docs/semantics.md's table: numpy subtracts running sums, which lose the small weights here.
     x, w = np.array([0.0, 2.0, 2.0]), np.array([1e16, 1.0, 1.0], dtype=object)
     assert np.histogram(x, [0, 1, 3], weights=w)[0].tolist() == [1e16, 0.0]
     assert ghnp.histogram(x, [0, 1, 3], weights=w)[0].tolist() == [1e16, 2.0]
 
 
 def test_nan_edges_are_refused_where_numpy_takes_them() -> None:
-    # The README's table.
+    # docs/semantics.md's table.
     x = np.array([0.0, 1.0, 2.0])
     np.histogram(x, [0.0, np.nan])
     with pytest.raises(ValueError, match="NaN"):
@@ -603,7 +603,7 @@ def test_long_double_ranges_in_histogramdd() -> None:
             with np.errstate(all="ignore"):
                 expected, edges = np.histogramdd(sample, [3, 2], range=ranges, density=density)
             np.testing.assert_array_equal(got, expected)
-            if density:  # (counts are int64: the README's table)
+            if density:  # (counts are int64: docs/semantics.md's table)
                 assert got.dtype == expected.dtype
             for g, e in zip(got_edges, edges):
                 assert g.dtype == e.dtype

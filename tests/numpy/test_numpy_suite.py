@@ -7,9 +7,9 @@ classes are collected here, and a fixture swaps `np.histogram`, `np.histogram_bi
 around every test. The fixture also counts the calls that reach ours: a test that reaches none
 fails, so a swap that stopped working cannot pass unnoticed.
 
-The tests that fail on purpose are the README's deviations, listed in `DEVIATIONS` under the
-test's name and marked `xfail(strict=True)`: a fix makes them pass, which fails here until the
-entry and the README's row are removed.
+The tests that fail on purpose are the deviations docs/semantics.md lists, in `DEVIATIONS` under
+the test's name and marked `xfail(strict=True)`: a fix makes them pass, which fails here until
+the entry and the page's row are removed.
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ suite = importlib.import_module("numpy.lib.tests.test_histograms")
 
 SWAPPED = ("histogram", "histogram_bin_edges", "histogramdd", "histogram2d")
 
-# Each documented deviation (README, "Where we differ from numpy on purpose"), by test name.
+# Each documented deviation (docs/semantics.md, "Where we differ from numpy on purpose"), by test.
 DEVIATIONS = {
     "TestHistogram::test_some_nan_values": (
         "NaN in the data: numpy raises ValueError when an estimator takes the range from the "
-        "data; we leave NaN out and take the range from the other values (README's table)"
+        "data; we leave NaN out and take the range from the other values (docs/semantics.md)"
     ),
 }
 

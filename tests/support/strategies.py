@@ -36,7 +36,7 @@ class Case:
     def valid_numpy(self) -> tuple[np.ndarray, np.ndarray | None]:
         """The values numpy should see: nulls (in values or weights) and NaN dropped. Weights
         are given to numpy as float64 or int64: narrow integer weights (int8) wrap and float32
-        ones round in numpy's own sums, which we do not copy (README)."""
+        ones round in numpy's own sums, which we do not copy (docs/semantics.md)."""
         s = self.series.to_physical()
         mask = s.is_not_null()
         if self.weights is not None:
@@ -59,7 +59,7 @@ def numpy_histogram(case: Case, density: bool = False) -> tuple[np.ndarray, np.n
     )
     if w is not None and not isinstance(case.bins, int) and not np.isfinite(w).all():
         # numpy sums explicit edges' weights by cumulative sums, which carry a NaN or an
-        # infinity into every later bin (README); its equal bins sum each bin on its own
+        # infinity into every later bin (docs/semantics.md); its equal bins sum each bin on its own
         # (bincount), as we do for both: that is the reference, over numpy's own bins.
         counts = per_bin_sums(values, w, edges)
     return counts, edges
