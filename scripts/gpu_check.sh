@@ -255,9 +255,9 @@ if [[ $what == largebins ]]; then
   tail -n 16 "$OUT/kernel_lab_largebins.log"
 fi
 if [[ $what == lab50 ]]; then
-  echo "== gpu tests of the candidate families (tests/test_gpu_families.py) and of today's large bins"
+  echo "== gpu tests of the candidate families (tests/engine/test_families_gpu.py) and of today's large bins"
   timeout 140 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
-    tests/test_gpu_families.py tests/test_gpu_large_bins.py -k "families or radix or banked or private or batched or tuned" \
+    tests/engine/test_families_gpu.py tests/engine/test_large_bins_gpu.py -k "families or radix or banked or private or batched or tuned" \
     2>&1 | tee "$OUT/pytest_lab50.log" | tail -12
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   for tool in memcheck racecheck; do

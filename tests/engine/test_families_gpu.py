@@ -3,7 +3,7 @@ patterns: banked and private (few bins of cheap rows: bytes counted by value) an
 partition passes after a leaner partition, 1M-16M bins and 2-D). Each pinned in this process
 (rows binned one by one), and as the plan chooses it where a tuning names it
 (`POLARS_GPU_HIST_TUNING`, read when a process opens its GPU: a child process each). Run on a
-machine with a GPU: -m gpu."""
+machine with a GPU: -m gpu (this file's name marks its tests)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,6 @@ import pytest
 
 import polars_gpu_hist as gh
 import polars_gpu_hist.numpy as ghnp
-
-pytestmark = pytest.mark.gpu
 
 cp = pytest.importorskip("cupy")
 
