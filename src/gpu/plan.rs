@@ -573,8 +573,9 @@ impl Needs {
         match family {
             Family::Shared => self.shared_copy().0 <= self.optin,
             Family::Packed | Family::Spill => self.packed() <= self.optin,
-            Family::Banked => self.edge_bytes + self.banked() <= self.optin,
-            Family::Private => self.edge_bytes + private_totals + private_group <= self.optin,
+            // Only the shared family stages edges (binners.cuh): the others read them from L2.
+            Family::Banked => self.banked() <= self.optin,
+            Family::Private => private_totals + private_group <= self.optin,
             Family::Segmented | Family::Batched | Family::Radix | Family::Global => true,
         }
     }
@@ -603,8 +604,8 @@ pub fn choose_family(
         if !needs.fits(family) {
             let bytes = match family {
                 Family::Shared => one_copy,
-                Family::Banked => needs.edge_bytes + needs.banked(),
-                Family::Private => needs.edge_bytes + needs.private().0 + needs.private().1,
+                Family::Banked => needs.banked(),
+                Family::Private => needs.private().0 + needs.private().1,
                 _ => packed,
             };
             return refuse(format!(
@@ -770,7 +771,7 @@ fn banked_shape(props: &DeviceProps, tuning: &Tuning, needs: &Needs) -> Shape {
     let one = needs.banked();
     let blocks = (1..=props.max_threads_per_sm / tuning.block_threads)
         .rev()
-        .find(|&b| (needs.edge_bytes + one + 1024) * b as u64 <= per_sm)
+        .find(|&b| (one + 1024) * b as u64 <= per_sm)
         .unwrap_or(1);
     let block = if blocks == 1 {
         tuning.big_block_threads
@@ -780,10 +781,10 @@ fn banked_shape(props: &DeviceProps, tuning: &Tuning, needs: &Needs) -> Shape {
     let budget = (per_sm / blocks as u64)
         .saturating_sub(1024)
         .min(needs.optin);
-    let replicas = ((budget - needs.edge_bytes) / one).clamp(1, block as u64 / 32) as u32;
+    let replicas = (budget / one).clamp(1, block as u64 / 32) as u32;
     Shape {
         replicas,
-        ..Shape::new(blocks, block, needs.edge_bytes + replicas as u64 * one)
+        ..Shape::new(blocks, block, replicas as u64 * one)
     }
 }
 
@@ -791,9 +792,9 @@ fn banked_shape(props: &DeviceProps, tuning: &Tuning, needs: &Needs) -> Shape {
 /// (each group's take the bins' bytes of 128 threads), up to 1,024 threads.
 fn private_shape(props: &DeviceProps, needs: &Needs) -> Shape {
     let (totals, group) = needs.private();
-    let room = needs.optin.min(props.shared_per_sm as u64 - 1024) - needs.edge_bytes - totals;
+    let room = needs.optin.min(props.shared_per_sm as u64 - 1024) - totals;
     let groups = (room / group).clamp(1, 1024 / PRIVATE_GROUP_THREADS as u64);
-    let bytes = needs.edge_bytes + totals + groups * group;
+    let bytes = totals + groups * group;
     let blocks = (props.shared_per_sm as u64 / (bytes + 1024)).max(1) as u32;
     let threads = groups as u32 * PRIVATE_GROUP_THREADS;
     Shape::new(
