@@ -33,11 +33,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 CHECK_ROWS = 1 << 24
-# Today's plan, then the lab's candidates through the plan (src/gpu/plan.rs `Tuning`).
+# Today's plan, then the lab's candidates through the plan (src/gpu/plan.rs `Tuning`); a
+# candidate's process runs only the cases its tuning changes.
 TUNINGS = [
     "",
-    "bytes=banked,large_bins=radix,radix_count=paired",
-    "bytes=private,large_bins=radix,radix_count=batched",
+    "bytes=banked,large_bins=radix,radix_count=paired,interleaved=no",
+    "bytes=private,large_bins=radix,radix_count=batched,interleaved=yes",
 ]
 
 
@@ -90,8 +91,14 @@ CASES = [
 ]
 
 
+def tuned(kind: str, bins: int) -> bool:
+    """Whether a tuning's choices change this case: bytes, large bins, 2-D."""
+    return kind in ("uint8", "pairs") or (kind == "float32" and bins > 65_536)
+
+
 def child(reps: int, with_peers: bool) -> list[dict]:
-    """Every case in this process: ours under its tuning, the roofline, and the peers."""
+    """Every case in this process (under a candidate's tuning, those it changes): ours, the
+    roofline, and the peers."""
     import cupy as cp
     import numpy as np
 
@@ -103,7 +110,10 @@ def child(reps: int, with_peers: bool) -> list[dict]:
     except ImportError:  # pragma: no cover - the GPU host has it
         torch = None
     rows = []
+    candidate = bool(os.environ.get("POLARS_GPU_HIST_TUNING"))
     for kind, log2, dists, bins, rng_ in CASES:
+        if candidate and not tuned(kind, bins):
+            continue
         for dist in dists:
             x = make(cp, kind, dist, log2)
             flat = x.reshape(-1)

@@ -5,7 +5,8 @@
 //                     over the rows of RANK axes, axis d a column binned as -DAXISd says
 //                     (binners.cuh `BinnerOf`: its C type, rule kind and variant), into the
 //                     histogram; one axis reads its column in 16-byte vectors, more read a row's
-//                     coordinates and count its cell (cells.cuh)
+//                     coordinates and count its cell (cells.cuh; -DINTERLEAVED=1: the rows of
+//                     one (n, RANK) array, whole rows a 16-byte load)
 //   KERNEL_SEG_SCAN, KERNEL_SEG_COUNT, KERNEL_SEG_COUNT_BATCHED
 //                     the segmented families' later passes (segmented.cuh; the batched count
 //                     with -DSEG_RUNS_AT_ONCE=2 takes two long runs at once: the radix family's)
@@ -90,9 +91,17 @@ typedef Axes<typename BinnerOf<AXIS2, STAGE_EDGES>::type, After3> After2;
 #else
 typedef After3 After2;
 #endif
+#ifndef INTERLEAVED
+#define INTERLEAVED 0
+#endif
 #if RANK > 1
 typedef Axes<typename BinnerOf<AXIS1, STAGE_EDGES>::type, After2> After1;
+#if INTERLEAVED
+// The rows of one (n, RANK) array, a 16-byte load holding whole rows (cells.cuh).
+typedef InterleavedCells<Axes<typename BinnerOf<AXIS0, STAGE_EDGES>::type, After1>> Source;
+#else
 typedef Cells<Axes<typename BinnerOf<AXIS0, STAGE_EDGES>::type, After1>> Source;
+#endif
 #else
 typedef BinnedColumn<typename BinnerOf<AXIS0, STAGE_EDGES>::type> Source;
 #endif

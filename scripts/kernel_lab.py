@@ -51,13 +51,17 @@ HEADERS = [
     "proof.cuh",
     "extremes.cuh",
 ]
-# The counting families, and the lab's own combination: radix_b is the radix partition pass
-# followed by the batched count pass (radix runs its own, two long runs at once).
+# The partition families as (first pass, count pass, rows read whole a 16-byte load), and the
+# lab's own combinations: radix_b is the radix partition pass followed by the batched count pass
+# (radix runs its own, two long runs at once); *_i read an (n, 2) array's rows whole
+# (InterleavedCells) where the others read a column at a time.
 PARTITION_FAMILIES = {
-    "segmented": ("segmented", "seg_count"),
-    "batched": ("batched", "seg_count_batched"),
-    "radix": ("radix", "seg_count_paired"),
-    "radix_b": ("radix", "seg_count_batched"),
+    "segmented": ("segmented", "seg_count", False),
+    "batched": ("batched", "seg_count_batched", False),
+    "radix": ("radix", "seg_count_paired", False),
+    "radix_b": ("radix", "seg_count_batched", False),
+    "batched_i": ("batched", "seg_count_batched", True),
+    "radix_i": ("radix", "seg_count_paired", True),
 }
 
 
@@ -434,6 +438,10 @@ class Lab:
         axes = 2 if kind == "pairs" else 1
         return [rule] * axes, literal, formula, f"margin {margin:.3g}"
 
+    def part_defines(self, whole_rows: bool) -> tuple[str, ...]:
+        """A partition pass's tunables, and the interleaved source where rows are read whole."""
+        return (*self.args.define, *(["-DINTERLEAVED=1"] if whole_rows else []))
+
     def case(self, data: Data, bins: int, families: list[str]) -> None:
         """Each family on `data` into `bins` bins (cells), checked against the reference."""
         rules, literal, formula, note = self.rules(data.kind, bins)
@@ -441,8 +449,8 @@ class Lab:
         keys = [key("reference")]
         for family in families:
             if family in PARTITION_FAMILIES:
-                part, count = PARTITION_FAMILIES[family]
-                keys += [key(part, self.args.define), key("seg_scan"), key(count)]
+                part, count, whole_rows = PARTITION_FAMILIES[family]
+                keys += [key(part, self.part_defines(whole_rows)), key("seg_scan"), key(count)]
             else:
                 keys.append(key(family, self.args.define))
         # The later passes depend on no axis: one module each.
@@ -517,7 +525,7 @@ class Lab:
                 run = lambda: (out.fill(0), f((sms * blocks,), (1024,), (p,), shared_mem=sb))
                 plan = f"{sms * blocks}x1024"
             elif family in PARTITION_FAMILIES:
-                part_family, count_pass = PARTITION_FAMILIES[family]
+                part_family, count_pass, whole_rows = PARTITION_FAMILIES[family]
                 P = -(-bins // (1 << SEG_WIDTH_BITS))
                 tiles = -(-data.rows // SEG_TILE_ROWS)
                 keys_buf = cp.empty(tiles * SEG_TILE_ROWS, dtype=cp.uint16)
@@ -527,7 +535,7 @@ class Lab:
                 counters = P + 1 if part_family == "radix" else P
                 part_bytes = (32 + (counters + 3) // 4 * 4 + SEG_TILE_ROWS * 3 // 2) * 4
                 count_bytes = (32 + P + 1 + (1 << SEG_WIDTH_BITS)) * 4
-                part = self.function(key(part_family, self.args.define), part_bytes)
+                part = self.function(key(part_family, self.part_defines(whole_rows)), part_bytes)
                 scan = self.function(("seg_scan", "", False, 0, ()))
                 count = self.function((count_pass, "", False, 0, ()), count_bytes)
                 part_blocks = max(1, min(2, per_sm // (part_bytes + 1024)))
@@ -599,15 +607,22 @@ class Lab:
         )
 
 
+LARGE = ["batched", "radix", "radix_b"]
 # Issue 50's cases: (kind, log2 rows, distributions, bins, families). Today's families first,
 # then the candidates; every family of a case runs on the same buffer.
 LAB50 = [
     ("f32", 29, ["uniform", "normal"], 65_536, ["packed"]),
-    ("f32", 29, ["uniform", "normal"], 1 << 20, ["batched", "radix", "radix_b"]),
-    ("f32", 29, ["uniform", "normal"], 1 << 24, ["batched", "radix", "radix_b"]),
+    ("f32", 29, ["uniform", "normal"], 1 << 20, LARGE),
+    ("f32", 29, ["uniform", "normal"], 1 << 24, LARGE),
     ("u8", 30, ["uniform", "normal", "degenerate"], 256, ["shared", "banked", "private"]),
     ("u16", 29, ["uniform", "normal"], 65_536, ["packed"]),
-    ("pairs", 27, ["uniform", "normal"], 1 << 20, ["batched", "radix", "radix_b"]),
+    (
+        "pairs",
+        27,
+        ["uniform", "normal"],
+        1 << 20,
+        ["batched", "radix", "radix_b", "batched_i", "radix_i"],
+    ),
 ]
 
 
@@ -644,6 +659,14 @@ def tuning_advice(results: list[dict]) -> list[str]:
             lines.append(
                 f"large bins: {candidate} against batched on every float32 and 2-D row: {verdict} "
                 f"SM90.large_bins = Family::Radix, SM90.radix_count = CountPass::{count}"
+            )
+    for today, candidate in [("batched", "batched_i"), ("radix", "radix_i")]:
+        w = wins({"pairs"}, None, today, candidate)
+        if w is not None:
+            verdict = "set" if w else "keep false; do not set"
+            lines.append(
+                f"2-D rows: {candidate} against {today} on every 2-D row: {verdict} "
+                "SM90.interleaved = true"
             )
     return lines
 
@@ -682,7 +705,7 @@ def main() -> None:
         all_dists = ["uniform", "normal", "degenerate", "sorted"]
         all_dists += ["adversarial"] if kind == "f32" else []
         families = ["shared", "banked", "private", "packed", "spill", "segmented", "batched"]
-        families += ["radix", "radix_b", "global"]
+        families += ["radix", "radix_b", "global"]  # (the *_i variants take pairs: --suite)
         plan = []
         for d in all_dists:
             if dists and d not in dists:

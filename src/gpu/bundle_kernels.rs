@@ -116,20 +116,24 @@ pub fn common_kernels() -> Vec<KernelId> {
             .collect();
         pairs.push(rule(RuleKind::Edges, false, 0, false, false));
         for r in pairs {
-            let axes = AxisKernels::new(&[AxisKernel { dtype, rule: r }; 2]);
-            for family in [Shared, Packed, Batched, Radix, Global] {
-                out.push(KernelId::Count {
-                    family,
-                    weighted: false,
-                    axes,
-                });
-            }
-            for family in [Shared, Global] {
-                out.push(KernelId::Count {
-                    family,
-                    weighted: true,
-                    axes,
-                });
+            // An (n, 2) device array's rows read a column at a time, or whole rows a 16-byte
+            // load where a tuning names it (`Tuning::interleaved`).
+            let columns = AxisKernels::new(&[AxisKernel { dtype, rule: r }; 2]);
+            for axes in [columns, columns.interleaved(true)] {
+                for family in [Shared, Packed, Batched, Radix, Global] {
+                    out.push(KernelId::Count {
+                        family,
+                        weighted: false,
+                        axes,
+                    });
+                }
+                for family in [Shared, Global] {
+                    out.push(KernelId::Count {
+                        family,
+                        weighted: true,
+                        axes,
+                    });
+                }
             }
         }
     }

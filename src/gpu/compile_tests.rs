@@ -114,6 +114,32 @@ fn kernels() -> Vec<KernelId> {
         weighted: false,
         axes: AxisKernels::new(&[axis(DType::F64, rule(RuleKind::U64)); 8]),
     });
+    // The rows of one (n, d) array, whole rows a 16-byte load: float32 pairs in every family,
+    // weighted, float64 pairs, uint8 rows of 8 and int16 rows of 4 with explicit edges.
+    let pairs = AxisKernels::new(&[axis(DType::F32, rule(RuleKind::U32)); 2]).interleaved(true);
+    for family in Family::ALL {
+        out.push(KernelId::Count {
+            family,
+            weighted: false,
+            axes: pairs,
+        });
+    }
+    out.push(KernelId::Count {
+        family: Family::Shared,
+        weighted: true,
+        axes: pairs,
+    });
+    for axes in [
+        AxisKernels::new(&[axis(DType::F64, rule(RuleKind::U64)); 2]),
+        AxisKernels::new(&[axis(DType::U8, rule(RuleKind::U64)); 8]),
+        AxisKernels::new(&[axis(DType::I16, rule(RuleKind::Edges)); 4]),
+    ] {
+        out.push(KernelId::Count {
+            family: Family::Radix,
+            weighted: false,
+            axes: axes.interleaved(true),
+        });
+    }
     out.push(count(
         Family::Segmented,
         false,

@@ -273,12 +273,16 @@ impl fmt::Display for AxisKernel {
     }
 }
 
-/// The axes of a counting kernel, 1 to `MAX_RANK` of them, in the job's order.
+/// The axes of a counting kernel, 1 to `MAX_RANK` of them, in the job's order, and how their
+/// rows lie.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct AxisKernels {
     rank: u8,
     /// Past `rank`: copies of the first axis, so that equal lists compare equal.
     axes: [AxisKernel; MAX_RANK],
+    /// The rows are one (n, rank) array of one type, row-major: a 16-byte load holds whole
+    /// rows (`InterleavedCells`, kernels/cells.cuh), where each column is otherwise read alone.
+    interleaved: bool,
 }
 
 impl AxisKernels {
@@ -293,7 +297,20 @@ impl AxisKernels {
         AxisKernels {
             rank: axes.len() as u8,
             axes: all,
+            interleaved: false,
         }
+    }
+
+    /// These axes read as the rows of one (n, rank) array where `interleaved` (and there are
+    /// two axes or more).
+    pub fn interleaved(mut self, interleaved: bool) -> Self {
+        self.interleaved = interleaved && self.rank > 1;
+        self
+    }
+
+    /// Whether the rows are read as one (n, rank) array.
+    pub fn is_interleaved(&self) -> bool {
+        self.interleaved
     }
 
     /// One axis.
@@ -373,6 +390,9 @@ impl KernelId {
                 out.push(format!("-DFAMILY={}", family.define()));
                 out.push(format!("-DWEIGHTED={}", *weighted as u8));
                 out.push(format!("-DRANK={}", axes.as_slice().len()));
+                if axes.is_interleaved() {
+                    out.push("-DINTERLEAVED=1".into());
+                }
                 for (d, axis) in axes.as_slice().iter().enumerate() {
                     out.push(format!(
                         "-DAXIS{d}={},{}",
@@ -414,13 +434,18 @@ impl fmt::Display for KernelId {
                 weighted,
                 axes,
             } => {
-                let axes: Vec<String> = axes.as_slice().iter().map(|a| a.to_string()).collect();
+                let names: Vec<String> = axes.as_slice().iter().map(|a| a.to_string()).collect();
                 write!(
                     f,
-                    "count_{}{}_{}",
+                    "count_{}{}_{}{}",
                     family.name(),
                     if *weighted { "_weighted" } else { "" },
-                    axes.join("_x_")
+                    names.join("_x_"),
+                    if axes.is_interleaved() {
+                        "_interleaved"
+                    } else {
+                        ""
+                    }
                 )
             }
             KernelId::SegScan => write!(f, "seg_scan"),

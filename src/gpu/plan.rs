@@ -89,6 +89,9 @@ pub struct Tuning {
     pub large_bins: Family,
     /// The radix family's count pass.
     pub radix_count: CountPass,
+    /// The rows of one (n, d) device array are read whole rows a 16-byte load
+    /// (`InterleavedCells`) instead of a column at a time.
+    pub interleaved: bool,
 }
 
 /// sm_90 (H100, H200).
@@ -113,6 +116,9 @@ pub const SM90: Tuning = Tuning {
     // kernels on an H200, 2026-11-28).
     large_bins: Family::Batched,
     radix_count: CountPass::Paired,
+    // Until the same lab times them beside each column read alone: a column at a time (2^27
+    // float32 pairs into 1024 x 1024, 1.25 ms whole calls on an H200, 2026-11-28).
+    interleaved: false,
 };
 
 /// Every other architecture: sm_90's choices among the families measured on more than one
@@ -123,12 +129,13 @@ pub const DEFAULT: Tuning = Tuning {
     bytes: Family::Shared,
     large_bins: Family::Batched,
     radix_count: CountPass::Batched,
+    interleaved: false,
     ..SM90
 };
 
 /// The variable that overrides the families a tuning chooses by name, for benchmarks (the
 /// kernel lab's candidates timed through whole calls before a measurement moves a constant):
-/// `bytes=banked,large_bins=radix,radix_count=batched`.
+/// `bytes=banked,large_bins=radix,radix_count=batched,interleaved=yes`.
 pub const TUNING_ENV: &str = "POLARS_GPU_HIST_TUNING";
 
 impl Tuning {
@@ -173,6 +180,17 @@ impl Tuning {
                 "large_bins" => {
                     self.large_bins = family(key, value, &[Family::Batched, Family::Radix])?
                 }
+                "interleaved" => {
+                    self.interleaved = match value {
+                        "yes" => true,
+                        "no" => false,
+                        _ => {
+                            return Err(format!(
+                                "{TUNING_ENV}: interleaved={value:?}: use yes or no"
+                            ))
+                        }
+                    }
+                }
                 "radix_count" => {
                     self.radix_count = match value {
                         "batched" => CountPass::Batched,
@@ -186,8 +204,8 @@ impl Tuning {
                 }
                 _ => {
                     return Err(format!(
-                        "{TUNING_ENV}: {key:?} is not a choice: use bytes, large_bins or \
-                         radix_count"
+                        "{TUNING_ENV}: {key:?} is not a choice: use bytes, large_bins, \
+                         radix_count or interleaved"
                     ))
                 }
             }
@@ -500,7 +518,7 @@ fn row_by_row(
         kernel: KernelId::Count {
             family,
             weighted: job.weighted,
-            axes: AxisKernels::new(&kernels),
+            axes: AxisKernels::new(&kernels).interleaved(job.interleaved && tuning.interleaved),
         },
         family,
         bins: job.cells,

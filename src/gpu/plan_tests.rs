@@ -32,6 +32,7 @@ fn outline<'a>(
         row_bytes: dtypes.iter().map(|d| d.size()).sum::<usize>() + 8 * weighted as usize,
         location: crate::job::Location::Host,
         ordinal: 0,
+        interleaved: false,
     }
 }
 
@@ -513,6 +514,58 @@ fn tuning_overrides_name_families_strictly() {
         .unwrap_err()
         .contains("not a choice"));
     assert!(SM90.overridden("radix_count=tile").is_err());
+    assert!(SM90.overridden("interleaved=yes").unwrap().interleaved);
+    assert!(SM90
+        .overridden("interleaved=1")
+        .unwrap_err()
+        .contains("yes or no"));
+}
+
+/// The rows of one (n, d) array are read whole rows a 16-byte load where the tuning says so, and
+/// the kernel's name says it; one axis, or rows not of one array, never are.
+#[test]
+fn interleaved_rows_where_the_tuning_reads_them_so() {
+    let axes = [
+        Axis::bins(spec(Binning::Count(1024)), false),
+        Axis::bins(spec(Binning::Count(1024)), false),
+    ];
+    let job = |interleaved| Outline {
+        interleaved,
+        ..outline(&axes, &[DType::F32, DType::F32], 1 << 20, false, 1 << 27)
+    };
+    let tuned = Tuning {
+        interleaved: true,
+        ..SM90
+    };
+    let name = |tuning: &Tuning, interleaved| {
+        super::plan(&DeviceProps::h100(), tuning, &job(interleaved), None, None)
+            .unwrap()
+            .kernel
+            .to_string()
+    };
+    let plain = "count_batched_float32_u32_left_formula64_x_float32_u32_left_formula64";
+    assert_eq!(name(&SM90, true), plain);
+    assert_eq!(name(&tuned, false), plain);
+    assert_eq!(name(&tuned, true), format!("{plain}_interleaved"));
+    let KernelId::Count { axes: ids, .. } =
+        super::plan(&DeviceProps::h100(), &tuned, &job(true), None, None)
+            .unwrap()
+            .kernel
+    else {
+        panic!("a counting kernel")
+    };
+    assert!(ids.is_interleaved());
+    assert!(KernelId::Count {
+        family: Family::Radix,
+        weighted: false,
+        axes: ids
+    }
+    .defines()
+    .contains(&"-DINTERLEAVED=1".to_string()));
+    // One axis is never read so.
+    assert!(!AxisKernels::one(DType::F32, ids.as_slice()[0].rule)
+        .interleaved(true)
+        .is_interleaved());
 }
 
 /// A 1-D uint8 job of `rows` rows into 256 equal bins over (0, 256): counted by value.

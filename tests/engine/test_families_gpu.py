@@ -283,3 +283,70 @@ def test_todays_choices_stand_untuned() -> None:
     assert "count_batched_float32" in gh.explain(y, 1 << 20, range=(0, 1))
     got, _ = ghnp.histogram(x, 256, range=(0, 256))
     np.testing.assert_array_equal(cp.asnumpy(got), np.full(256, 4096))
+
+
+# ---- an (n, d) array's rows read whole a 16-byte load, where a tuning says so ----
+
+
+ROWS_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    import cupy as cp
+    import numpy as np
+    import polars_gpu_hist as gh
+    import polars_gpu_hist.numpy as ghnp
+
+    rng = np.random.default_rng(5)
+    out = []
+    for dtype, d, bins, start, weighted in json.loads(sys.argv[1]):
+        n = (1 << 22) + 7
+        if dtype in ("float32", "float64"):
+            x = rng.random((n, d)).astype(dtype)
+            x[::7] = 0.25
+            x[1::11, 0] = np.nan
+            x[2::13, d - 1] = 2.0
+            x[3::17, 0] = -np.inf
+            x[4::19, d - 1] = 1.0
+            ranges = [(0.0, 1.0)] * d
+        else:
+            x = rng.integers(0, 256, (n, d)).astype(dtype)
+            ranges = [(0, 256)] * d
+        x = x[start:]
+        w = rng.random(len(x)) if weighted else None
+        want, _ = np.histogramdd(x, bins, range=ranges, weights=w)
+        got, _ = ghnp.histogramdd(
+            cp.asarray(x), bins, range=ranges, weights=None if w is None else cp.asarray(w)
+        )
+        got = cp.asnumpy(got)
+        equal = bool(np.allclose(got, want) if weighted else np.array_equal(got, want))
+        out.append(equal)
+    print(json.dumps(out))
+    """
+)
+
+
+@pytest.mark.parametrize("large_bins", ["batched", "radix"])
+def test_rows_of_one_array_read_whole_where_tuned(large_bins: str) -> None:
+    # float32 pairs into 16^2 (shared), 256^2 (packed) and 1024^2 cells (the partition families),
+    # a view from row 1 (a head of one row before the first 16-byte boundary), weights; float64
+    # pairs (a row a load), four float32 columns, uint8 rows of 8, and float32 triples (12-byte
+    # rows: read a column at a time).
+    cases = [["float32", 2, bins, start, False] for bins in [16, 256, 1024] for start in [0, 1]]
+    cases += [
+        ["float32", 2, 16, 1, True],
+        ["float64", 2, 1024, 1, False],
+        ["float32", 4, 16, 3, False],
+        ["uint8", 8, 2, 5, False],
+        ["float32", 3, 64, 0, False],
+    ]
+    env = dict(os.environ, POLARS_GPU_HIST_TUNING=f"interleaved=yes,large_bins={large_bins}")
+    done = subprocess.run(
+        [sys.executable, "-c", ROWS_CHILD, json.dumps(cases)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    assert all(results), [c for c, ok in zip(cases, results) if not ok]
