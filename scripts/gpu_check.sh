@@ -264,7 +264,7 @@ if [[ $what == lab50 ]]; then
     echo "== compute-sanitizer --tool $tool on the private, banked and radix kernels (bytes by value: private)"
     POLARS_GPU_HIST_TUNING=bytes=private timeout $([[ $tool == memcheck ]] && echo 50 || echo 70) \
       compute-sanitizer --tool $tool --error-exitcode 3 python3 scripts/sanitize_kernels.py \
-      private banked radix by_value > "$OUT/sanitizer_lab50_$tool.log" 2>&1
+      private banked radix bytes > "$OUT/sanitizer_lab50_$tool.log" 2>&1
     rc=$?; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|MISMATCH" "$OUT/sanitizer_lab50_$tool.log" | tail -3
     echo "$tool exit code $rc"; [[ $rc == 0 ]] || status=1
   done

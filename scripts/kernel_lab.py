@@ -442,10 +442,10 @@ class Lab:
         """A partition pass's tunables, and the interleaved source where rows are read whole."""
         return (*self.args.define, *(["-DINTERLEAVED=1"] if whole_rows else []))
 
-    def case(self, data: Data, bins: int, families: list[str]) -> None:
-        """Each family on `data` into `bins` bins (cells), checked against the reference."""
-        rules, literal, formula, note = self.rules(data.kind, bins)
-        key = lambda family, extra=(): (family, data.kind, literal, formula, tuple(extra))
+    def keys(self, kind: str, bins: int, families: list[str]) -> list[tuple]:
+        """The modules a case runs: the reference, and each family's passes."""
+        _, literal, formula, _ = self.rules(kind, bins)
+        key = lambda family, extra=(): (family, kind, literal, formula, tuple(extra))
         keys = [key("reference")]
         for family in families:
             if family in PARTITION_FAMILIES:
@@ -454,8 +454,13 @@ class Lab:
             else:
                 keys.append(key(family, self.args.define))
         # The later passes depend on no axis: one module each.
-        keys = [k if not k[0].startswith("seg_") else (k[0], "", False, 0, ()) for k in keys]
-        self.compile_all(keys)
+        return [k if not k[0].startswith("seg_") else (k[0], "", False, 0, ()) for k in keys]
+
+    def case(self, data: Data, bins: int, families: list[str]) -> None:
+        """Each family on `data` into `bins` bins (cells), checked against the reference."""
+        rules, literal, formula, note = self.rules(data.kind, bins)
+        key = lambda family, extra=(): (family, data.kind, literal, formula, tuple(extra))
+        self.compile_all(self.keys(data.kind, bins, families))
         if self.dry:
             self.params(data, rules, bins, 0)
             return
@@ -723,6 +728,8 @@ def main() -> None:
                 ]
                 log2 = args.log2n - 3 if d == "adversarial" else args.log2n
                 plan.append((kind, log2, [d], b, fams))
+    # Every module of the run at once, in parallel (a case's alone left most cores idle).
+    lab.compile_all([k for kind, _, _, bins, fams in plan for k in lab.keys(kind, bins, fams)])
     made: dict[tuple, Data] = {}
     for kind, log2, ds, bins, fams in plan:
         for dist in ds:

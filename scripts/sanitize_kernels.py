@@ -10,7 +10,7 @@ short ones a lane's in the batched count pass); then the extremes kernel through
 Then fills of a Histogram from CuPy arrays, whose kernels count the flow too ("flow").
 
 Usage: python scripts/sanitize_kernels.py [PART ...]: only those parts (families, "proof",
-"nd", "by_value", "flow", "extremes"); all of them by default.
+"nd", "by_value", "bytes", "flow", "extremes"); all of them by default.
 """
 
 import sys
@@ -147,6 +147,18 @@ for dtype, rows in [(pl.Int8, 8192), (pl.UInt16, 1 << 20)] if wanted("by_value")
         ]
         bad += hist[0] != hist[1]
         print("by value", dtype, bins, "ok" if hist[0] == hist[1] else "MISMATCH", flush=True)
+# Bytes counted by value into 256 counters, by the family POLARS_GPU_HIST_TUNING's `bytes` names
+# (shared by default), then folded; nulls, both signs.
+for dtype in [pl.UInt8, pl.Int8] if wanted("bytes") else []:
+    values = pl.Series("x", rng.integers(-128, 256, 20_003)).cast(dtype, strict=False)
+    values = values.scatter([1, 2, 3], None)
+    for bins in [256, 10]:
+        hist = [
+            values.gpu_hist.histogram(bins, device=d).struct.field("count").to_list()
+            for d in ["gpu", "cpu"]
+        ]
+        bad += hist[0] != hist[1]
+        print("bytes", dtype, bins, "ok" if hist[0] == hist[1] else "MISMATCH", flush=True)
 try:
     import cupy as cp
 
