@@ -451,8 +451,8 @@ class Lab:
             if family in PARTITION_FAMILIES:
                 part, count, whole_rows = PARTITION_FAMILIES[family]
                 keys += [key(part, self.part_defines(whole_rows)), key("seg_scan"), key(count)]
-            else:
-                keys.append(key(family, self.args.define))
+            else:  # banked_1: the banked module on a launch of its own
+                keys.append(key(family.removesuffix("_1"), self.args.define))
         # The later passes depend on no axis: one module each.
         return [k if not k[0].startswith("seg_") else (k[0], "", False, 0, ()) for k in keys]
 
@@ -476,7 +476,7 @@ class Lab:
             out = cp.zeros(bins, dtype=cp.uint64)
             p_of = lambda **extra: self.params(data, rules, bins, out.data.ptr, **extra)
             stages: dict[str, float] = {}
-            k = key(family, self.args.define)
+            k = key(family.removesuffix("_1"), self.args.define)
             if family == "shared":
                 stride = (bins + 1) | 1
                 one = stride * 4
@@ -491,11 +491,12 @@ class Lab:
                 p = p_of(shared__replicas=replicas, shared__stride=stride)
                 run = lambda: (out.fill(0), f((sms * blocks,), (block,), (p,), shared_mem=sb))
                 plan = f"{sms * blocks}x{block} r{replicas}"
-            elif family == "banked":
+            elif family in ("banked", "banked_1"):
                 one = (bins + 1) * 128
                 if one > optin:
                     continue
-                blocks = max(b for b in range(1, 5) if b == 1 or (one + 1024) * b <= per_sm)
+                most = 4 if family == "banked" else 1  # SM90.most_banked_blocks
+                blocks = max(b for b in range(1, most + 1) if b == 1 or (one + 1024) * b <= per_sm)
                 block = 512 if blocks > 1 else 1024
                 budget = min(per_sm // blocks - 1024, optin)
                 replicas = max(1, min(block // 32, budget // one))
@@ -619,7 +620,13 @@ LAB50 = [
     ("f32", 29, ["uniform", "normal"], 65_536, ["packed"]),
     ("f32", 29, ["uniform", "normal"], 1 << 20, LARGE),
     ("f32", 29, ["uniform", "normal"], 1 << 24, LARGE),
-    ("u8", 30, ["uniform", "normal", "degenerate"], 256, ["shared", "banked", "private"]),
+    (
+        "u8",
+        30,
+        ["uniform", "normal", "degenerate"],
+        256,
+        ["shared", "banked", "banked_1", "private"],
+    ),
     ("u16", 29, ["uniform", "normal"], 65_536, ["packed"]),
     (
         "pairs",
@@ -649,13 +656,18 @@ def tuning_advice(results: list[dict]) -> list[str]:
                 return False
         return True
 
-    for candidate in ["banked", "private"]:
+    for candidate, also in [
+        ("banked", ""),
+        ("banked_1", ", SM90.most_banked_blocks = 1"),
+        ("private", ""),
+    ]:
         w = wins({"u8"}, {256}, "shared", candidate)
         if w is not None:
             verdict = "set" if w else "keep Family::Shared; do not set"
+            family = candidate.removesuffix("_1").capitalize()
             lines.append(
                 f"bytes: {candidate} against shared on every uint8 row: {verdict} "
-                f"SM90.bytes = Family::{candidate.capitalize()}"
+                f"SM90.bytes = Family::{family}{also}"
             )
     for candidate, count in [("radix", "Paired"), ("radix_b", "Batched")]:
         w = wins({"f32", "pairs"}, {1 << 20, 1 << 24}, "batched", candidate)

@@ -89,6 +89,9 @@ pub struct Tuning {
     pub large_bins: Family,
     /// The radix family's count pass.
     pub radix_count: CountPass,
+    /// Blocks an SM of the banked family at most: 4 (512 threads, one replica each at 256
+    /// counters) or 1 (1,024 threads and seven replicas).
+    pub most_banked_blocks: u32,
     /// The rows of one (n, d) device array are read whole rows a 16-byte load
     /// (`InterleavedCells`) instead of a column at a time.
     pub interleaved: bool,
@@ -116,6 +119,7 @@ pub const SM90: Tuning = Tuning {
     // kernels on an H200, 2026-11-28).
     large_bins: Family::Batched,
     radix_count: CountPass::Paired,
+    most_banked_blocks: 4,
     // Until the same lab times them beside each column read alone: a column at a time (2^27
     // float32 pairs into 1024 x 1024, 1.25 ms whole calls on an H200, 2026-11-28).
     interleaved: false,
@@ -180,6 +184,16 @@ impl Tuning {
                 "large_bins" => {
                     self.large_bins = family(key, value, &[Family::Batched, Family::Radix])?
                 }
+                "banked_blocks" => {
+                    self.most_banked_blocks = match value.parse::<u32>() {
+                        Ok(b) if (1..=4).contains(&b) => b,
+                        _ => {
+                            return Err(format!(
+                                "{TUNING_ENV}: banked_blocks={value:?}: use 1 to 4"
+                            ))
+                        }
+                    }
+                }
                 "interleaved" => {
                     self.interleaved = match value {
                         "yes" => true,
@@ -204,8 +218,8 @@ impl Tuning {
                 }
                 _ => {
                     return Err(format!(
-                        "{TUNING_ENV}: {key:?} is not a choice: use bytes, large_bins, \
-                         radix_count or interleaved"
+                        "{TUNING_ENV}: {key:?} is not a choice: use bytes, banked_blocks, \
+                         large_bins, radix_count or interleaved"
                     ))
                 }
             }
@@ -782,12 +796,14 @@ fn packed_shape(props: &DeviceProps, tuning: &Tuning, needs: &Needs) -> Shape {
     Shape::new(blocks, tuning.big_block_threads, packed)
 }
 
-/// The banked family: blocks as the shared family has them, a replica of the lane-banked
-/// counters for as many warps as each block's share holds.
+/// The banked family: as many blocks an SM as its counters fit, up to `most_banked_blocks`,
+/// then as many replicas of the lane-banked counters as each block's share holds (more
+/// replicas, fewer warps adding into each: one value's rows meet in fewer places).
 fn banked_shape(props: &DeviceProps, tuning: &Tuning, needs: &Needs) -> Shape {
     let per_sm = props.shared_per_sm as u64;
     let one = needs.banked();
-    let blocks = (1..=props.max_threads_per_sm / tuning.block_threads)
+    let most = (props.max_threads_per_sm / tuning.block_threads).min(tuning.most_banked_blocks);
+    let blocks = (1..=most.max(1))
         .rev()
         .find(|&b| (one + 1024) * b as u64 <= per_sm)
         .unwrap_or(1);

@@ -529,6 +529,13 @@ fn tuning_overrides_name_families_strictly() {
         .contains("not a choice"));
     assert!(SM90.overridden("radix_count=tile").is_err());
     assert!(SM90.overridden("interleaved=yes").unwrap().interleaved);
+    assert_eq!(
+        SM90.overridden("banked_blocks=1")
+            .unwrap()
+            .most_banked_blocks,
+        1
+    );
+    assert!(SM90.overridden("banked_blocks=8").is_err());
     assert!(SM90
         .overridden("interleaved=1")
         .unwrap_err()
@@ -631,6 +638,19 @@ fn bytes_counted_by_value_take_the_tuned_family() {
         (Family::Banked, 512, 4 * 132, 1, 32_896)
     );
     assert!(banked.to_string().contains("counters a lane"), "{banked}");
+    // One block of 1,024 threads an SM: seven replicas, four or five warps each.
+    let wide = bytes_plan(
+        &Tuning {
+            bytes: Family::Banked,
+            most_banked_blocks: 1,
+            ..TODAY
+        },
+        1 << 30,
+    );
+    assert_eq!(
+        (wide.block, wide.grid, wide.replicas, wide.shared_bytes),
+        (1024, 132, 7, 7 * 32_896)
+    );
     // Private: the totals (1,040 bytes) and as many groups of four warps as fit one block of
     // the optin (7: 896 threads), one block an SM.
     let private = bytes_plan(

@@ -245,8 +245,10 @@ def tuned(tuning: str, cases: list[list]) -> list[list]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("family", ["banked", "private"])
-def test_bytes_counted_by_value_take_a_tuned_family(family: str) -> None:
+@pytest.mark.parametrize(
+    ("family", "more"), [("banked", ""), ("banked", ",banked_blocks=1"), ("private", "")]
+)
+def test_bytes_counted_by_value_take_a_tuned_family(family: str, more: str) -> None:
     # uint8 and int8 columns of 2^25 rows count by value into 256 counters, then fold: into
     # 256, 10 and 64 bins over part of the values.
     cases = [
@@ -255,7 +257,7 @@ def test_bytes_counted_by_value_take_a_tuned_family(family: str) -> None:
         for pattern in ["uniform", "image", "one value", "sorted"]
         for bins, lo, hi in [(256, lo0, lo0 + 256), (10, lo0, lo0 + 256), (64, lo0 + 16, lo0 + 240)]
     ]
-    for case, (equal, kernels) in zip(cases, tuned(f"bytes={family}", cases)):
+    for case, (equal, kernels) in zip(cases, tuned(f"bytes={family}{more}", cases)):
         assert equal, case
         assert any(f"count_{family}_" in k for k in kernels), (case, kernels)
 
