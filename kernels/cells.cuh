@@ -19,6 +19,11 @@ struct NoAxes {
     {
         return Load{};
     }
+    template <class V>
+    __device__ static Load load_row(const V*)
+    {
+        return Load{};
+    }
 };
 
 template <class Bin, class Rest>
@@ -58,6 +63,15 @@ struct Axes {
     __device__ static Load from(C& chunk)
     {
         return Load{chunk.next(), Rest::from(chunk)};
+    }
+
+    // A row's coordinates loaded one by one from the row's first (InterleavedCells' rows
+    // outside its vectors), from the source's own base pointer: this axis's column pointer, read
+    // late through the parameters' address on that rare path, was such a late load as
+    // binners.cuh's `pinned` avoids.
+    __device__ static Load load_row(const Value* row)
+    {
+        return Load{__ldg(row), Rest::load_row(row + 1)};
     }
 
     __device__ bool valid(u64 row) const
@@ -182,6 +196,7 @@ struct InterleavedCells {
         const u64 tail = head + units * K;
         const u64 row = lane < 16 ? lane : tail + (lane - 16);
         const bool in = lane < 16 ? row < head : row < len;
-        op(in, row, in ? axes.cell(axes.load(row), n) : n);
+        const Value* const values = reinterpret_cast<const Value*>(base + row * ROW_BYTES);
+        op(in, row, in ? axes.cell(A::load_row(values), n) : n);
     }
 };
