@@ -255,11 +255,18 @@ if [[ $what == largebins ]]; then
   tail -n 16 "$OUT/kernel_lab_largebins.log"
 fi
 if [[ $what == lab50 ]]; then
+  # The sanitizer's kernels that the bundle lacks compile meanwhile (on first use, into the cache
+  # both sanitizer runs then read), its counts checked against the CPU once without the tool.
+  POLARS_GPU_HIST_TUNING=bytes=private timeout 150 python3 scripts/sanitize_kernels.py \
+    private banked radix bytes > "$OUT/sanitize_plain_lab50.log" 2>&1 &
+  warm=$!
   echo "== gpu tests of the candidate families (tests/engine/test_families_gpu.py) and of today's large bins"
   timeout 140 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
     tests/engine/test_families_gpu.py tests/engine/test_large_bins_gpu.py -k "families or radix or banked or private or batched or tuned" \
     2>&1 | tee "$OUT/pytest_lab50.log" | tail -12
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  wait $warm || status=1
+  echo "  the sanitizer's cases without the tool: $(grep -c ' ok' "$OUT/sanitize_plain_lab50.log") ok, $(grep -c MISMATCH "$OUT/sanitize_plain_lab50.log") mismatched"
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool on the private, banked and radix kernels (bytes by value: private)"
     POLARS_GPU_HIST_TUNING=bytes=private timeout $([[ $tool == memcheck ]] && echo 50 || echo 70) \
