@@ -19,6 +19,9 @@ fn family_define(family: Family) -> &'static str {
         Family::Segmented => "FAMILY_SEGMENTED",
         Family::Batched => "FAMILY_BATCHED",
         Family::Global => "FAMILY_GLOBAL",
+        Family::Private => "FAMILY_PRIVATE",
+        Family::Banked => "FAMILY_BANKED",
+        Family::Radix => "FAMILY_RADIX",
     }
 }
 
@@ -192,12 +195,16 @@ impl fmt::Display for AxisKernel {
     }
 }
 
-/// The axes of a counting kernel, 1 to `MAX_RANK` of them, in the job's order.
+/// The axes of a counting kernel, 1 to `MAX_RANK` of them, in the job's order, and how their
+/// rows lie.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct AxisKernels {
     rank: u8,
     /// Past `rank`: copies of the first axis, so that equal lists compare equal.
     axes: [AxisKernel; MAX_RANK],
+    /// The rows are one (n, rank) array of one type, row-major: a 16-byte load holds whole
+    /// rows (`InterleavedCells`, kernels/cells.cuh), where each column is otherwise read alone.
+    interleaved: bool,
 }
 
 impl AxisKernels {
@@ -212,7 +219,20 @@ impl AxisKernels {
         AxisKernels {
             rank: axes.len() as u8,
             axes: all,
+            interleaved: false,
         }
+    }
+
+    /// These axes read as the rows of one (n, rank) array where `interleaved` (and there are
+    /// two axes or more).
+    pub fn interleaved(mut self, interleaved: bool) -> Self {
+        self.interleaved = interleaved && self.rank > 1;
+        self
+    }
+
+    /// Whether the rows are read as one (n, rank) array.
+    pub fn is_interleaved(&self) -> bool {
+        self.interleaved
     }
 
     /// One axis.
@@ -238,6 +258,8 @@ pub enum KernelId {
     SegCount,
     /// The batched family's count pass.
     SegCountBatched,
+    /// The batched count pass taking two long runs at once (the radix family's).
+    SegCountPaired,
     Extremes {
         dtype: DType,
     },
@@ -268,7 +290,7 @@ impl KernelId {
             KernelId::Count { .. } => "count",
             KernelId::SegScan => "seg_scan",
             KernelId::SegCount => "seg_count",
-            KernelId::SegCountBatched => "seg_count_batched",
+            KernelId::SegCountBatched | KernelId::SegCountPaired => "seg_count_batched",
             KernelId::Extremes { .. } => "extremes",
             KernelId::Edges { .. } => "edges",
             KernelId::Proof { .. } => "prove",
@@ -290,6 +312,9 @@ impl KernelId {
                 out.push(format!("-DFAMILY={}", family_define(*family)));
                 out.push(format!("-DWEIGHTED={}", *weighted as u8));
                 out.push(format!("-DRANK={}", axes.as_slice().len()));
+                if axes.is_interleaved() {
+                    out.push("-DINTERLEAVED=1".into());
+                }
                 for (d, axis) in axes.as_slice().iter().enumerate() {
                     out.push(format!(
                         "-DAXIS{d}={},{}",
@@ -301,6 +326,10 @@ impl KernelId {
             KernelId::SegScan => out.push("-DKERNEL_SEG_SCAN".into()),
             KernelId::SegCount => out.push("-DKERNEL_SEG_COUNT".into()),
             KernelId::SegCountBatched => out.push("-DKERNEL_SEG_COUNT_BATCHED".into()),
+            KernelId::SegCountPaired => {
+                out.push("-DKERNEL_SEG_COUNT_BATCHED".into());
+                out.push("-DSEG_RUNS_AT_ONCE=2".into());
+            }
             KernelId::Extremes { dtype } => {
                 out.push("-DKERNEL_EXTREMES".into());
                 out.push(value(*dtype));
@@ -327,18 +356,24 @@ impl fmt::Display for KernelId {
                 weighted,
                 axes,
             } => {
-                let axes: Vec<String> = axes.as_slice().iter().map(|a| a.to_string()).collect();
+                let names: Vec<String> = axes.as_slice().iter().map(|a| a.to_string()).collect();
                 write!(
                     f,
-                    "count_{}{}_{}",
+                    "count_{}{}_{}{}",
                     family.name(),
                     if *weighted { "_weighted" } else { "" },
-                    axes.join("_x_")
+                    names.join("_x_"),
+                    if axes.is_interleaved() {
+                        "_interleaved"
+                    } else {
+                        ""
+                    }
                 )
             }
             KernelId::SegScan => write!(f, "seg_scan"),
             KernelId::SegCount => write!(f, "seg_count"),
             KernelId::SegCountBatched => write!(f, "seg_count_batched"),
+            KernelId::SegCountPaired => write!(f, "seg_count_paired"),
             KernelId::Extremes { dtype } => write!(f, "extremes_{}", dtype.name()),
             KernelId::Edges { dtype } => write!(f, "edges_{}", dtype.name()),
             KernelId::Proof { dtype } => write!(f, "proof_{}", dtype.name()),
