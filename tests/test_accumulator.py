@@ -132,8 +132,12 @@ def test_inputs_of_every_kind() -> None:
     assert h.counts.tolist() == [5, 5, 5]
     with pytest.raises(TypeError, match="one column"):
         h.fill(pl.DataFrame({"a": [1.0], "b": [2.0]}))
+    # One axis flattens an array of several dimensions as numpy does (issue 49 item 9); the
+    # columns of several axes must be 1-D.
+    h.fill(np.zeros((2, 2)))
+    assert h.counts.tolist() == [9, 5, 5]
     with pytest.raises(ValueError, match="1-D"):
-        h.fill(np.zeros((2, 2)))
+        gh.Histogram([2, 2], range=[(0, 1), (0, 1)]).fill(np.zeros((2, 2)), np.zeros((2, 2)))
     with pytest.raises(TypeError, match="histogram_scan"):
         h.fill(pl.LazyFrame({"a": [1.0]}))
 

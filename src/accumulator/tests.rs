@@ -530,7 +530,7 @@ fn set_contents_takes_a_total_of_the_same_cells_and_kinds() {
     total.fill(std::slice::from_ref(&x), None).unwrap();
     let mut h = total.empty_like().unwrap();
     let counts = total.counts().try_clone().unwrap();
-    h.set_contents(counts, None, *total.flow()).unwrap();
+    h.set_contents(counts, None, *total.flow(), None).unwrap();
     assert_eq!(h.counts(), total.counts());
     assert_eq!(h.flow(), total.flow());
     h.fill(std::slice::from_ref(&x), None).unwrap();
@@ -541,7 +541,9 @@ fn set_contents_takes_a_total_of_the_same_cells_and_kinds() {
         (Counts::zeros(4, false).unwrap(), Some(vec![0.0; 4])),
     ] {
         let before = h.try_clone().unwrap();
-        assert!(h.set_contents(counts, squares, Flow::default()).is_err());
+        assert!(h
+            .set_contents(counts, squares, Flow::default(), None)
+            .is_err());
         assert_eq!(h.counts(), before.counts());
     }
 }

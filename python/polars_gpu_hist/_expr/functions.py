@@ -27,6 +27,7 @@ from polars_gpu_hist._args.arguments import (
 )
 from polars_gpu_hist._expr import docstrings as _docstrings
 from polars_gpu_hist._expr.polars_hist import build_plugin_call, hist_call, hist_expr, hist_of_call
+from polars_gpu_hist._inputs import host as _host
 from polars_gpu_hist._native import cuda_arrays as _cuda
 from polars_gpu_hist._native import options as _options
 
@@ -405,7 +406,7 @@ def _host_histogram(data: Any, weights: Any, kwargs: _options.HistogramKwargs) -
     (at 1,000 rows the query costs more than the counting). Where that fails, the same call as
     a query raises the error exactly as the expression does: the data and its weights sit in a
     frame of their own under fixed names, so no name of the caller's can collide."""
-    values = _host_series(data, "x")
+    values = _host_series(data, "x", "data")
     w = None if weights is None else _host_series(weights, "w", "weights")
     if w is not None and w.len() != values.len():
         raise ValueError(
@@ -430,8 +431,7 @@ def _host_histogram(data: Any, weights: Any, kwargs: _options.HistogramKwargs) -
 def _host_series(data: Any, name: str, what: str = "column") -> pl.Series:
     """A Series of host data: Series as they are, arrays flattened as numpy flattens them;
     ``what`` names it in the error an Object Series raises."""
-    flat = data.reshape(-1) if getattr(data, "ndim", 1) > 1 else data
-    series = data if isinstance(data, pl.Series) else pl.Series(name, flat)
+    series = _host.series(data, name, what)
     _args.refuse_object(series, what)
     return series
 
@@ -511,9 +511,7 @@ def _host_histogramdd(
 ) -> pl.DataFrame:
     """The n-D histogram of host Series or array-likes under the plugin's `options`: a frame of
     them, then the plugin."""
-    series = [
-        c if isinstance(c, pl.Series) else pl.Series(f"x{i}", c) for i, c in enumerate(columns)
-    ]
+    series = [_host.series(c, f"x{i}", flatten=False) for i, c in enumerate(columns)]
     for c in series:
         _args.refuse_object(c)
     names = [c.name for c in series]

@@ -11,6 +11,7 @@ from typing import Any
 from polars_gpu_hist import _native
 from polars_gpu_hist._args import arguments as _args
 from polars_gpu_hist._args.arguments import Closed, Device
+from polars_gpu_hist._histogram.axes import AxisKind
 from polars_gpu_hist._histogram.fill import is_sequence
 from polars_gpu_hist._native import options as _options
 
@@ -53,26 +54,54 @@ def _is_pairs(range: Any) -> bool:
     return len(range) > 0 and all(r is None or is_sequence(r) for r in range)
 
 
-def axes(bins: Any, range: Any) -> list[_options.AccumulatorAxis]:
-    """The native axes: one for ``numpy.histogram``'s arguments, several for
+def axes(bins: Any, range: Any) -> list[tuple[_options.AccumulatorAxis, AxisKind]]:
+    """The native axes and their kinds: one for ``numpy.histogram``'s arguments, several for
     ``numpy.histogramdd``'s (a range per axis, or a bins entry that is itself a sequence)."""
     several = _is_pairs(range) or (
         is_sequence(bins) and len(bins) > 0 and any(is_sequence(b) for b in bins)
     )
     if not several:
-        return [{"bins": numbers(_args.bins(bins), "`bins`"), "range": number_range(range)}]
+        return [axis(bins, range)]
     d = len(range) if _is_pairs(range) else len(bins)
-    per_axis = [bins] * d if isinstance(bins, int) else list(bins)
+    per_axis = [bins] * d if isinstance(bins, (int, str)) else list(bins)
     ranges = list(range) if range is not None else [None] * d
     if len(per_axis) != d or len(ranges) != d:
         raise ValueError(
             f"`bins` has {len(per_axis)} entries and `range` {len(ranges)}: give one per axis "
             "(or one int `bins` for all)"
         )
-    return [
-        {"bins": numbers(_args.bins(b), "`bins`"), "range": number_range(r)}
-        for b, r in zip(per_axis, ranges)
-    ]
+    return [axis(b, r) for b, r in zip(per_axis, ranges)]
+
+
+def axis(bins: Any, range: Any) -> tuple[_options.AccumulatorAxis, AxisKind]:
+    """One native axis and its kind: equal bins over ``range``, explicit edges, or
+    ``"integer"``: one bin per integer of ``range=(lo, hi)``, both ends included (boost's
+    ``Integer(lo, hi + 1)``)."""
+    if isinstance(bins, str) and bins == "integer":
+        lo, hi = _integer_range(range)
+        native: _options.AccumulatorAxis = {"bins": hi - lo + 1, "range": (lo, hi + 1)}
+        return native, AxisKind("integer", hi - lo + 1, lo, hi + 1)
+    native = {"bins": numbers(_args.bins(bins), "`bins`"), "range": number_range(range)}
+    count, pair = native["bins"], native["range"]
+    if isinstance(count, int) and pair is not None:
+        return native, AxisKind("regular", count, pair[0], pair[1])
+    return native, AxisKind("variable", 0 if isinstance(count, int) else len(count) - 1)
+
+
+def _integer_range(range: Any) -> tuple[int, int]:
+    pair = number_range(range)
+    if pair is None or not all(float(v).is_integer() for v in pair) or pair[0] > pair[1]:
+        raise ValueError(
+            '`bins="integer"` (one bin per integer) needs `range=(lo, hi)`, two integers lo <= '
+            f"hi, both included: a Histogram's bins are fixed before its first fill, got {range!r}"
+        )
+    lo, hi = int(pair[0]), int(pair[1])
+    if hi - lo + 1 > _args.MAX_BINS:
+        raise ValueError(
+            f'`bins="integer"` over {range!r} would make {hi - lo + 1} bins, more than the '
+            f"{_args.MAX_BINS} a histogram holds"
+        )
+    return lo, hi
 
 
 def _plain(value: Any, what: str) -> float:

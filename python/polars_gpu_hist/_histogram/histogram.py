@@ -21,16 +21,22 @@ from polars_gpu_hist._histogram import binning as _binning
 from polars_gpu_hist._histogram import fill as _fill
 from polars_gpu_hist._histogram import interop as _interop
 from polars_gpu_hist._histogram import statistics as _stats
+from polars_gpu_hist._histogram.axes import AxisKind
 from polars_gpu_hist._histogram.protocol import Axis, CountsArray, Kind, svg_bars, svg_heatmap
+from polars_gpu_hist._inputs import host as _host
 from polars_gpu_hist._native import cuda_arrays as _cuda
 from polars_gpu_hist._native import options as _options
 
 _AXIS_NAMES = ("x", "y", "z")
 
 _T = TypeVar("_T")
-# What a fill adds (``Histogram._counted``): flat counts, squared weights or None, flow tuple.
+# What a fill adds (``Histogram._counted``): flat counts, squared weights or None, the flow
+# tuple, and for several axes the flow cells (counts or sums, and squares or None).
 _Filled = tuple[
-    pl.Series, pl.Series | None, tuple[int, int, int, int, int, float, float, float, float]
+    pl.Series,
+    pl.Series | None,
+    tuple[int, int, int, int, int, float, float, float, float],
+    tuple[pl.Series, pl.Series | None] | None,
 ]
 
 
@@ -108,7 +114,7 @@ class Histogram:
            [1, 0, 0]], dtype=uint64)
     """
 
-    __slots__ = ("_core", "_labels", "_names")
+    __slots__ = ("_core", "_kinds", "_labels", "_names")
     __hash__ = None  # type: ignore[assignment]  # mutable: fills change it
 
     def __init__(
@@ -127,7 +133,9 @@ class Histogram:
                 f"range={range!r}: a range from the data needs a pass over all of it; use "
                 "histogram_scan(..., range='auto') or give range=(min, max)"
             )
-        self._core = _binning.native(_binning.axes(bins, range), closed, weights, device)
+        axes = _binning.axes(bins, range)
+        self._core = _binning.native([a for a, _ in axes], closed, weights, device)
+        self._kinds = [kind for _, kind in axes]
         d = len(self._core.shape)
         self._names = _binning.per_axis(name, d, "name")
         self._labels = _binning.per_axis(label, d, "label")
@@ -144,19 +152,25 @@ class Histogram:
     ) -> Histogram:
         """Equal bins over the extremes of all the data (exact values of the column's kind)."""
         axis: _options.AccumulatorAxis = {"bins": _binning.numbers(_args.bins(bins), "`bins`")}
-        return cls._wrap(_binning.native([axis], closed, weights, device, extremes))
+        h = cls._wrap(_binning.native([axis], closed, weights, device, extremes))
+        edges = h._edges()[0]
+        h._kinds = [AxisKind("regular", bins, float(edges[0]), float(edges[-1]))]
+        return h
 
     @classmethod
     def _wrap(cls, native: _native.Histogram) -> Histogram:
         h = cls.__new__(cls)
         h._core = native
         h._names, h._labels = [None] * len(native.shape), [None] * len(native.shape)
+        h._kinds = [AxisKind.of_edges(e) for e in h._edges()]
         return h
 
     def _with_metadata_of(self, other: Histogram) -> Histogram:
-        """This histogram with the names and labels of ``other`` where it has none."""
+        """This histogram with the names and labels of ``other`` where it has none, and the
+        kinds of its axes (of one binning: they agree)."""
         self._names = [a or b for a, b in zip(self._names, other._names)]
         self._labels = [a or b for a, b in zip(self._labels, other._labels)]
+        self._kinds = list(other._kinds)
         return self
 
     def fill(self, *data: Any, weights: Any = None) -> Histogram:
@@ -195,11 +209,15 @@ class Histogram:
         columns = _fill.columns(data, d)
         if any(_cuda.cuda_array(c) is not None for c in columns):
             return columns, self._count_cuda(columns, weights, cuda)
-        series = [_fill.as_series(c, f"x{i}") for i, c in enumerate(columns)]
+        one_axis = d == 1
+        series = [_fill.as_series(c, f"x{i}", flatten=one_axis) for i, c in enumerate(columns)]
         for c in series:
             _args.refuse_object(c)
-        w = None if weights is None else _fill.as_series(weights, "weights")
-        if w is not None:
+        w = None
+        if weights is not None:
+            if one_axis:
+                _host.same_shape(columns[0], weights)
+            w = _fill.as_series(weights, "weights", flatten=one_axis)
             _args.refuse_object(w, "weights")
         return columns, host(series, w)
 
@@ -240,7 +258,7 @@ class Histogram:
         if not isinstance(other, Histogram):
             raise TypeError(f"can only merge a Histogram, got {type(other).__name__}")
         merged = Histogram._wrap(self._core.merge(other._core))
-        return merged._with_metadata_of(self)._with_metadata_of(other)
+        return merged._with_metadata_of(other)._with_metadata_of(self)
 
     def __add__(self, other: Histogram) -> Histogram:
         if not isinstance(other, Histogram):
@@ -547,13 +565,24 @@ class Histogram:
         return _interop.BoostParts(axes, flow, counts, None, None)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"state": self._core.to_bytes(), "names": self._names, "labels": self._labels}
+        return {
+            "state": self._core.to_bytes(),
+            "names": self._names,
+            "labels": self._labels,
+            "kinds": [tuple(k) for k in self._kinds],
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._core = _native.Histogram.from_bytes(state["state"])
         unnamed = [None] * len(self._core.shape)  # pickled before axes had names
         self._names = list(state.get("names", unnamed))
         self._labels = list(state.get("labels", unnamed))
+        kinds = state.get("kinds")  # pickled before axes kept their kind: told by the edges
+        self._kinds = (
+            [AxisKind(*k) for k in kinds]
+            if kinds is not None
+            else [AxisKind.of_edges(e) for e in self._edges()]
+        )
 
     def __dask_tokenize__(self) -> tuple[str, bytes]:
         # Equal histograms get equal Dask keys (a template in many tasks is hashed once).

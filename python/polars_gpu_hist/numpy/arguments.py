@@ -26,7 +26,7 @@ _BINS_MONOTONIC = "`bins` must increase monotonically, when an array"
 _BINS_1D = "`bins` must be 1d, when an array"
 _RANGE_ORDER = "max must be larger than min in range parameter."
 _RANGE_FINITE = "supplied range of [{}, {}] is not finite"
-_WEIGHTS_SHAPE = "weights should have the same shape as a."
+WEIGHTS_SHAPE = "weights should have the same shape as a."
 _TOO_MANY_BINS = "Too many bins for data range. Cannot create {} finite-sized bins."
 _DATA_RANGE = "autodetected range of [{}] is not finite"
 _DD_BINS_DIMENSION = "The dimension of bins must be equal to the dimension of the sample x."
@@ -48,7 +48,7 @@ def shape(data: Any) -> tuple[int, ...]:
 def check_weights(a: Any, weights: Any) -> None:
     """numpy.histogram's rule: weights of exactly `a`'s shape (then both are flattened)."""
     if weights is not None and shape(weights) != shape(a):
-        raise ValueError(_WEIGHTS_SHAPE)
+        raise ValueError(WEIGHTS_SHAPE)
 
 
 def check_bins(bins: Any, weights: Any) -> Any:
