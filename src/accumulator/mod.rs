@@ -20,6 +20,7 @@ mod axis;
 mod binning;
 mod fill;
 mod flow;
+mod reshape;
 mod state;
 #[cfg(test)]
 mod tests;

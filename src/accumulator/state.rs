@@ -257,25 +257,7 @@ impl TryFrom<State> for Histogram {
             zero: false,
         };
         // n-D axes were resolved for the sample's common dtype, which the dtypes give back.
-        let (_, common) = crate::dtype::sample(
-            kinds
-                .iter()
-                .flatten()
-                .map(crate::dtype::reading)
-                .collect::<HistResult<Vec<_>>>()?,
-        );
-        for (i, dtype) in kinds.iter().enumerate() {
-            if let Some(dtype) = dtype {
-                let kind = if h.axes.len() > 1 {
-                    common
-                } else {
-                    crate::dtype::reading(dtype)?.kind()
-                };
-                if let Some(r) = h.binning_for(i, dtype, kind)? {
-                    h.resolved[i] = r;
-                }
-            }
-        }
+        h.fix_dtypes(&kinds)?;
         Ok(h)
     }
 }

@@ -271,6 +271,25 @@ impl PyHistogram {
         })
     }
 
+    /// An empty histogram of some of these axes, in their order: `(i, None)` keeps axis `i`,
+    /// `(i, [j, ...])` cuts it to its edges at those indices; counts or sums of weights
+    /// (`weighted`); the options and dtypes this one's.
+    fn reshaped(
+        &self,
+        py: Python<'_>,
+        axes: Vec<(usize, Option<Vec<usize>>)>,
+        weighted: bool,
+    ) -> PyResult<PyHistogram> {
+        let storage = if weighted {
+            Storage::Weight
+        } else {
+            Storage::Count
+        };
+        call(py, "Histogram.reshaped", || {
+            Ok(PyHistogram::new_from(self.lock().reshaped(&axes, storage)?))
+        })
+    }
+
     /// Counts per cell, row-major: UInt64, or Float64 sums of weights.
     fn counts(&self, py: Python<'_>) -> PyResult<PySeries> {
         call(py, "Histogram.counts", || {

@@ -18,16 +18,15 @@ from polars_gpu_hist import _native
 from polars_gpu_hist._args import arguments as _args
 from polars_gpu_hist._args.arguments import BinsArg, Closed, Device, RangeArg
 from polars_gpu_hist._histogram import binning as _binning
+from polars_gpu_hist._histogram import display as _display
 from polars_gpu_hist._histogram import fill as _fill
-from polars_gpu_hist._histogram import interop as _interop
 from polars_gpu_hist._histogram import statistics as _stats
 from polars_gpu_hist._histogram.axes import AxisKind
-from polars_gpu_hist._histogram.protocol import Axis, CountsArray, Kind, svg_bars, svg_heatmap
+from polars_gpu_hist._histogram.protocol import CountsArray, Kind
+from polars_gpu_hist._histogram.uhi import UhiMethods
 from polars_gpu_hist._inputs import host as _host
 from polars_gpu_hist._native import cuda_arrays as _cuda
 from polars_gpu_hist._native import options as _options
-
-_AXIS_NAMES = ("x", "y", "z")
 
 _T = TypeVar("_T")
 # What a fill adds (``Histogram._counted``): flat counts, squared weights or None, the flow
@@ -57,7 +56,7 @@ class Flow(NamedTuple):
     overflow: int
 
 
-class Histogram:
+class Histogram(UhiMethods):
     """A histogram with a fixed binning that batches fill and other histograms merge into.
 
     Counts are exact: filling any number of batches (or merging histograms filled on other
@@ -114,7 +113,7 @@ class Histogram:
            [1, 0, 0]], dtype=uint64)
     """
 
-    __slots__ = ("_core", "_kinds", "_labels", "_names")
+    __slots__ = ()  # UhiMethods holds them
     __hash__ = None  # type: ignore[assignment]  # mutable: fills change it
 
     def __init__(
@@ -300,10 +299,7 @@ class Histogram:
         :attr:`shape` (row-major cells) for several axes. Called, ``h.counts()`` gives the
         plotting protocol's effective counts (see :meth:`values`)."""
         counts = self._core.counts().to_numpy().reshape(self.shape).view(CountsArray)
-        if self.weighted:
-            values, variances = self.values(), self.variances()
-            with np.errstate(divide="ignore", invalid="ignore"):
-                counts.effective = np.where(variances > 0, values**2 / variances, 0.0)
+        counts.effective = self._effective_counts
         return counts
 
     @property
@@ -312,9 +308,6 @@ class Histogram:
         tuple of them, one per axis. Before the first fill, the edges a Float64 column gets."""
         edges = self._edges()
         return edges[0] if len(edges) == 1 else tuple(edges)
-
-    def _edges(self) -> list[np.ndarray]:
-        return [self._core.edges(i).to_numpy() for i in range(len(self.shape))]
 
     @property
     def weighted(self) -> bool:
@@ -370,61 +363,6 @@ class Histogram:
     def kind(self) -> Kind:
         """``Kind.COUNT``: the values are counts or sums of weights."""
         return Kind.COUNT
-
-    @property
-    def axes(self) -> tuple[Axis, ...]:
-        """One :class:`Axis` per dimension: ``len``, ``axis[i] -> (lo, hi)``, ``edges``."""
-        flow = len(self.shape) == 1  # flow bins are kept per bin for one axis only
-        return tuple(
-            Axis(e, name, flow, label)
-            for e, name, label in zip(self._edges(), self._axis_names(), self._axis_labels())
-        )
-
-    def values(self, flow: bool = False) -> np.ndarray:
-        """The counts (or sums of weights) as float64, of :attr:`shape`; with ``flow=True``
-        (one axis), the underflow first and the overflow last, as boost-histogram's flow bins
-        (rows, or their weights for a weighted histogram). NaN rows are not in the overflow
-        here, unlike boost-histogram's and the expression's ``flow=True``: they are
-        :attr:`nan`, and nulls :attr:`null`.
-        n-D axes have no flow bins (``axes[i].traits.underflow`` is False): ``flow=True``
-        changes nothing there, and :attr:`flow` holds the rows not counted."""
-        values = self._core.counts().to_numpy().reshape(self.shape).astype(np.float64)
-        return self._with_flow(values, flow, squares=False)
-
-    def variances(self, flow: bool = False) -> np.ndarray:
-        """The variance of each value: the sum of the squared weights for ``weights=True``
-        (boost-histogram's weighted storage), else the count itself (Poisson); ``flow=True``
-        as for :meth:`values`."""
-        squares = self._core.squared_weights()
-        if squares is None:
-            return self.values(flow)
-        return self._with_flow(squares.to_numpy().reshape(self.shape), flow, squares=True)
-
-    def _with_flow(self, values: np.ndarray, flow: bool, *, squares: bool) -> np.ndarray:
-        _args.flag(flow, "flow")
-        if not flow:
-            return values
-        if len(self.shape) != 1:
-            # As the protocol has it for axes without flow bins (their traits say so): the
-            # values as they are. `.flow` gives the rows an n-D histogram did not count.
-            return values
-        _, _, _, rows_under, rows_over, under_w, over_w, under_q, over_q = self._core.flow()
-        under, over = float(rows_under), float(rows_over)
-        if self.weighted:
-            under, over = (under_q, over_q) if squares else (under_w, over_w)
-        return np.concatenate([[under], values, [over]])
-
-    def _axis_names(self) -> list[str]:
-        """The axes' names, or ``x``, ``y``, ``z`` (``x0``, ``x1``, ... past three) where some
-        axis has none or two share one."""
-        names = self._names
-        if all(names) and len(set(names)) == len(names):
-            return list(names)  # type: ignore[arg-type]
-        d = len(self.shape)
-        return list(_AXIS_NAMES[:d]) if d <= len(_AXIS_NAMES) else [f"x{i}" for i in range(d)]
-
-    def _axis_labels(self) -> list[str]:
-        return [label or name for label, name in zip(self._labels, self._axis_names())]
 
     def to_frame(self, *, density: bool = False) -> pl.DataFrame:
         """The rows of the ``gpu_hist.histogram`` expression: ``bin_start``, ``bin_end``,
@@ -501,18 +439,6 @@ class Histogram:
         edges, contents = self._marginal(axis, "std")
         return _stats.std(edges, contents, ddof)
 
-    def sum(self, flow: bool = False) -> float | int:
-        """The total in the bins: an int (rows) for counts, a float (the sum of weights) for
-        ``weights=True``. ``flow=True`` adds the under- and overflow as :meth:`values` does
-        (one axis); NaN and null rows are never in it (see :attr:`flow`)."""
-        values = self.values(flow) if self.weighted else None
-        if values is not None:
-            return float(values.sum())
-        total = int(np.asarray(self.counts).sum(dtype=np.uint64))
-        if flow and len(self.shape) == 1:
-            total += self.flow.underflow + self.flow.overflow
-        return total
-
     def _marginal(self, axis: int | None, what: str) -> tuple[np.ndarray, np.ndarray]:
         """The edges and contents of one axis (summed over the others)."""
         d = len(self.shape)
@@ -529,40 +455,6 @@ class Histogram:
         others = tuple(i for i in range(d) if i != axis)
         contents = self.values().sum(axis=others) if others else self.values()
         return self._edges()[axis], contents
-
-    # scikit-hep's histograms (optional packages, imported when asked for).
-
-    def to_boost(self) -> Any:
-        """This histogram as a ``boost_histogram.Histogram`` (needs boost-histogram): the same
-        edges (a ``Regular`` axis where boost's edges are ours exactly, else ``Variable``), axis
-        names and labels (axis ``__dict__``), counts (``Int64`` storage) or sums of weights and
-        their squares (``Weight`` storage), and for one axis the under- and overflow in its flow
-        bins. ``bh.Histogram(h)`` gives the same. Differences: boost-histogram bins are
-        ``[a, b)`` with the last edge in the overflow, so a later fill of the result bins a
-        value on the last edge (and ``closed="right"``'s edges) by boost's rule; NaN rows,
-        :attr:`nan` here, are no part of the result (boost puts NaN in the overflow); n-D axes
-        get no flow bins (the rows not counted are known in total only)."""
-        return _interop.to_boost(self._boost_parts())
-
-    def to_hist(self) -> Any:
-        """This histogram as a ``hist.Hist`` (needs hist): :meth:`to_boost`, as hist's class,
-        which names its axes; ``hist.Hist(h)`` gives the same."""
-        return _interop.to_hist(self._boost_parts())
-
-    def _to_boost_histogram_(self) -> Any:
-        # boost-histogram's conversion hook: bh.Histogram(h) and hist.Hist(h) call it.
-        return _interop.to_boost(self._boost_parts())
-
-    def _boost_parts(self) -> _interop.BoostParts:
-        flow = len(self.shape) == 1  # only one axis keeps its flow per bin
-        axes = list(zip(self._edges(), self._axis_names(), self._axis_labels()))
-        if self.weighted:
-            values, variances = self.values(flow=flow), self.variances(flow=flow)
-            return _interop.BoostParts(axes, flow, None, values, variances)
-        counts = np.asarray(self.counts)
-        if flow:
-            counts = np.concatenate([[self.underflow], counts, [self.overflow]])
-        return _interop.BoostParts(axes, flow, counts, None, None)
 
     def __getstate__(self) -> dict[str, Any]:
         return {
@@ -589,47 +481,12 @@ class Histogram:
         return ("polars_gpu_hist.Histogram", self._core.to_bytes())
 
     def __repr__(self) -> str:
-        return repr(self._core)
+        return _display.text(self)
 
     def _repr_html_(self) -> str:
         """A notebook's view: the bars (one axis) or a heatmap (two) beside the binning and the
         totals; for more axes, the table alone (with the number of non-empty cells)."""
-        values = self.values()
-        rows = [
-            (
-                "axes",
-                " x ".join(
-                    f"{n} bins on [{e[0]:.6g}, {e[-1]:.6g}]"
-                    for n, e in zip(self.shape, self._edges())
-                ),
-            ),
-            ("closed", self._core.closed),
-            ("dtype", " x ".join(d or "(not filled yet)" for d in self._core.dtypes)),
-            ("storage", "weights (sums and squares)" if self.weighted else "counts (exact)"),
-            ("total", f"{values.sum():.6g}"),
-        ]
-        flow = self.flow
-        if flow.counted != flow.rows:
-            rows.append(
-                (
-                    "not counted",
-                    f"{flow.null} null, {flow.nan} NaN, {flow.underflow} below, "
-                    f"{flow.overflow} above (of {flow.rows} rows)",
-                )
-            )
-        if len(self.shape) > 2:
-            rows.append(("cells", f"{values.size} ({np.count_nonzero(values)} not empty)"))
-        table = "".join(
-            f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td></tr>"
-            for k, v in rows
-        )
-        pictures = {1: svg_bars, 2: svg_heatmap}
-        draw = pictures.get(len(self.shape))
-        picture = "" if draw is None else draw(values)
-        return (
-            "<div style='display:flex;gap:1.5em;align-items:center'>"
-            f"{picture}<table><caption><b>Histogram</b></caption>{table}</table></div>"
-        )
+        return _display.html(self)
 
 
 # Pickles and reprs name the public path, whichever folder defines the classes.
