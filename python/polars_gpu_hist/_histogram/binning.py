@@ -4,9 +4,12 @@ before the first fill), and the per-axis names."""
 
 from __future__ import annotations
 
+import datetime as dt
 import pickle
 from collections.abc import Sequence
 from typing import Any
+
+import polars as pl
 
 from polars_gpu_hist import _native
 from polars_gpu_hist._args import arguments as _args
@@ -76,7 +79,8 @@ def axes(bins: Any, range: Any) -> list[tuple[_options.AccumulatorAxis, AxisKind
 def axis(bins: Any, range: Any) -> tuple[_options.AccumulatorAxis, AxisKind]:
     """One native axis and its kind: equal bins over ``range``, explicit edges, or
     ``"integer"``: one bin per integer of ``range=(lo, hi)``, both ends included (boost's
-    ``Integer(lo, hi + 1)``)."""
+    ``Integer(lo, hi + 1)``). Dates, datetimes and durations are taken as the physical values
+    of the dtype :func:`temporal_dtype` names (days; microseconds)."""
     if isinstance(bins, str) and bins == "integer":
         lo, hi = _integer_range(range)
         native: _options.AccumulatorAxis = {"bins": hi - lo + 1, "range": (lo, hi + 1)}
@@ -85,7 +89,51 @@ def axis(bins: Any, range: Any) -> tuple[_options.AccumulatorAxis, AxisKind]:
     count, pair = native["bins"], native["range"]
     if isinstance(count, int) and pair is not None:
         return native, AxisKind("regular", count, pair[0], pair[1])
-    return native, AxisKind("variable", 0 if isinstance(count, int) else len(count) - 1)
+    if isinstance(count, int):
+        return native, AxisKind("variable")  # refused when made: equal bins need a range
+    edges = count if isinstance(count, list) else count["integers"]
+    return native, AxisKind("variable", len(edges) - 1)
+
+
+# A unit's length in nanoseconds (the units temporal scalars travel in).
+_NANOSECONDS = {
+    "D": 86_400 * 10**9,
+    "h": 3_600 * 10**9,
+    "m": 60 * 10**9,
+    "s": 10**9,
+    "ms": 10**6,
+    "us": 10**3,
+    "ns": 1,
+}
+
+
+def temporal_dtype(bins: Any, range: Any) -> pl.DataType | None:
+    """The dtype an axis of date, datetime or duration edges (or range) is made for: Date,
+    Datetime("us") (in UTC where the values are aware), Duration("us"); None for numbers."""
+    if isinstance(bins, str):
+        return None
+    values: list[Any] = []
+    if range is not None and not isinstance(range, str):
+        values += list(range)
+    if not isinstance(bins, int) and bins is not None and is_sequence(bins):
+        values += list(bins)
+    for v in values:
+        if isinstance(v, dt.datetime):
+            aware = v.tzinfo is not None and v.utcoffset() is not None
+            return pl.Datetime("us", "UTC" if aware else None)
+        if isinstance(v, dt.date):
+            return pl.Date()
+        if isinstance(v, dt.timedelta):
+            return pl.Duration("us")
+    return None
+
+
+def _temporal(value: dict[str, Any], what: str) -> int | float:
+    """A temporal scalar as a count of the axis' units: days for dates, microseconds else."""
+    target = "D" if value["temporal"] == "date" else "us"
+    ns = int(value["value"]) * _NANOSECONDS[value["unit"]]
+    whole, rest = divmod(ns, _NANOSECONDS[target])
+    return whole if rest == 0 else ns / _NANOSECONDS[target]
 
 
 def _integer_range(range: Any) -> tuple[int, int]:
@@ -105,16 +153,15 @@ def _integer_range(range: Any) -> tuple[int, int]:
 
 
 def _plain(value: Any, what: str) -> float:
-    """A number for the histogram's fixed binning (its dtype is not known before the first
-    fill, so dates and rules cannot be resolved yet)."""
+    """A number for the histogram's fixed binning: a number as it is, a date, datetime or
+    duration as a count of its axis' units (:func:`_temporal`)."""
     if isinstance(value, dict):
+        if "temporal" in value:
+            return float(_temporal(value, what))
         for width in ("float32", "float64", "int"):
             if width in value:
                 return float(value[width])
-        raise TypeError(
-            f"{what} of a Histogram must be a number (its column's dtype is not known before the "
-            "first fill): give dates and times as numbers of the column's units"
-        )
+        raise TypeError(f"{what} of a Histogram must be a number, date, datetime or duration")
     return float(value)
 
 
@@ -131,6 +178,12 @@ def numbers(bins: Any, what: str) -> int | list[float]:
         )
     if isinstance(bins, int):
         return bins
+    if bins and all(isinstance(e, dict) and "temporal" in e for e in bins):
+        exact = [_temporal(e, f"`bins` edge {i}") for i, e in enumerate(bins)]
+        if all(isinstance(e, int) for e in exact):
+            # Exact integer edges (datetimes in microseconds pass 2^53): compared exactly.
+            return {"integers": [str(e) for e in exact]}  # type: ignore[return-value]
+        return [float(e) for e in exact]
     return [_plain(e, f"`bins` edge {i}") for i, e in enumerate(bins)]
 
 
@@ -139,3 +192,17 @@ def number_range(range: Any) -> tuple[float, float] | None:
     if pair is None:
         return None
     return _plain(pair[0], "`range`"), _plain(pair[1], "`range`")
+
+
+def temporal_dtypes(bins: Any, range: Any, d: int) -> list[pl.DataType] | None:
+    """The dtype of each axis where every axis has date, datetime or duration edges or range
+    (None otherwise: numbers fix no dtype before the first fill)."""
+    if d == 1:
+        one = temporal_dtype(bins, range)
+        return None if one is None else [one]
+    per_bins = [bins] * d if isinstance(bins, (int, str)) else list(bins)
+    per_range = list(range) if range is not None else [None] * d
+    found = [temporal_dtype(b, r) for b, r in zip(per_bins, per_range)]
+    if any(t is None for t in found):
+        return None
+    return found  # type: ignore[return-value]

@@ -138,6 +138,12 @@ class Histogram(UhiMethods):
         d = len(self._core.shape)
         self._names = _binning.per_axis(name, d, "name")
         self._labels = _binning.per_axis(label, d, "label")
+        # Date, datetime and duration edges fix the axis' dtype (their units) now.
+        temporal = _binning.temporal_dtypes(bins, range, d)
+        if temporal is not None:
+            empty = [pl.Series(f"x{i}", [], dtype=t) for i, t in enumerate(temporal)]
+            no_weights = pl.Series("w", [], dtype=pl.Float64) if weights else None
+            self._core.fill(empty, no_weights)
 
     @classmethod
     def _from_data_range(
@@ -384,63 +390,98 @@ class Histogram(UhiMethods):
             return plot.chart(self._struct(density), title=title)
         return plot.chart(self.to_frame(density=density), title=title)
 
-    # Statistics of the bins (_stats.py says how): one axis, or one axis' marginal.
+    # Statistics of the bins (statistics.py says how): one axis, or one axis' marginal, in the
+    # axis' own terms: intervals spread evenly, an integer axis' values as they are, temporal
+    # axes' results as their dates, datetimes and durations.
 
     @overload
-    def quantile(self, q: float, *, axis: int | None = None) -> float: ...
+    def quantile(self, q: float, *, axis: int | None = None, method: str | None = None) -> Any: ...
 
     @overload
     def quantile(
-        self, q: Sequence[float] | np.ndarray, *, axis: int | None = None
-    ) -> np.ndarray: ...
+        self, q: Sequence[float] | np.ndarray, *, axis: int | None = None, method: str | None = None
+    ) -> Any: ...
 
-    def quantile(self, q: Any, *, axis: int | None = None) -> Any:
-        """The ``q``-quantile (``q`` in [0, 1], or a sequence of them) of the counted values,
-        with the values in each bin taken as spread evenly over it: the piecewise-linear CDF
-        through the edges is inverted, the bin where the cumulative counts pass ``q`` found and
-        the point that far into it taken linearly. It equals numpy's ``"linear"``
-        ``np.quantile`` of the sample that spreads each bin's ``c`` counts evenly from its left
-        edge (``a + j * (b - a) / c`` for ``j < c``) plus the last edge, wherever no empty bin
-        lies between two counted ones; across empty bins ours jumps from one bin's end to the
-        next one's start (at a flat stretch of the CDF, the start of the next non-empty bin).
+    def quantile(self, q: Any, *, axis: int | None = None, method: str | None = None) -> Any:
+        """The ``q``-quantile (``q`` in [0, 1], or a sequence of them) of the counted values.
+
+        An axis of intervals (``bins=n`` or edges) takes the values in each bin as spread evenly
+        over it: the piecewise-linear CDF through the edges is inverted, the bin where the
+        cumulative counts pass ``q`` found and the point that far into it taken linearly. It
+        equals numpy's ``"linear"`` ``np.quantile`` of the sample that spreads each bin's ``c``
+        counts evenly from its left edge (``a + j * (b - a) / c`` for ``j < c``) plus the last
+        edge, wherever no empty bin lies between two counted ones; across empty bins ours jumps
+        from one bin's end to the next one's start. ``method`` is for integer axes.
+
+        An integer axis (``bins="integer"``) holds one value a bin, so its quantile is numpy's
+        own ``np.quantile`` of the values repeated by their counts, with numpy's ``method``
+        (``"linear"`` by default: the median of [1, 2, 3, 4] is 2.5; ``"lower"``,
+        ``"higher"``, ``"midpoint"``, ``"nearest"``, ``"inverted_cdf"``); a weighted one's is
+        ``"inverted_cdf"``, the one method numpy weights.
 
         Only the bins count: under/overflow, NaN and null rows (:attr:`flow`) are left out.
         Weighted histograms use the sums of weights (negative ones are refused). An empty
         histogram gives NaN with a ``RuntimeWarning``. For several axes, ``axis=i`` gives the
         quantile of axis ``i``'s marginal (the counts summed over the other axes); without it
-        an n-D histogram raises ``ValueError``.
-
-        A float for a scalar ``q``, a float64 array of ``q``'s shape otherwise.
+        an n-D histogram raises ``ValueError``. A float for a scalar ``q``, a float64 array of
+        ``q``'s shape otherwise; for a Date, Datetime or Duration axis, dates, datetimes or
+        durations (numpy datetime64/timedelta64 arrays for a sequence of ``q``).
 
         >>> import numpy as np
         >>> from polars_gpu_hist import Histogram
         >>> Histogram(4, range=(0, 4)).fill(np.array([0.5, 1.5, 1.6, 3.5])).quantile(0.5)
         1.5
+        >>> Histogram("integer", range=(0, 9)).fill(np.array([1, 2, 3, 4])).quantile(0.5)
+        2.5
         """
-        edges, contents = self._marginal(axis, "quantile")
-        return _stats.quantile(edges, contents, q)
+        i, edges, contents = self._marginal(axis, "quantile")
+        if self._kinds[i].kind == "integer":
+            found = _stats.discrete_quantile(
+                edges[:-1],
+                contents,
+                q,
+                method or ("inverted_cdf" if self.weighted else "linear"),
+                self.weighted,
+            )
+        else:
+            if method is not None:
+                raise ValueError(
+                    f'method={method!r} is for an integer axis (bins="integer"), whose bins '
+                    "hold values; an axis of intervals spreads each bin's values over it"
+                )
+            found = _stats.quantile(edges, contents, q)
+        return self._in_axis_terms(i, found)
 
-    def mean(self, *, axis: int | None = None) -> float:
-        """The mean of the bin centres weighted by the counts (sums of weights): the data's own
-        mean is not kept, so a value counts as its bin's centre. Flow, empty histograms and
-        ``axis`` as for :meth:`quantile`.
+    def mean(self, *, axis: int | None = None) -> Any:
+        """The mean of the counted values: each bin's centre weighted by the counts (sums of
+        weights) for an axis of intervals (the data's own mean is not kept), the value each bin
+        holds for an integer axis; a date, datetime or duration for a temporal axis. Flow, empty
+        histograms and ``axis`` as for :meth:`quantile`.
 
         >>> Histogram(4, range=(0, 4)).fill(np.array([0.5, 1.5, 1.6, 3.5])).mean()
         1.75
+        >>> Histogram("integer", range=(0, 9)).fill(np.array([1, 2, 3])).mean()
+        2.0
         """
-        edges, contents = self._marginal(axis, "mean")
-        return _stats.mean(edges, contents)
+        i, edges, contents = self._marginal(axis, "mean")
+        if self._kinds[i].kind == "integer":
+            return self._in_axis_terms(i, _stats.discrete_mean(edges[:-1], contents))
+        return self._in_axis_terms(i, _stats.mean(edges, contents))
 
-    def std(self, *, ddof: int = 0, axis: int | None = None) -> float:
-        """The standard deviation of the bin centres weighted by the counts (sums of weights),
-        dividing by ``total - ddof`` as numpy's ``std`` (``ddof=0``, the default, is the
-        population's; ``ddof=1`` treats the counts as frequencies of a sample). Flow, empty
-        histograms and ``axis`` as for :meth:`quantile`; NaN where ``total <= ddof``."""
-        edges, contents = self._marginal(axis, "std")
-        return _stats.std(edges, contents, ddof)
+    def std(self, *, ddof: int = 0, axis: int | None = None) -> Any:
+        """The standard deviation of the counted values (bin centres, or an integer axis'
+        values, weighted by the counts), dividing by ``total - ddof`` as numpy's ``std``
+        (``ddof=0``, the default, is the population's); a duration for a temporal axis. Flow,
+        empty histograms and ``axis`` as for :meth:`quantile`; NaN where ``total <= ddof``."""
+        i, edges, contents = self._marginal(axis, "std")
+        if self._kinds[i].kind == "integer":
+            spread = _stats.discrete_std(edges[:-1], contents, ddof)
+        else:
+            spread = _stats.std(edges, contents, ddof)
+        return self._in_axis_terms(i, spread, span=True)
 
-    def _marginal(self, axis: int | None, what: str) -> tuple[np.ndarray, np.ndarray]:
-        """The edges and contents of one axis (summed over the others)."""
+    def _marginal(self, axis: int | None, what: str) -> tuple[int, np.ndarray, np.ndarray]:
+        """The number, edges and contents of one axis (summed over the others)."""
         d = len(self.shape)
         if axis is None:
             if d != 1:
@@ -454,7 +495,30 @@ class Histogram(UhiMethods):
         axis %= d
         others = tuple(i for i in range(d) if i != axis)
         contents = self.values().sum(axis=others) if others else self.values()
-        return self._edges()[axis], contents
+        return axis, self._edges()[axis], contents
+
+    def _in_axis_terms(self, i: int, found: Any, *, span: bool = False) -> Any:
+        """A statistic of axis ``i`` in its dtype's terms: numbers stay; the physical values of
+        a Date, Datetime or Duration axis become dates, datetimes (time zone kept) and
+        durations (``span``: a difference, a duration)."""
+        dtype = self._axis_dtype(i)
+        if dtype is None or not dtype.is_temporal():
+            return found
+        values = np.atleast_1d(np.asarray(found, dtype=np.float64))
+        physical = pl.Series(values).cast(dtype, strict=False)
+        if span:
+            physical = physical - pl.Series([0.0] * len(values)).cast(dtype, strict=False)
+        if np.ndim(found) == 0:
+            return physical.item(0)
+        return physical.to_numpy().reshape(np.shape(found))
+
+    def _axis_dtype(self, i: int) -> pl.DataType | None:
+        """The dtype the first fill fixed on axis ``i`` (None before any fill)."""
+        if self._core.dtypes[i] is None:
+            return None
+        fields = self._struct(False).dtype.fields  # type: ignore[attr-defined]
+        dtype: pl.DataType = fields[2 * i].dtype
+        return dtype
 
     def __getstate__(self) -> dict[str, Any]:
         return {
