@@ -129,13 +129,19 @@ def boost_of(h: gh.Histogram) -> Any:
     return b
 
 
+class FlowOnlySum(Exception):
+    """boost 1.8 refuses a bounded sum of flow bins alone on a histogram of one axis."""
+
+
 def outcome(f: Any) -> Any:
     """A result, or the exception type raised for a selection of no bins (boost raises it too,
     or, rebinning one bin of a Variable axis by more, makes an axis of none)."""
     try:
         out = f()
-    except (IndexError, ValueError) as e:
-        return type(e)
+    except ValueError as e:
+        return FlowOnlySum if "bins > 0 required" in str(e) else ValueError
+    except IndexError:
+        return IndexError
     if hasattr(out, "axes") and any(len(a) == 0 for a in out.axes):
         return ValueError
     return out
@@ -148,6 +154,8 @@ def test_indexing_equals_boost_histogram_on_the_same_counts(data: st.DataObject)
     b = boost_of(h)
     index = tuple(data.draw(entries(len(a), spots(a))) for a in h.axes)
     ours, theirs = outcome(lambda: h[index]), outcome(lambda: b[index])
+    if theirs is FlowOnlySum:
+        return  # ours sums the flow bins (or refuses an empty selection)
     if isinstance(theirs, type):
         assert ours is theirs or isinstance(ours, type), (index, ours, theirs)
         return
@@ -169,6 +177,8 @@ def test_dict_indexing_by_number_or_name_and_ellipsis(data: st.DataObject) -> No
     axis = data.draw(st.integers(0, h.ndim - 1))
     entry = data.draw(entries(len(h.axes[axis]), spots(h.axes[axis])))
     theirs = outcome(lambda: b[{axis: entry}])
+    if theirs is FlowOnlySum:
+        return
     for ours in (
         outcome(lambda: h[{axis: entry}]),
         outcome(lambda: h[{h.axes[axis].name: entry}]),

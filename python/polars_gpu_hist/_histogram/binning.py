@@ -28,6 +28,7 @@ def native(
 ) -> _native.Histogram:
     """The native histogram of these axes; ``data_range`` bins a one-axis count over the
     extremes of all the data (``histogram_scan(range="auto")``)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     arguments: _options.AccumulatorArguments = {
         "axes": axes,
         "closed": _args.choice(closed, "closed", ("left", "right")),
@@ -39,6 +40,7 @@ def native(
 
 def per_axis(value: Any, d: int, what: str) -> list[str | None]:
     """A name or label per axis: one string for one axis, a sequence of d for several."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if value is None:
         return [None] * d
     values = [value] if isinstance(value, str) else list(value)
@@ -60,6 +62,7 @@ def _is_pairs(range: Any) -> bool:
 def axes(bins: Any, range: Any) -> list[tuple[_options.AccumulatorAxis, AxisKind]]:
     """The native axes and their kinds: one for ``numpy.histogram``'s arguments, several for
     ``numpy.histogramdd``'s (a range per axis, or a bins entry that is itself a sequence)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     several = _is_pairs(range) or (
         is_sequence(bins) and len(bins) > 0 and any(is_sequence(b) for b in bins)
     )
@@ -81,6 +84,7 @@ def axis(bins: Any, range: Any) -> tuple[_options.AccumulatorAxis, AxisKind]:
     ``"integer"``: one bin per integer of ``range=(lo, hi)``, both ends included (boost's
     ``Integer(lo, hi + 1)``). Dates, datetimes and durations are taken as the physical values
     of the dtype :func:`temporal_dtype` names (days; microseconds)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(bins, str) and bins == "integer":
         lo, hi = _integer_range(range)
         native: _options.AccumulatorAxis = {"bins": hi - lo + 1, "range": (lo, hi + 1)}
@@ -130,6 +134,7 @@ def temporal_dtype(bins: Any, range: Any) -> pl.DataType | None:
 
 def _temporal(value: dict[str, Any], what: str) -> int | float:
     """A temporal scalar as a count of the axis' units: days for dates, microseconds else."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     target = "D" if value["temporal"] == "date" else "us"
     ns = int(value["value"]) * _NANOSECONDS[value["unit"]]
     whole, rest = divmod(ns, _NANOSECONDS[target])
@@ -137,6 +142,7 @@ def _temporal(value: dict[str, Any], what: str) -> int | float:
 
 
 def _integer_range(range: Any) -> tuple[int, int]:
+    __tracebackhide__ = True  # IPython shows the caller's frame
     pair = number_range(range)
     if pair is None or not all(float(v).is_integer() for v in pair) or pair[0] > pair[1]:
         raise ValueError(
@@ -155,6 +161,7 @@ def _integer_range(range: Any) -> tuple[int, int]:
 def _plain(value: Any, what: str) -> float:
     """A number for the histogram's fixed binning: a number as it is, a date, datetime or
     duration as a count of its axis' units (:func:`_temporal`)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(value, dict):
         if "temporal" in value:
             return float(_temporal(value, what))
@@ -166,6 +173,7 @@ def _plain(value: Any, what: str) -> float:
 
 
 def numbers(bins: Any, what: str) -> int | list[float]:
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(bins, dict):  # time bins
         raise ValueError(
             f"bins={bins['every']!r} (time bins) needs the data: a Histogram's binning is fixed "
@@ -188,6 +196,7 @@ def numbers(bins: Any, what: str) -> int | list[float]:
 
 
 def number_range(range: Any) -> tuple[float, float] | None:
+    __tracebackhide__ = True  # IPython shows the caller's frame
     pair = _args.range_(range)
     if pair is None:
         return None

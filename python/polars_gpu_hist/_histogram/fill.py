@@ -14,6 +14,7 @@ from polars_gpu_hist._inputs import host as _host
 
 def columns(data: tuple[Any, ...], d: int) -> list[Any]:
     """One column per axis, from ``fill``'s positional arguments."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if len(data) == d:
         return list(data)
     if len(data) != 1:
@@ -44,6 +45,7 @@ def as_series(data: Any, name: str, *, flatten: bool) -> pl.Series:
     """A Polars Series of ``data`` without a copy where Polars can avoid one (``_inputs``' one
     rule for host data); ``flatten`` (one axis) flattens arrays of several dimensions as numpy
     does, else a column must be 1-D."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(data, pl.DataFrame):
         if data.width != 1:
             raise TypeError(

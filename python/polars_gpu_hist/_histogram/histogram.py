@@ -127,6 +127,7 @@ class Histogram(UhiMethods):
         name: str | Sequence[str | None] | None = None,
         label: str | Sequence[str | None] | None = None,
     ) -> None:
+        __tracebackhide__ = True  # IPython shows the caller's frame
         if isinstance(range, str):
             raise ValueError(
                 f"range={range!r}: a range from the data needs a pass over all of it; use "
@@ -188,6 +189,7 @@ class Histogram(UhiMethods):
         length (float64 in GPU memory for GPU arrays); ``h.fill(x, w)`` also works for one
         axis. A row with a null (or a NaN) anywhere is not counted; nothing changes on error.
         """
+        __tracebackhide__ = True  # IPython shows the caller's frame
         columns = self._count(data, weights, self._core.fill, self._core.fill_cuda)[0]
         self._take_names(columns)
         return self
@@ -196,6 +198,7 @@ class Histogram(UhiMethods):
         """What ``fill`` would add, without adding it: the counts (flat, row-major), the
         squared weights (or None) and the flow tuple. A Dask partial needs no histogram of its
         own (a million counts are 8 MB of zeros to write)."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         return self._count(data, weights, self._core.counted, self._core.counted_cuda)[1]
 
     def _count(
@@ -207,6 +210,7 @@ class Histogram(UhiMethods):
     ) -> tuple[list[Any], _T]:
         """``fill``'s columns, and what ``host`` (Series) or ``cuda`` (GPU arrays, counted where
         they lie) returns for them."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         d = len(self.shape)
         if d == 1 and len(data) == 2 and weights is None:
             weights = data[1]
@@ -234,6 +238,7 @@ class Histogram(UhiMethods):
     ) -> _T:
         """What ``cuda`` returns for columns in GPU memory, called on the GPU holding them,
         their producers' streams honoured (the squared weights made there, alive meanwhile)."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         found = [iface for c in columns if (iface := _cuda.cuda_array(c)) is not None]
         if len(found) != len(columns):
             raise TypeError("fill takes columns all in GPU memory or all in host memory")
@@ -260,6 +265,7 @@ class Histogram(UhiMethods):
     def merge(self, other: Histogram) -> Histogram:
         """A new histogram with the counts of both; ``ValueError`` if their binnings differ.
         Axis names and labels are this histogram's, else ``other``'s."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         if not isinstance(other, Histogram):
             raise TypeError(f"can only merge a Histogram, got {type(other).__name__}")
         merged = Histogram._wrap(self._core.merge(other._core))
@@ -434,6 +440,7 @@ class Histogram(UhiMethods):
         >>> Histogram("integer", range=(0, 9)).fill(np.array([1, 2, 3, 4])).quantile(0.5)
         2.5
         """
+        __tracebackhide__ = True  # IPython shows the caller's frame
         i, edges, contents = self._marginal(axis, "quantile")
         if self._kinds[i].kind == "integer":
             found = _stats.discrete_quantile(
@@ -463,6 +470,7 @@ class Histogram(UhiMethods):
         >>> Histogram("integer", range=(0, 9)).fill(np.array([1, 2, 3])).mean()
         2.0
         """
+        __tracebackhide__ = True  # IPython shows the caller's frame
         i, edges, contents = self._marginal(axis, "mean")
         if self._kinds[i].kind == "integer":
             return self._in_axis_terms(i, _stats.discrete_mean(edges[:-1], contents))
@@ -473,6 +481,7 @@ class Histogram(UhiMethods):
         values, weighted by the counts), dividing by ``total - ddof`` as numpy's ``std``
         (``ddof=0``, the default, is the population's); a duration for a temporal axis. Flow,
         empty histograms and ``axis`` as for :meth:`quantile`; NaN where ``total <= ddof``."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         i, edges, contents = self._marginal(axis, "std")
         if self._kinds[i].kind == "integer":
             spread = _stats.discrete_std(edges[:-1], contents, ddof)
@@ -482,6 +491,7 @@ class Histogram(UhiMethods):
 
     def _marginal(self, axis: int | None, what: str) -> tuple[int, np.ndarray, np.ndarray]:
         """The number, edges and contents of one axis (summed over the others)."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         d = len(self.shape)
         if axis is None:
             if d != 1:

@@ -61,6 +61,7 @@ class Selected(NamedTuple):
 
 def expand(index: Any, axes: Sequence[Axis]) -> list[Any]:
     """One entry per axis: a dict by number or name, a tuple with ``...``, or one entry."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     d = len(axes)
     if isinstance(index, Mapping):
         entries: list[Any] = [slice(None)] * d
@@ -86,6 +87,7 @@ def expand(index: Any, axes: Sequence[Axis]) -> list[Any]:
 
 
 def _axis_number(key: Any, axes: Sequence[Axis]) -> int:
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(key, str):
         for i, axis in enumerate(axes):
             if axis.name == key:
@@ -100,6 +102,7 @@ def _axis_number(key: Any, axes: Sequence[Axis]) -> int:
 
 def operation(entry: Any, axis: Axis) -> Operation | None:
     """What one entry does to its axis (None: nothing)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     n, flow = len(axis), axis.traits.underflow
     if entry is builtins.sum or _is_rebin(entry):
         entry = slice(None, None, entry)
@@ -132,6 +135,7 @@ def _is_rebin(x: Any) -> bool:
 def _locate(x: Any, axis: Axis) -> int:
     """A bin from a locator: a callable of the axis (UHI: ``loc``, ``underflow``, ...) or a
     complex number (hist: ``xj`` is ``loc(x)``, ``a + xj`` is ``loc(x) + a``)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(x, complex):
         if x.real % 1 != 0:
             raise ValueError(f"{x}: the real part of a complex index is an offset, an integer")
@@ -143,6 +147,7 @@ def _locate(x: Any, axis: Axis) -> int:
 def _bound(x: Any, axis: Axis, default: int) -> int:
     """A slice bound: left out, the default (the flow bin where there is one); an integer as
     numpy's (negative from the end, clamped to the bins); a locator as it says."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if x is None:
         return default
     if isinstance(x, complex) or callable(x):
@@ -155,6 +160,7 @@ def _bound(x: Any, axis: Axis, default: int) -> int:
 
 
 def _slice(entry: slice, axis: Axis) -> Operation | None:
+    __tracebackhide__ = True  # IPython shows the caller's frame
     step = entry.step
     if isinstance(step, complex):
         if step.real != 0 or step.imag % 1 != 0:
@@ -169,8 +175,9 @@ def _slice(entry: slice, axis: Axis) -> Operation | None:
     stop = _bound(entry.stop, axis, n + 1 if flow else n)
     if step is builtins.sum:
         if entry.start is not None or entry.stop is not None:
-            # As boost, a bounded sum takes at least one bin (not a flow bin alone).
-            _check_nonempty(max(start, 0), min(stop, n), entry)
+            # A bounded sum of flow bins alone (h[:0:sum], the underflow) is theirs; boost 1.8
+            # gives it where other axes are picked and refuses it alone ("bins > 0 required").
+            _check_nonempty(start, stop, entry)
         return Sum(start, stop)
     first, last = max(start, 0), min(stop, n)
     _check_nonempty(first, last, entry)
@@ -197,6 +204,7 @@ def _slice(entry: slice, axis: Axis) -> Operation | None:
 
 
 def _check_nonempty(start: int, stop: int, entry: slice) -> None:
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if stop <= start:
         raise IndexError(
             f"the slice [{entry.start}:{entry.stop}] selects no bins (an axis has at least one)"
@@ -223,6 +231,7 @@ class _CutAxis:
 
 def select(index: Any, axes: Sequence[Axis], contents: Contents) -> Selected:
     """The axes and contents that ``h[index]`` keeps."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     entries = expand(index, axes)
     ops = [operation(e, a) for e, a in zip(entries, axes)]
     values, variances = contents.values, contents.variances
@@ -285,6 +294,7 @@ def assign(index: Any, axes: Sequence[Axis], value: Any, flow: bool) -> tuple[An
     """The numpy index into the contents (with flow bins where ``flow``) that ``h[index] =
     value`` writes, with boost-histogram's rule for the value's shape: a slice takes an array
     of its bins, or of its bins and the flow bins its left-out bounds reach."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     entries = expand(index, axes)
     value_shape = np.shape(value)
     offset = 1 if flow else 0

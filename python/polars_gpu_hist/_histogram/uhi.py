@@ -89,6 +89,7 @@ class UhiMethods:
         A histogram of several axes pickled before version 0.5 knows its flow in total only
         (:attr:`flow`): its axes have no flow bins (``traits.underflow`` is False) and
         ``flow=True`` changes nothing."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         _args.flag(flow, "flow")
         c = self._contents()
         values = c.values if flow else c.bins()[0]
@@ -98,6 +99,7 @@ class UhiMethods:
         """The variance of each value: the sum of the squared weights for ``weights=True``
         (boost-histogram's weighted storage), else the count itself (Poisson); ``flow=True``
         as for :meth:`values`."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         _args.flag(flow, "flow")
         c = self._contents()
         if c.variances is None:
@@ -116,6 +118,7 @@ class UhiMethods:
         """The total in the bins: an int (rows) for counts, a float (the sum of weights) for
         ``weights=True``; ``flow=True`` adds the flow bins as :meth:`values` has them (NaN and
         null rows are never in it: see :attr:`flow`)."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         _args.flag(flow, "flow")
         c = self._contents()
         values = c.values if flow else c.bins()[0]
@@ -177,6 +180,7 @@ class UhiMethods:
     def project(self, *axes: int | str) -> Self:
         """The histogram of ``axes`` alone (numbers or names, in the order given), the others
         summed over with their flow bins, as boost-histogram's ``project``."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         numbers = [self._axis_number(a) for a in axes]
         if not numbers or len(set(numbers)) != len(numbers):
             raise ValueError(f"project takes distinct axes of this histogram, got {axes!r}")
@@ -251,6 +255,7 @@ class UhiMethods:
     # Scaling: sums of weights, their variances scaled by the square.
 
     def __mul__(self, factor: Any) -> Self:
+        __tracebackhide__ = True  # IPython shows the caller's frame
         if isinstance(factor, bool) or not isinstance(factor, (int, float, np.number)):
             return NotImplemented
         scaled = self._contents().scaled(float(factor))
@@ -261,6 +266,7 @@ class UhiMethods:
     __rmul__ = __mul__
 
     def __truediv__(self, divisor: Any) -> Self:
+        __tracebackhide__ = True  # IPython shows the caller's frame
         if isinstance(divisor, bool) or not isinstance(divisor, (int, float, np.number)):
             return NotImplemented
         return self * (1.0 / float(divisor))
@@ -289,11 +295,13 @@ class UhiMethods:
         (``Weight``), and the flow bins of every axis carry over. NaN rows (:attr:`nan`) are no
         part of the result (boost puts NaN in the overflow). ``bh.Histogram(h)`` is the
         same."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         return _interop.to_boost(self._boost_parts(axes))
 
     def to_hist(self, *, axes: str = "native") -> Any:
         """This histogram as a ``hist.Hist`` (needs hist): :meth:`to_boost` as hist's class,
         which names its axes; ``hist.Hist(h)`` is the same."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         return _interop.to_hist(self._boost_parts(axes))
 
     def _to_boost_histogram_(self) -> Any:
@@ -301,6 +309,7 @@ class UhiMethods:
         return _interop.to_boost(self._boost_parts("native"))
 
     def _boost_parts(self, axes: str) -> _interop.BoostParts:
+        __tracebackhide__ = True  # IPython shows the caller's frame
         if axes not in ("native", "variable"):
             raise ValueError(f'`axes` must be "native" or "variable", got {axes!r}')
         c = self._contents()

@@ -27,6 +27,7 @@ def values(data: Any, what: str) -> tuple[Any, Any]:
     """The numbers of an awkward array, flattened: a numpy array and a boolean numpy array of
     its missing values (None where nothing is missing). Refused with the fix where a layout
     holds no one number per entry."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     ak = sys.modules["awkward"]
     import numpy as np
 
@@ -57,6 +58,7 @@ def values(data: Any, what: str) -> tuple[Any, Any]:
 
 def _check_type(t: Any, whole: Any, what: str) -> None:
     """Refuses the types that hold no one number per entry, with the fix."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     types = sys.modules["awkward"].types
     kind = t.parameter("__array__") if hasattr(t, "parameter") else None
     if kind in ("string", "bytestring", "char", "byte") or (

@@ -27,6 +27,7 @@ from polars_gpu_hist._inputs import awkward_arrays
 def series(data: Any, name: str, what: str = "column", *, flatten: bool = True) -> pl.Series:
     """``data`` as a Polars Series of numbers' dtype (a Series that is one already, as it is);
     arrays of several dimensions are flattened where ``flatten`` (one axis), else refused."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(data, pl.Series):
         return storage(data, what)
     module = type(data).__module__.split(".")[0]
@@ -67,6 +68,7 @@ def _is_nested(x: Any) -> bool:
 def storage(s: pl.Series, what: str = "column") -> pl.Series:
     """A Series of an Arrow extension type as its storage (what the extension's values are
     made of); nested types holding one are refused (no Polars call bins them either)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     extension = getattr(pl, "BaseExtension", None)
     if extension is None:  # a Polars without extension types
         return s
@@ -91,6 +93,7 @@ def _holds(dtype: Any, extension: type) -> bool:
 
 def same_shape(data: Any, weights: Any) -> None:
     """numpy's rule for weights: of the data's own shape (both are then flattened)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     shape, weights_shape = _shape(data), _shape(weights)
     if shape is not None and weights_shape is not None and shape != weights_shape:
         raise ValueError(
@@ -113,6 +116,7 @@ def numpy_values(data: Any, what: str = "a") -> tuple[Any, Any] | None:
     """For the numpy drop-in: the numbers of data that is no numpy array (awkward, Arrow, a
     Polars Series), flattened, and a boolean array of its missing values (None where none is
     missing); None for what numpy reads itself (arrays, sequences, arrays in GPU memory)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if awkward_arrays.is_awkward(data):
         return awkward_arrays.values(data, what)
     if foreign(data):
