@@ -131,3 +131,27 @@ def test_what_is_written_here_reads_in_boost_histogram_and_hist(name: str) -> No
     assert as_hist.axes.name == h.axes.name
     kinds = {"regular": "Regular", "integer": "Integer", "variable": "Variable"}
     assert [type(a).__name__ for a in theirs.axes] == [kinds[a.kind.kind] for a in h.axes]
+
+
+@pytest.mark.parametrize("name", ["regular", "weighted", "2-D"])
+def test_uproot_writes_them_to_root_and_reads_them_back(name: str, tmp_path: Path) -> None:
+    uproot = pytest.importorskip("uproot")
+    h = EXAMPLES[name]
+    with uproot.recreate(tmp_path / "h.root") as f:
+        f["h"] = h
+    theirs = uproot.open(tmp_path / "h.root")["h"]
+    np.testing.assert_array_equal(theirs.values(flow=True), h.values(flow=True))
+    np.testing.assert_allclose(theirs.variances(flow=True), h.variances(flow=True))
+    for i, axis in enumerate(h.axes):
+        np.testing.assert_allclose(theirs.axis(i).edges(), axis.edges, rtol=1e-15)
+    # And into a Histogram again, through hist and UHI's schema.
+    back = gh.Histogram._from_uhi_(theirs.to_hist()._to_uhi_())
+    np.testing.assert_array_equal(back.values(flow=True), h.values(flow=True))
+
+
+def test_view_is_boosts_view_read_only() -> None:
+    h = EXAMPLES["weighted"]
+    view = h.view(flow=True)
+    assert view.dtype.names == ("value", "variance") and not view.flags.writeable
+    np.testing.assert_array_equal(view["value"], h.to_boost().view(flow=True).value)
+    np.testing.assert_array_equal(EXAMPLES["regular"].view(), EXAMPLES["regular"].counts)

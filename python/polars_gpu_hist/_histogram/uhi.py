@@ -106,6 +106,21 @@ class UhiMethods:
             return self.values(flow)
         return c.variances if flow else c.bins()[1]  # type: ignore[return-value]
 
+    def view(self, flow: bool = False) -> np.ndarray:
+        """The contents as boost-histogram's ``view()``: the counts (uint64), or for a weighted
+        histogram a structured array of ``value`` and ``variance``; ``flow=True`` as for
+        :meth:`values`. A read-only copy: cells are set with ``h[...] = ...``."""
+        _args.flag(flow, "flow")
+        c = self._contents()
+        values, variances = (c.values, c.variances) if flow else c.bins()
+        if variances is None:
+            out = np.array(values)
+        else:
+            out = np.empty(values.shape, dtype=[("value", "f8"), ("variance", "f8")])
+            out["value"], out["variance"] = values, variances
+        out.flags.writeable = False
+        return out
+
     def _effective_counts(self, flow: bool) -> np.ndarray:
         """The protocol's effective counts: ``sum(w)**2 / sum(w**2)`` per cell when weighted."""
         values, variances = self.values(flow), self.variances(flow)
