@@ -6,12 +6,14 @@ names, a readable explain(), tracebacks that end at the user's call."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import polars as pl
 import pytest
 
 import polars_gpu_hist as gh
+import polars_gpu_hist.numpy as ghnp
 
 alt = pytest.importorskip("altair")
 
@@ -87,15 +89,38 @@ def test_explain_reads_as_text_where_it_is_shown() -> None:
     assert text._repr_html_().startswith("<pre")
 
 
-def test_argument_errors_hide_the_package_frames_the_way_ipython_honours() -> None:
-    h = gh.Histogram(4, range=(0, 1))
+def _shown_frames(call: Any) -> list[str]:
+    """The package's frames a traceback of ``call``'s error shows where IPython hides those
+    with ``__tracebackhide__`` (the test's own frame left out)."""
     try:
-        h.fill([1.0], weights=[1.0])
-    except ValueError as e:
+        call()
+    except (ValueError, TypeError, IndexError) as e:
         tb = e.__traceback__
-        frames = []
-        while tb is not None:
-            frames.append(tb.tb_frame)
-            tb = tb.tb_next
-    shown = [f for f in frames[1:] if not f.f_locals.get("__tracebackhide__", False)]
-    assert shown == [], [f.f_code.co_name for f in shown]
+    else:
+        raise AssertionError("no error")
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return [
+        f"{f.f_code.co_filename}:{f.f_code.co_name}"
+        for f in frames[2:]
+        if not f.f_locals.get("__tracebackhide__", False)
+        and "polars_gpu_hist" in f.f_code.co_filename
+    ]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: gh.Histogram(4, range=(0, 1)).fill([1.0], weights=[1.0]),
+        lambda: gh.Histogram(-4, range=(0, 1)),
+        lambda: gh.histogram([1.0], -1),
+        lambda: pl.col("x").gpu_hist.histogram(bins="nope"),
+        lambda: gh.histogramdd([1.0], [1.0], bins=[2, 2, 2]),
+        lambda: ghnp.histogram([1.0], -1),
+        lambda: gh.Histogram(4, range=(0, 1))[9],
+    ],
+)
+def test_argument_errors_hide_the_package_frames_the_way_ipython_honours(call: Any) -> None:
+    assert _shown_frames(lambda: call()) == []

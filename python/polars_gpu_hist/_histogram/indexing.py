@@ -233,7 +233,7 @@ def select(index: Any, axes: Sequence[Axis], contents: Contents) -> Selected:
     """The axes and contents that ``h[index]`` keeps."""
     __tracebackhide__ = True  # IPython shows the caller's frame
     entries = expand(index, axes)
-    ops = [operation(e, a) for e, a in zip(entries, axes)]
+    ops = list(map(operation, entries, axes))  # no frame of its own in a traceback
     values, variances = contents.values, contents.variances
     offset = 1 if contents.flow else 0
     kept: list[tuple[int, list[int] | None, AxisKind]] = []

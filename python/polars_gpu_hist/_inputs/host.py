@@ -95,7 +95,9 @@ def same_shape(data: Any, weights: Any) -> None:
     """numpy's rule for weights: of the data's own shape (both are then flattened)."""
     __tracebackhide__ = True  # IPython shows the caller's frame
     shape, weights_shape = _shape(data), _shape(weights)
-    if shape is not None and weights_shape is not None and shape != weights_shape:
+    if shape is None or weights_shape is None or len(shape) == len(weights_shape) == 1:
+        return  # 1-D lengths are checked with the rows, where the fill names them
+    if shape != weights_shape:
         raise ValueError(
             f"`weights` has shape {weights_shape} but the data {shape}: give one weight per "
             "value, in the data's shape"

@@ -203,6 +203,7 @@ def histogram_scan(
         Filled and mergeable; ``.to_frame()`` gives the expression's rows, ``.flow`` the rows
         not counted (null, NaN, below and above the bins).
     """
+    __tracebackhide__ = True  # IPython shows the caller's frame
     predicate = _predicate(where)
     args = (source, column, bins, range, weights, closed, device, chunk_size, progress, predicate)
     inferred = reader_options is None or "infer_schema_length" not in reader_options
