@@ -20,6 +20,7 @@ mod axis;
 mod binning;
 mod fill;
 mod flow;
+mod sink;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -33,6 +34,7 @@ use axis::written;
 pub use axis::{Axis, DataExtremes, Span};
 pub use fill::{DeviceCells, Filled};
 pub use flow::Flow;
+pub use sink::{Counting, Sink, BATCH_ROWS};
 
 use crate::alloc;
 use crate::bins::{BinSpec, Binning, Closed};

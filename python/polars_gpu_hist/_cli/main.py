@@ -42,7 +42,8 @@ from polars_gpu_hist._args.arguments import BIN_RULES
 from polars_gpu_hist._histogram.histogram import Histogram
 from polars_gpu_hist._scan.csv import CSV_NULL_VALUES, TextColumnError, csv_hint, text_column_error
 from polars_gpu_hist._scan.passes import SUPPORTED_DTYPES, supported_dtype
-from polars_gpu_hist._scan.scan import histogram_scan, is_csv, scan_source
+from polars_gpu_hist._scan.scan import histogram_scan
+from polars_gpu_hist._scan.source import is_csv, scan_source
 
 PLOT_SUFFIXES = (".html", ".json", ".png", ".svg")
 # Altair writes these through vl-convert; .html and .json need Altair only.
