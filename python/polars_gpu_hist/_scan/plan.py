@@ -222,7 +222,7 @@ def make(dataset: Dataset, request: Request, schema: pl.Schema) -> Plan:
         plan.fill = "memory"
     elif r.by or (r.flow and len(r.columns) > 1):
         plan.fill = "frames"
-    elif r.data_range_by_default and plan.binning == "fixed" and _has_temporal(r.bins, r.range):
+    elif r.data_range_by_default and plan.binning == "fixed" and has_temporal(r.bins, r.range):
         # Dates and times as edges: the expression converts them to each column's units; its
         # rows, batch by batch, are the frame to give (a density of them: in memory).
         plan.fill = "memory" if r.density else "frames"
@@ -245,7 +245,7 @@ def _binning(r: Request, schema: pl.Schema) -> BinningKind:
     return "fixed"
 
 
-def _has_temporal(*values: Any) -> bool:
+def has_temporal(*values: Any) -> bool:
     """Whether bins or ranges hold dates, datetimes, durations or expressions."""
     import datetime as dt
 
@@ -255,7 +255,7 @@ def _has_temporal(*values: Any) -> bool:
         if type(v).__module__ == "numpy" and getattr(v, "dtype", None) is not None:
             if v.dtype.kind in "mM":
                 return True
-        if isinstance(v, (list, tuple)) and _has_temporal(*v):
+        if isinstance(v, (list, tuple)) and has_temporal(*v):
             return True
     return False
 

@@ -169,24 +169,56 @@ def histogram_scan(
         Filled and mergeable; ``.to_frame()`` gives the expression's rows, ``.flow`` the rows
         not counted (null, NaN, below and above the bins). With ``by``: a DataFrame.
     """
-    r = _plan.request(column, bins, range, weights, closed, device, chunk_size, by)
+    if by is not None:
+        return grouped(
+            source, column, bins, by=by, range=range, weights=weights, closed=closed,
+            device=device, chunk_size=chunk_size, progress=progress,
+            reader_options=reader_options, where=where, storage_options=storage_options,
+        )  # fmt: skip
+    r = _plan.request(column, bins, range, weights, closed, device, chunk_size)
     _progress.check(progress)
     predicate = _predicate(where)
-    if r.by is None and len(r.columns) > 1 and isinstance(range, str):
+    if len(r.columns) > 1 and isinstance(range, str):
         raise ValueError(
             "range='auto' is for one column: give one (min, max) per axis, or None for axes "
             "of explicit edges"
         )
 
-    def run(dataset: Dataset) -> Histogram | pl.DataFrame:
-        plan = planned(dataset, r)
-        if plan.fill == "frames":
-            frame = frames(plan, progress)
-            return frame.to_series().struct.unnest()
-        return histogram(plan, progress)
+    def run(dataset: Dataset) -> Histogram:
+        return histogram(planned(dataset, r), progress)
 
     result = with_csv_retry(source, reader_options, predicate, storage_options, run)
-    return cast("Histogram | pl.DataFrame", result)
+    return cast(Histogram, result)
+
+
+def grouped(
+    source: Source,
+    column: str | list[str],
+    bins: Any,
+    *,
+    by: str | list[str],
+    range: Any = None,
+    weights: str | None = None,
+    closed: Closed = "left",
+    device: Device = "auto",
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    progress: _progress.ProgressArg = False,
+    reader_options: Mapping[str, Any] | None = None,
+    where: str | pl.Expr | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    density: bool = False,
+) -> pl.DataFrame:
+    """:func:`histogram_scan` with ``by``: the expression's rows over every batch in row
+    order, unnested (numpy's density per group with ``density``; the command line's)."""
+    r = _plan.request(column, bins, range, weights, closed, device, chunk_size, by, density=density)
+    _progress.check(progress)
+    predicate = _predicate(where)
+
+    def run(dataset: Dataset) -> pl.DataFrame:
+        return frames(planned(dataset, r), progress).to_series().struct.unnest()
+
+    result = with_csv_retry(source, reader_options, predicate, storage_options, run)
+    return cast(pl.DataFrame, result)
 
 
 def with_csv_retry(
@@ -508,8 +540,10 @@ def frames(plan: _plan.Plan, progress: _progress.ProgressArg) -> pl.DataFrame:
     from polars_gpu_hist._expr.functions import histogram_expr, histogramdd
 
     r = plan.request
-    fixed = plan.binning == "fixed" and not r.density
-    hist, checks = (None, []) if fixed else binned(plan)
+    # The shared binning as a Histogram (its arguments checked, its widths for a density),
+    # except for dates and times as edges, which the expression alone converts.
+    temporal = plan.binning == "fixed" and _plan.has_temporal(r.bins, r.range)
+    hist, checks = (None, []) if temporal else binned(plan)
     bins, ranges = expression_binning(plan, hist)
     w = r.weights
     if len(r.columns) == 1:
