@@ -10,7 +10,7 @@ ARGS  ?= --plot hist.png
 OLDEST_POLARS ?= 1.43.2
 VENV_OLDEST   ?= .venv-oldest
 
-.PHONY: demo test test-oldest develop lint bench bench-swaps bundle wheel gpu-stage gpu-stage-dask clean
+.PHONY: demo test test-oldest develop docs lint bench bench-swaps bundle wheel gpu-stage gpu-stage-dask clean
 
 # What the demo needs (the `demo` group: maturin, numpy, the plot's Altair, NVRTC), then the
 # development toolchain on top for `make test` (issue 33: a demo in minutes).
@@ -40,12 +40,21 @@ demo: develop
 test: $(VENV)/.installed develop $(VENV_OLDEST)/.installed
 	cargo fmt --all -- --check
 	cargo clippy --all-targets --features lazy -- -D warnings
-	$(VENV)/bin/ruff check python tests benches scripts
-	$(VENV)/bin/ruff format --check python tests benches scripts
+	$(VENV)/bin/ruff check python tests benches scripts docs
+	$(VENV)/bin/ruff format --check python tests benches scripts docs
 	$(VENV)/bin/mypy
 	LD_LIBRARY_PATH=$(NVRTC_LIB):$$LD_LIBRARY_PATH PGH_REQUIRE_NVRTC=1 cargo test --quiet --features lazy
 	$(PY) -m pytest -q
+	$(SPHINX)
 	$(QUICK_OLDEST)
+
+# The documentation site from docs/ (MyST Markdown, the API reference from the docstrings), into
+# docs/_build/html; warnings are errors. `make test` builds it too, and pytest runs every Python
+# example of its pages (docs/conftest.py).
+SPHINX = $(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+docs: $(VENV)/.installed develop
+	$(SPHINX)
+	@echo "docs/_build/html/index.html"
 
 # Only what the quick suite and its conftest import, beside the oldest Polars.
 $(VENV_OLDEST)/.installed: Makefile
@@ -56,7 +65,7 @@ $(VENV_OLDEST)/.installed: Makefile
 
 # `develop` leaves the plugin in python/polars_gpu_hist (an editable install): the oldest venv
 # imports that same abi3 library from the source tree (about 5 s on 2 cores).
-QUICK_OLDEST = PYTHONPATH=$(abspath python) $(VENV_OLDEST)/bin/python -m pytest -q -p no:cacheprovider tests/test_quick_api.py
+QUICK_OLDEST = PYTHONPATH=$(abspath python) $(VENV_OLDEST)/bin/python -m pytest -q -p no:cacheprovider tests/package/test_quick_api.py
 test-oldest: develop $(VENV_OLDEST)/.installed
 	$(QUICK_OLDEST)
 
@@ -65,8 +74,8 @@ lint: $(VENV)/.installed
 	cargo clippy --all-targets --features lazy,internals -- -D warnings
 	cargo clippy --features python --lib -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --features lazy
-	$(VENV)/bin/ruff check python tests benches scripts
-	$(VENV)/bin/ruff format --check python tests benches scripts
+	$(VENV)/bin/ruff check python tests benches scripts docs
+	$(VENV)/bin/ruff format --check python tests benches scripts docs
 	$(VENV)/bin/mypy
 
 bench: develop

@@ -4,7 +4,7 @@
 #   device: kind nvidia-h100-x2 (or -x4), carry [".gpu-dask"]:
 #           bash scripts/dask_gpu_check.sh [check|cost|bench|all]
 # check: the `gpu` Dask tests (two workers, one per GPU), the Histogram's GPU tests and arrays on
-# both GPUs of one process (tests/test_multi_device.py), at most 170 s. cost: one partition's
+# both GPUs of one process (tests/engine/test_multi_device_gpu.py), at most 170 s. cost: one partition's
 # cost (benches/partition_cost.py, COST_ARGS add to it), at most 90 s. bench: cost, then
 # benches/dask_bench.py --gpus <the host's GPUs> (BENCH_ARGS add to it), at most 350 s, its
 # JSON written after each cluster to $OUT/dask_bench.json, so a run cut short still reports.
@@ -35,10 +35,12 @@ status=0
 
 if [[ $what == check || $what == all ]]; then
   echo "== dask gpu tests"
-  # No conftest: it needs hypothesis, which is not staged (the carry limit).
-  timeout 170 python3 -m pytest -q -p no:cacheprovider --noconftest -m gpu -rs \
-    tests/test_dask_gpu.py tests/test_accumulator_gpu.py tests/test_flow_gpu.py \
-    tests/test_device_cells_gpu.py tests/test_multi_device.py 2>&1 | tee "$OUT/pytest_dask_gpu.log" | tail -25
+  # No conftest: it needs hypothesis, which is not staged (the carry limit). Without it nothing is
+  # marked `gpu` (the conftest marks the *_gpu.py files), so the files named run whole, each test
+  # checking for its GPUs itself.
+  timeout 170 python3 -m pytest -q -p no:cacheprovider --noconftest -rs \
+    tests/dask/test_dask_gpu.py tests/histogram/test_histogram_gpu.py tests/histogram/test_histogram_flow_gpu.py \
+    tests/dask/test_dask_device_partials_gpu.py tests/engine/test_multi_device_gpu.py 2>&1 | tee "$OUT/pytest_dask_gpu.log" | tail -25
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 

@@ -58,6 +58,17 @@ fi
 ls -la /tmp/site/polars_gpu_hist/kernels.bundle 2>/dev/null || echo "no kernel bundle: first calls compile"
 status=0
 
+# The gpu tests: every `*_gpu.py` file in a concern's folder of tests/ (tests/conftest.py marks each
+# of their tests `gpu`; naming the files collects no module that imports what this host lacks).
+# The heavy files run in blocks of their own; GPU_REST is every other gpu file, new ones included.
+GPU_HEAVY=" tests/engine/test_counts_gpu.py tests/engine/test_engine_gpu.py tests/engine/test_bundle_gpu.py
+  tests/engine/test_proof_gpu.py tests/numpy/test_numpy_device_gpu.py tests/dask/test_dask_gpu.py
+  tests/dask/test_dask_device_partials_gpu.py "
+GPU_REST=()
+for f in tests/*/*_gpu.py; do
+  [[ $GPU_HEAVY == *[[:space:]]$f[[:space:]]* ]] || GPU_REST+=("$f")
+done
+
 echo "== build info"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
 nvcc --version | tail -1
@@ -106,8 +117,8 @@ PY
   done
   env "$@" POLARS_GPU_HIST_CACHE=/tmp/pgh-path CUDA_CACHE_PATH=/tmp/nv-jit-cache timeout 200 \
     python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=30 -rf --tb=line \
-    tests/test_gpu_engine.py tests/test_gpu_numpy_device.py tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_flow_gpu.py \
-    tests/test_by_value.py 2>&1 | tee "$OUT/pytest_gpu_$name.log" | tail -12
+    tests/engine/test_engine_gpu.py tests/numpy/test_numpy_device_gpu.py tests/contract/test_exact_integers_gpu.py \
+    tests/contract/test_infinite_edges_gpu.py tests/histogram/test_histogram_flow_gpu.py tests/engine/test_by_value_gpu.py 2>&1 | tee "$OUT/pytest_gpu_$name.log" | tail -12
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 }
 if [[ $what == files ]]; then
@@ -148,8 +159,8 @@ if [[ $what == quick || $what == final ]]; then
 fi
 
 if [[ $what == paths || $what == quick || $what == final || $what == check ]]; then
-  echo "== the bundle's CUBIN, PTX and CUDA 12 paths in fresh processes (tests/test_gpu_bundle.py)"
-  timeout 400 python3 -m pytest -q -p no:cacheprovider -m gpu -rf --tb=short tests/test_gpu_bundle.py \
+  echo "== the bundle's CUBIN, PTX and CUDA 12 paths in fresh processes (tests/engine/test_bundle_gpu.py)"
+  timeout 400 python3 -m pytest -q -p no:cacheprovider -m gpu -rf --tb=short tests/engine/test_bundle_gpu.py \
     2>&1 | tee "$OUT/pytest_gpu_bundle.log" | tail -8
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   path_pass ptx POLARS_GPU_HIST_KERNELS=ptx
@@ -162,26 +173,22 @@ if [[ $what == paths || $what == quick || $what == final || $what == check ]]; t
 fi
 
 if [[ $what == quick || $what == final ]]; then
-  echo "== gpu tests of exact integers, infinite edges, the numpy module, hist, flow, by= keys, explain (all)"
-  timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
-    tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_numpy_module.py \
-    tests/test_polars_hist.py tests/test_flow_gpu.py tests/test_by_keys.py tests/test_accumulator_gpu.py \
-    tests/test_by_value.py tests/test_by_several_keys.py tests/test_seam.py tests/test_numpy_suite.py \
-    tests/test_explain_runs.py tests/test_time_bins.py tests/test_small_calls.py tests/test_gpu_large_bins.py \
-    tests/test_multi_device.py \
+  echo "== every gpu test but the heavy files' (exact integers, infinite edges, the numpy module, hist, flow, by=, explain, ...)"
+  timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short "${GPU_REST[@]}" \
     2>&1 | tee "$OUT/pytest_gpu_new.log" | tail -15
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== gpu tests: the engine's, the accumulator's, and a sample of the rest"
   timeout 210 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
-    tests/test_gpu_engine.py tests/test_gpu_numpy_device.py tests/test_accumulator_gpu.py tests/test_gpu.py tests/test_gpu_proof.py \
+    tests/engine/test_engine_gpu.py tests/numpy/test_numpy_device_gpu.py tests/histogram/test_histogram_gpu.py \
+    tests/engine/test_counts_gpu.py tests/engine/test_proof_gpu.py \
     -k "engine or accumulator or device_arrays_match_numpy or nd or by_ or explain or segmented or packed or errors or proof or fresh_range" \
     2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ $what == narrow ]]; then
   echo "== gpu tests of counting by value"
-  timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 -rf --tb=short tests/test_by_value.py \
-    tests/test_by_several_keys.py tests/test_gpu_engine.py tests/test_gpu_numpy_device.py -k "by_value or several or explain or auto" \
+  timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 -rf --tb=short tests/engine/test_by_value_gpu.py \
+    tests/expr/test_by_several_keys_gpu.py tests/engine/test_engine_gpu.py tests/numpy/test_numpy_device_gpu.py -k "by_value or several or explain or auto" \
     2>&1 | tee "$OUT/pytest_by_value.log" | tail -8
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== narrow integers beside the peers, CUB's axes, auto against each backend (benches/narrow_ints.py)"
@@ -198,8 +205,9 @@ if [[ $what == final || $what == narrow ]]; then
 fi
 if [[ $what == check || $what == all ]]; then
   echo "== gpu tests"
-  python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py tests/test_gpu_engine.py tests/test_gpu_numpy_device.py tests/test_gpu_proof.py \
-    tests/test_accumulator_gpu.py tests/test_polars_hist.py tests/test_explain_runs.py 2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
+  python3 -m pytest -q -p no:cacheprovider -m gpu tests/engine/test_counts_gpu.py tests/engine/test_engine_gpu.py \
+    tests/numpy/test_numpy_device_gpu.py tests/engine/test_proof_gpu.py tests/histogram/test_histogram_gpu.py \
+    tests/expr/test_polars_hist_gpu.py tests/engine/test_explain_gpu.py 2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool"
@@ -218,8 +226,9 @@ if [[ $what == avx512 || $what == all ]]; then
     # Eight processes at once (-n 8): the suites stopped here on 2026-11-27 until equal bins'
     # proof stopped walking inside its once-only cell (scripts/concurrent_processes.py).
     echo "== the CPU suites against numpy with the AVX-512 index loops forced"
-    POLARS_GPU_HIST_SIMD=avx512 timeout 300 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_numpy_parity.py \
-      tests/test_nd.py tests/test_features.py 2>&1 | tee "$OUT/pytest_avx512.log" | tail -3
+    POLARS_GPU_HIST_SIMD=avx512 timeout 300 python3 -m pytest -q -p no:cacheprovider -n 8 tests/contract/test_numpy_parity.py \
+      tests/expr/test_histogramdd.py tests/expr/test_by.py tests/args/test_bin_estimators.py tests/args/test_integer_bins.py \
+      tests/expr/test_flow_bins.py tests/expr/test_series_namespace.py tests/boundary/test_error_names.py 2>&1 | tee "$OUT/pytest_avx512.log" | tail -3
     [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   fi
 fi
@@ -232,7 +241,8 @@ if [[ $what == largebins ]]; then
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== gpu tests of the spill and batched families, the extremes kernel's 16-byte reads"
   timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
-    tests/test_gpu_large_bins.py tests/test_gpu.py tests/test_gpu_engine.py tests/test_gpu_numpy_device.py tests/test_infinite_edges.py \
+    tests/engine/test_large_bins_gpu.py tests/engine/test_counts_gpu.py tests/engine/test_engine_gpu.py \
+    tests/numpy/test_numpy_device_gpu.py tests/contract/test_infinite_edges_gpu.py \
     -k "large_bins or spill or batched or explain" \
     2>&1 | tee "$OUT/pytest_large_bins.log" | tail -15
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
@@ -261,8 +271,8 @@ if [[ $what == sixteen ]]; then
   timeout 120 python3 benches/large_bins.py --reps 7 --quick 2>&1 | tee "$OUT/large_bins.log" | tail -30
   echo "== gpu tests of the 16-bit families and of counting by value"
   timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
-    tests/test_gpu_large_bins.py tests/test_gpu.py tests/test_gpu_engine.py tests/test_by_value.py \
-    tests/test_infinite_edges.py -k "spill or packed or by_value or explain or engine" \
+    tests/engine/test_large_bins_gpu.py tests/engine/test_counts_gpu.py tests/engine/test_engine_gpu.py \
+    tests/engine/test_by_value_gpu.py tests/contract/test_infinite_edges_gpu.py -k "spill or packed or by_value or explain or engine" \
     2>&1 | tee "$OUT/pytest_sixteen.log" | tail -12
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   for tool in memcheck racecheck; do

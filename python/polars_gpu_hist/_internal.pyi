@@ -1,5 +1,5 @@
 """The native module (src/python.rs and src/python/): the expression plugin's library, and every
-class and function the package calls. tests/test_stub.py holds this file and the module's
+class and function the package calls. tests/native/test_stub.py holds this file and the module's
 exports equal, both ways; `make test` type-checks the package against it (mypy --strict)."""
 
 from os import PathLike

@@ -13,8 +13,8 @@ integer weights, float64 with float weights or density, complex128 with complex 
 objects with object weights), equal to numpy's. Explicit edges follow numpy's rule (an edge may
 repeat, edges may be infinite) and booleans count as uint8, as in numpy. Bad arguments raise
 numpy's exceptions with numpy's messages (`_numpy_args`). numpy's own tests of these functions
-run against this module (tests/test_numpy_suite.py). Where this module differs from numpy, the
-README's table says so (NaN is not counted rather than refused; n-D counts are int64; narrow
+run against this module (tests/numpy/test_numpy_suite.py). Where this module differs from numpy, the
+docs/semantics.md says so (NaN is not counted rather than refused; n-D counts are int64; narrow
 integer weights do not wrap).
 """
 
