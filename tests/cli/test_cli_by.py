@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from test_cli import assert_usage_error, run_cli
+from support.cli import assert_usage_error, run_cli
 
 
 def test_by_draws_each_group_with_one_binning(tmp_path: Path) -> None:
