@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+
 from support.cli import assert_usage_error, run_cli
 
 

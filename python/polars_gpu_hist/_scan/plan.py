@@ -227,7 +227,7 @@ def make(dataset: Dataset, request: Request, schema: pl.Schema) -> Plan:
         # rows, batch by batch, are the frame to give (a density of them: in memory).
         plan.fill = "memory" if r.density else "frames"
         plan.notes.append("dates and times as edges: the expression bins each batch")
-    plan.device = _device(r.device, plan.dtypes)
+    plan.device = device_for(r.device, plan.dtypes)
     return plan
 
 
@@ -317,7 +317,7 @@ def _rule(r: Request, schema: pl.Schema) -> tuple[Any, tuple[float, float] | Non
     return rule, number_range(r.range)
 
 
-def _device(device: Device, dtypes: list[pl.DataType]) -> Literal["cpu", "gpu"]:
+def device_for(device: Device, dtypes: list[pl.DataType]) -> Literal["cpu", "gpu"]:
     """Where a scan counts. In a scan the cores decode: counting on the GPU leaves them to it,
     so ``"auto"`` takes the GPU wherever one can be used (Float16 columns, which numpy bins in
     float16 arithmetic, are binned on the CPU)."""

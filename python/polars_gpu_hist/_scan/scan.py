@@ -393,10 +393,7 @@ def binned(plan: _plan.Plan) -> tuple[Histogram, list[passes.SameExtremes]]:
     if plan.binning == "data range":
         count = _auto_bins(r.bins)
         # Checks bins, closed, device and the dtypes now, not after a pass over the data.
-        _empty_fill(
-            Histogram(count, range=(0.0, 1.0), closed=r.closed, weights=weighted, device=r.device),
-            plan,
-        )
+        binned_check(plan)
         first = first_pass(plan)
         same_dtypes(plan)
         hist = Histogram._from_data_range(
@@ -404,6 +401,17 @@ def binned(plan: _plan.Plan) -> tuple[Histogram, list[passes.SameExtremes]]:
         )
         return _empty_fill(hist, plan), [passes.SameExtremes(first, column, dtype, label)]
     return _streamed_rule(plan)
+
+
+def binned_check(plan: _plan.Plan) -> None:
+    """A range from the data's arguments checked (bins, closed, device, the dtypes) before a
+    first pass, as :func:`binned` checks them."""
+    r = plan.request
+    count = _auto_bins(r.bins)
+    probe = Histogram(
+        count, range=(0.0, 1.0), closed=r.closed, weights=r.weights is not None, device=r.device
+    )
+    _empty_fill(probe, plan)
 
 
 def _per_axis(bins: Any, d: int) -> Any:
