@@ -196,3 +196,51 @@ def test_errors_name_the_argument(frame: pl.DataFrame) -> None:
         lf.gpu_hist.histogram(3, bins=4)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="`closed`"):
         lf.gpu_hist.histogram("x", bins=4, closed="both")  # type: ignore[arg-type]
+
+
+def test_explain_of_a_lazy_query_names_the_lazy_namespace(tmp_path: Path) -> None:
+    path = tmp_path / "d.parquet"
+    pl.DataFrame({"x": np.arange(5000.0), "i": np.arange(5000)}).write_parquet(path)
+    lf = pl.scan_parquet(path)
+    text = gh.explain(lf.select(pl.col("x").gpu_hist.histogram(bins=10)))
+    assert "whole input column at once" in text and "lf.gpu_hist.histogram" in text
+    assert "no gpu_hist expression" in gh.explain(lf.select(pl.col("x").sum()))
+    plan = gh.explain(lf, 10, column="x", device="cpu")
+    assert "pass 1   extremes" in plan and "streaming engine" in plan, plan
+    assert "by 'i'" not in plan
+    grouped = gh.explain(lf, 10, column="x", range=(0, 1), by="i", device="cpu")
+    assert "groups by 'i'" in grouped and "batches in row order" in grouped, grouped
+
+
+GATHERED = """
+import warnings
+import numpy as np
+import polars as pl
+import polars_gpu_hist  # noqa: F401
+
+half = pl.Series("x", np.zeros(1 << 26))
+x = pl.concat([half, half], rechunk=False)  # 1 GiB of float64 in two pieces
+lf = pl.DataFrame({"x": x}).lazy()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for _ in range(2):
+        lf.select(pl.col("x").gpu_hist.histogram(bins=4, range=(0, 1))).collect()
+    small = pl.concat([half.head(10), half.head(10)], rechunk=False).to_frame()
+    small.select(pl.col("x").gpu_hist.histogram(bins=4, range=(0, 1)))
+texts = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+print(len(texts))
+print(texts[0] if texts else "")
+"""
+
+
+def test_a_large_gathered_column_warns_once() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", GATHERED], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    count, text = done.stdout.splitlines()[:2]
+    assert count == "1", done.stdout
+    assert "lf.gpu_hist.histogram" in text and "into memory" in text, text
