@@ -351,3 +351,25 @@ def test_progress_in_a_notebook_is_one_display_updated_in_place(monkeypatch) -> 
     lf = pl.LazyFrame({"x": np.arange(300_000, dtype=np.float64)})
     gh.histogram_scan(lf, "x", 4, range=(0, 1), progress="auto", device="cpu")
     assert [k for k, _ in shown].count("display") == 1 and "300,000 rows" in shown[-1][1]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_many_bins_are_counted_in_batches_by_the_feeder(weighted: bool) -> None:
+    # More than 65,536 cells: the morsels go to the feeder thread (the GPU's path, on the CPU).
+    rng = np.random.default_rng(70)
+    n = 600_000
+    x = rng.random(n)
+    x[::997] = np.nan
+    w = rng.integers(0, 3, n).astype(np.float64)
+    lf = pl.LazyFrame({"x": x, "w": w})
+    from polars_gpu_hist import _native
+
+    h = gh.Histogram(100_000, range=(0, 1), device="cpu").fill(pl.Series("x", [], pl.Float64))
+    assert _native.ScanSink(h._core, "cpu").counting == "batched on cpu"
+    got = gh.histogram_scan(
+        lf, "x", 100_000, range=(0, 1), weights="w" if weighted else None, device="cpu"
+    )
+    keep = ~np.isnan(x)
+    want, _ = np.histogram(x[keep], 100_000, range=(0, 1), weights=w[keep] if weighted else None)
+    np.testing.assert_array_equal(got.counts, want, strict=False)
+    assert got.flow.rows == n and got.flow.nan == int((~keep).sum())
