@@ -122,12 +122,16 @@ PY
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 }
 if [[ $what == files ]]; then
+  echo "== the scan's GPU fill against the CPU's (tests/scan/test_scan_gpu.py)"
+  timeout 90 python3 -m pytest -q -p no:cacheprovider -m gpu -rf --tb=short tests/scan/test_scan_gpu.py \
+    2>&1 | tee "$OUT/pytest_scan_gpu.log" | tail -6
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== files at the read limit (benches/files_bench.py): 4 GiB Parquet, 1 GiB CSV, $(nproc) cores"
-  timeout 420 python3 benches/files_bench.py --size 4GiB --dir /tmp/pgh-files --keep \
+  timeout 360 python3 benches/files_bench.py --size 4GiB --dir /tmp/pgh-files --keep \
     --out "$OUT/files_bench.json" 2> "$OUT/files_bench.log" > /dev/null || status=1
   tail -n 14 "$OUT/files_bench.log"
   echo "== where a scan's time goes (benches/files_profile.py)"
-  timeout 120 python3 benches/files_profile.py --size 4GiB --dir /tmp/pgh-files --keep --runs 1 \
+  timeout 90 python3 benches/files_profile.py --size 4GiB --dir /tmp/pgh-files --keep --runs 1 \
     --out "$OUT/files_profile.json" 2>&1 >/dev/null | tee "$OUT/files_profile.log" | tail -n 9
   exit $status
 fi
