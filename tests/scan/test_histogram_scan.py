@@ -176,16 +176,16 @@ def test_memory_stays_bounded_on_a_large_file(tmp_path: Path) -> None:
 
 
 def between_passes(monkeypatch, change) -> None:
-    from polars_gpu_hist._scan import scan as _scan
+    from polars_gpu_hist._scan import bins as _bins
 
-    first_pass = _scan.first_pass
+    first_pass = _bins.first_pass
 
     def first_pass_then_change(*args, **kwargs):
         extremes = first_pass(*args, **kwargs)
         change()
         return extremes
 
-    monkeypatch.setattr(_scan, "first_pass", first_pass_then_change)
+    monkeypatch.setattr(_bins, "first_pass", first_pass_then_change)
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
@@ -292,9 +292,9 @@ def test_auto_range_check_of_temporal_columns(tmp_path: Path, monkeypatch) -> No
 
 
 def test_arguments_are_checked_before_any_pass(tmp_path: Path, monkeypatch) -> None:
+    from polars_gpu_hist._scan import bins as _bins
     from polars_gpu_hist._scan import passes as _scan_passes
     from polars_gpu_hist._scan import reader as _reader
-    from polars_gpu_hist._scan import scan as _scan
 
     path = tmp_path / "d.parquet"
     pl.DataFrame({"x": [1.0, 2.0], "s": ["a", "b"]}).write_parquet(path)
@@ -303,7 +303,7 @@ def test_arguments_are_checked_before_any_pass(tmp_path: Path, monkeypatch) -> N
         raise AssertionError("the data was read before the arguments were checked")
 
     monkeypatch.setattr(_scan_passes, "first_pass", no_pass)
-    monkeypatch.setattr(_scan, "first_pass", no_pass)
+    monkeypatch.setattr(_bins, "first_pass", no_pass)
     monkeypatch.setattr(_reader, "fill", no_pass)
     monkeypatch.setattr(pl.LazyFrame, "collect_batches", no_pass)
     with pytest.raises(ValueError, match="positive integer"):

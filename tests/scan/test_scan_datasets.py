@@ -247,14 +247,16 @@ def test_a_file_rewritten_after_its_statistics_were_read_is_caught(
 ) -> None:
     path = tmp_path / "d.parquet"
     pl.DataFrame({"i": [1, 2, 3]}).write_parquet(path)
-    first_pass = _scan.first_pass
+    from polars_gpu_hist._scan import bins as _bins
+
+    first_pass = _bins.first_pass
 
     def then_rewrite(plan):
         found = first_pass(plan)
         pl.DataFrame({"i": [1, 2, 3, 40]}).write_parquet(path)
         return found
 
-    monkeypatch.setattr(_scan, "first_pass", then_rewrite)
+    monkeypatch.setattr(_bins, "first_pass", then_rewrite)
     with pytest.raises(RuntimeError, match=r"changed between the two passes.*\[1, 3\].*40"):
         gh.histogram_scan(path, "i", 4, range="auto", device="cpu")
 

@@ -23,6 +23,7 @@ from dask.delayed import Delayed, delayed
 
 from polars_gpu_hist._args.arguments import Closed, Device
 from polars_gpu_hist._histogram.histogram import Histogram
+from polars_gpu_hist._scan import bins as _bins
 from polars_gpu_hist._scan import passes
 from polars_gpu_hist._scan import plan as _plan
 from polars_gpu_hist._scan import scan as _scan
@@ -187,7 +188,7 @@ def histogram_scan(
         check = None
     else:
         if plan.binning == "data range":
-            _scan.binned_check(plan)
+            _bins.binned_check(plan)
         need_count = plan.rule in STREAMED_RULES[1:]
         firsts = [
             delayed(_first_pass)(
