@@ -387,3 +387,75 @@ fn feed(mut histogram: Histogram, morsels: Receiver<Morsel>) -> HistResult<Histo
     }
     Ok(histogram)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accumulator::{AccumulatorOptions, Axis, Storage};
+
+    fn values(n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| match i % 97 {
+                0 => f64::NAN,
+                _ => ((i * 7919) % 100_003) as f64 / 90_000.0 - 0.05,
+            })
+            .collect()
+    }
+
+    /// Morsels filled from many threads at once, inline or by the feeder, count as one fill of
+    /// all of them: the counts, the squared weights and the flow.
+    #[test]
+    fn morsels_from_many_threads_count_as_one_fill() {
+        let x = Series::new("x".into(), values(200_000));
+        let w = Series::new("w".into(), (0..200_000).map(|i| (i % 5) as f64).collect::<Vec<_>>());
+        for storage in [Storage::Count, Storage::Weight] {
+            let options = AccumulatorOptions {
+                storage,
+                ..Default::default()
+            };
+            let weights = (storage == Storage::Weight).then_some(&w);
+            let empty = Histogram::new(vec![Axis::regular(64, 0.0, 1.0)], options).unwrap();
+            let mut whole = empty.try_clone().unwrap();
+            whole.fill(std::slice::from_ref(&x), weights).unwrap();
+            for counting in [Counting::Inline, Counting::Batched(Device::Cpu)] {
+                let sink = Sink::new(&empty, counting).unwrap();
+                std::thread::scope(|scope| {
+                    for part in 0..8 {
+                        let (sink, x, weights) = (&sink, &x, weights);
+                        scope.spawn(move || {
+                            let m = x.slice(part * 25_000, 25_000);
+                            let mw = weights.map(|w| w.slice(part * 25_000, 25_000));
+                            sink.fill(&[m], mw.as_ref()).unwrap();
+                        });
+                    }
+                });
+                assert_eq!(sink.rows(), 200_000);
+                let got = sink.finish().unwrap();
+                assert_eq!(got.counts(), whole.counts(), "{counting:?} {storage:?}");
+                assert_eq!(got.squared_weights(), whole.squared_weights());
+                assert_eq!(got.flow(), whole.flow());
+            }
+        }
+    }
+
+    /// A fill that fails is kept, stops later fills and is the one `finish` returns.
+    #[test]
+    fn the_first_failure_is_kept() {
+        let empty = Histogram::new(
+            vec![Axis::regular(4, 0.0, 1.0)],
+            AccumulatorOptions::default(),
+        )
+        .unwrap();
+        for counting in [Counting::Inline, Counting::Batched(Device::Cpu)] {
+            let sink = Sink::new(&empty, counting).unwrap();
+            let strings = Series::new("s".into(), ["a", "b"]);
+            let first = sink.fill(&[strings], None);
+            let failed = match counting {
+                Counting::Inline => first.is_err(),
+                // The feeder meets the error in its batch, when the queue closes.
+                Counting::Batched(_) => sink.finish().is_err(),
+            };
+            assert!(failed, "{counting:?}");
+        }
+    }
+}
