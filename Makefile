@@ -1,7 +1,8 @@
 # One entry point for people and CI. `make demo` and `make test` need only python3 and cargo.
 VENV  ?= .venv
 PY    := $(VENV)/bin/python
-# NVRTC from PyPI (nvidia-cuda-nvrtc): the Rust tests compile every kernel with it, no GPU needed.
+# NVRTC from PyPI (nvidia-cuda-nvrtc): the Rust tests compile every kernel with it, no GPU needed,
+# for the lowest and the newest architecture (`make bundle` builds every architecture's section).
 NVRTC_LIB = $(firstword $(wildcard $(abspath $(VENV))/lib/python3*/site-packages/nvidia/cu13/lib))
 FILE  ?=
 ARGS  ?= --plot hist.png
@@ -9,8 +10,13 @@ ARGS  ?= --plot hist.png
 # second virtual environment (the same abi3 plugin; issue 36).
 OLDEST_POLARS ?= 1.43.2
 VENV_OLDEST   ?= .venv-oldest
+# The newest Polars the package registry serves, whatever pyproject.toml's upper bound says:
+# `make test-polars-latest` runs the whole suite against it. The policy (docs/getting-started.md):
+# the upper bound is the minor above the newest release this target has passed; when a new
+# release passes, the bound moves up (a line in CHANGELOG.md says so).
+VENV_LATEST   ?= .venv-latest
 
-.PHONY: demo test test-oldest develop docs lint bench bench-swaps bundle wheel gpu-stage gpu-stage-dask clean
+.PHONY: demo test test-oldest test-polars-latest develop docs lint bench bench-swaps bundle wheel gpu-stage gpu-stage-dask clean
 
 # What the demo needs (the `demo` group: maturin, numpy, the plot's Altair, NVRTC), then the
 # development toolchain on top for `make test` (issue 33: a demo in minutes).
@@ -68,6 +74,18 @@ $(VENV_OLDEST)/.installed: Makefile
 QUICK_OLDEST = PYTHONPATH=$(abspath python) $(VENV_OLDEST)/bin/python -m pytest -q -p no:cacheprovider tests/package/test_quick_api.py
 test-oldest: develop $(VENV_OLDEST)/.installed
 	$(QUICK_OLDEST)
+
+# The development toolchain, then the newest Polars on top of the demo group's pin; each run
+# upgrades it again, so that a release made since the venv was built is the one tested.
+$(VENV_LATEST)/.installed: pyproject.toml
+	python3 -m venv $(VENV_LATEST)
+	$(VENV_LATEST)/bin/python -m pip install -q --upgrade pip
+	$(VENV_LATEST)/bin/python -m pip install -q --group dev
+	touch $@
+test-polars-latest: develop $(VENV_LATEST)/.installed
+	$(VENV_LATEST)/bin/python -m pip install -q --upgrade polars
+	$(VENV_LATEST)/bin/python -c "import polars; print('polars', polars.__version__)"
+	PYTHONPATH=$(abspath python) $(VENV_LATEST)/bin/python -m pytest -q -p no:cacheprovider
 
 lint: $(VENV)/.installed
 	cargo fmt --all -- --check
@@ -154,4 +172,4 @@ gpu-stage-dask:
 	PYTHON=$(PY) bash scripts/stage_dask.sh $(WHEEL) .gpu-dask
 
 clean:
-	rm -rf $(VENV) $(VENV_OLDEST) $(BUNDLE_NVRTC) $(BUNDLE_NVRTC12) target dist
+	rm -rf $(VENV) $(VENV_OLDEST) $(VENV_LATEST) $(BUNDLE_NVRTC) $(BUNDLE_NVRTC12) target dist

@@ -27,6 +27,15 @@
 # sixteen: the 16-bit counters (issue 37): the kernel lab's packed and spill families on float32
 #        and uint16 values, the narrow-integer table and large bins (quick) beside the peers, the
 #        gpu tests of both families and of counting by value, compute-sanitizer on both.
+# lab50: issue 50 in one call of under 9 minutes: the candidate families' gpu tests (banked,
+#        private, radix: pinned, and through the plan where a tuning names them),
+#        compute-sanitizer memcheck + racecheck on them, the kernel lab's bare launches of
+#        today's families beside the candidates on the same buffers (benches' cases: 2^29
+#        float32 at 65,536 / 1M / 16M bins, 2^30 uint8 into 256, 2^29 uint16 into 65,536, 2-D
+#        1024 x 1024; uniform and normal, one value for bytes), and whole calls of the numpy
+#        drop-in under today's plan and under the candidates' tunings beside torch.histc /
+#        cupy.histogram / cupy.bincount / cupy.histogramdd and cupy.sum of the same bytes
+#        (benches/read_limit.py); the two tables last, with the SM90 constants they support.
 # quick: what fits one call: the first call; the benches while the machine is quiet (the
 #        whole-call profile beside torch.histc and cupy.histogram, the drop-in swaps of
 #        benches/swaps.py, the fresh range, a Dask partition's steps, the CPU backend on every
@@ -262,6 +271,38 @@ if [[ $what == largebins ]]; then
     --bins 65536,1048576,16777216 --dists uniform,normal --tag largebins \
     > "$OUT/kernel_lab_largebins.log" 2>&1
   tail -n 16 "$OUT/kernel_lab_largebins.log"
+fi
+if [[ $what == lab50 ]]; then
+  # The sanitizer's kernels that the bundle lacks compile meanwhile (on first use, into the cache
+  # both sanitizer runs then read), its counts checked against the CPU once without the tool.
+  POLARS_GPU_HIST_TUNING=bytes=private timeout 150 python3 scripts/sanitize_kernels.py \
+    private banked radix bytes > "$OUT/sanitize_plain_lab50.log" 2>&1 &
+  warm=$!
+  echo "== gpu tests of the candidate families (tests/engine/test_families_gpu.py) and of today's large bins"
+  timeout 140 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
+    tests/engine/test_families_gpu.py tests/engine/test_large_bins_gpu.py -k "families or radix or banked or private or batched or tuned" \
+    2>&1 | tee "$OUT/pytest_lab50.log" | tail -12
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  wait $warm || status=1
+  echo "  the sanitizer's cases without the tool: $(grep -c ' ok' "$OUT/sanitize_plain_lab50.log") ok, $(grep -c MISMATCH "$OUT/sanitize_plain_lab50.log") mismatched"
+  for tool in memcheck racecheck; do
+    echo "== compute-sanitizer --tool $tool on the private, banked and radix kernels (bytes by value: private)"
+    POLARS_GPU_HIST_TUNING=bytes=private timeout $([[ $tool == memcheck ]] && echo 50 || echo 70) \
+      compute-sanitizer --tool $tool --error-exitcode 3 python3 scripts/sanitize_kernels.py \
+      private banked radix bytes > "$OUT/sanitizer_lab50_$tool.log" 2>&1
+    rc=$?; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|MISMATCH" "$OUT/sanitizer_lab50_$tool.log" | tail -3
+    echo "$tool exit code $rc"; [[ $rc == 0 ]] || status=1
+  done
+  echo "== the kernel lab: today's families beside the candidates, bare launches (scripts/kernel_lab.py --suite lab50)"
+  timeout 110 python3 scripts/kernel_lab.py --suite lab50 --tag lab50 > "$OUT/kernel_lab_lab50.log" 2>&1 \
+    || { status=1; tail -n 20 "$OUT/kernel_lab_lab50.log"; }
+  echo "== whole calls under today's plan and the candidates' tunings, beside the peers (benches/read_limit.py)"
+  timeout 140 python3 benches/read_limit.py --reps 7 > "$OUT/read_limit.log" 2> "$OUT/read_limit_rows.log" \
+    || { status=1; tail -n 20 "$OUT/read_limit_rows.log"; }
+  echo "== the kernel lab's table (ms, times the read of the same bytes, each pass) and the SM90 constants it supports"
+  sed -n '/each family.s bare launches/,$p' "$OUT/kernel_lab_lab50.log"
+  echo "== whole calls, synchronized wall medians (times that case's cupy.sum; the kernel chosen)"
+  cat "$OUT/read_limit.log"
 fi
 if [[ $what == sixteen ]]; then
   echo "== the 16-bit families launched bare (scripts/kernel_lab.py)"

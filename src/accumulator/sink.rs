@@ -407,7 +407,10 @@ mod tests {
     #[test]
     fn morsels_from_many_threads_count_as_one_fill() {
         let x = Series::new("x".into(), values(200_000));
-        let w = Series::new("w".into(), (0..200_000).map(|i| (i % 5) as f64).collect::<Vec<_>>());
+        let w = Series::new(
+            "w".into(),
+            (0..200_000).map(|i| (i % 5) as f64).collect::<Vec<_>>(),
+        );
         for storage in [Storage::Count, Storage::Weight] {
             let options = AccumulatorOptions {
                 storage,

@@ -18,7 +18,9 @@ cp = pytest.importorskip("cupy")
 
 # Every family counts rows and n-D cells; weighted sums take the first two only.
 KERNELS = ["shared", "global"]
-COUNTING_KERNELS = [*KERNELS, "packed", "spill", "segmented", "batched"]
+COUNTING_KERNELS = [*KERNELS, "packed", "spill", "segmented", "batched", "radix"]
+# Families of few bins only (a copy of the counters a lane, or 8-bit counters a thread).
+FEW_BIN_KERNELS = ["banked", "private"]
 DTYPES = list(NUMERIC.values())
 
 
@@ -157,7 +159,7 @@ def test_more_than_2_32_values_count_exactly() -> None:
     n = (1 << 32) + (1 << 20) + 3
     x = cp.ones(n, dtype=cp.uint8)
     x[-5:] = 0
-    for kernel in COUNTING_KERNELS:
+    for kernel in [*COUNTING_KERNELS, *FEW_BIN_KERNELS]:
         got = gh.histogram(x, 2, kernel=kernel)["count"].to_list()
         assert got == [5, n - 5]
     del x

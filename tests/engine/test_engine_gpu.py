@@ -20,7 +20,9 @@ from support.strategies import STRAYS, WIDE_KEYS, by_against_hashed_keys, by_fir
 
 cp = pytest.importorskip("cupy")
 
-FAMILIES = ["shared", "packed", "spill", "segmented", "batched", "global"]
+FAMILIES = [
+    "shared", "packed", "spill", "segmented", "batched", "global", "private", "banked", "radix"
+]  # fmt: skip
 
 
 def counts(frame: pl.DataFrame, device: str, **kwargs) -> list[int]:
@@ -112,7 +114,16 @@ def test_n_d_cells_in_every_family(kernel: str) -> None:
     xy = rng.random((1 << 20, 2)).astype(np.float32)
     xy[::17] = np.float32(0.25)
     for b in [16, 256, 1024]:
-        if (kernel, b) in {("shared", 256), ("shared", 1024), ("packed", 1024), ("spill", 1024)}:
+        if (kernel, b) in {
+            ("shared", 256),
+            ("shared", 1024),
+            ("packed", 1024),
+            ("spill", 1024),
+            ("private", 256),
+            ("private", 1024),
+            ("banked", 256),
+            ("banked", 1024),
+        }:
             # More cells than a block's shared memory holds: forcing the family is refused.
             with pytest.raises(ValueError, match="cannot hold"):
                 gh.histogramdd(cp.asarray(xy), bins=b, range=[(0, 1), (0, 1)], kernel=kernel)

@@ -10,8 +10,10 @@ import builtins
 import datetime as dt
 import math
 import operator
+import os
 import re
 import sys
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, SupportsFloat, SupportsIndex, TypeVar, Union, cast
 
@@ -57,10 +59,20 @@ DdRangeArg = Union[Sequence[RangeArg], None]
 HistBins = Union[pl.Expr, Iterable[SupportsFloat], None]
 Closed = Literal["left", "right"]
 Device = Literal["auto", "cpu", "gpu"]
-Kernel = Literal["auto", "shared", "packed", "spill", "segmented", "batched", "global"]
+Kernel = Literal[
+    "auto", "shared", "packed", "batched", "global", "private", "banked", "radix", "spill",
+    "segmented",
+]  # fmt: skip
+# The families pinning still takes with a DeprecationWarning (the plan never chooses them, the
+# kernel bundle leaves them out); the next release refuses them.
+_DEPRECATED_KERNELS = ("spill", "segmented")
+_KERNELS = ("auto", "shared", "packed", "batched", "global", "private", "banked", "radix")
 # `by=`: one key (a column name, an expression or a Series), or a list of them.
 ByKey = Union[pl.Expr, str, pl.Series]
 ByArg = Union[ByKey, Sequence[ByKey], None]
+
+# The package's folder: frames there are the package's own (`_caller_outside`).
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 # Integers of this magnitude or more travel as floats (the plugin's integers hold 127 bits).
 _EXACT_INT_LIMIT = 1 << 127
@@ -358,6 +370,17 @@ def _float64(value: Scalar) -> Scalar:
 _Name = TypeVar("_Name", bound=str)
 
 
+def _caller_outside() -> int:
+    """The `stacklevel` (for the function calling this one) of the first caller outside the
+    package: a warning names the line the user wrote, however deep the package's calls."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
 def choice(value: Any, name: str, allowed: tuple[_Name, ...]) -> _Name:
     """`value` if it is one of the names `allowed`, else a ValueError naming them."""
     for a in allowed:
@@ -387,20 +410,22 @@ def common(
         # "auto" is the plan's choice: no family.
         "kernel": None
         if kernel == "auto"
-        else cast(
-            FamilyName,
-            choice(
-                kernel,
-                "kernel",
-                ("auto", "shared", "packed", "spill", "segmented", "batched", "global"),
-            ),
-        ),
+        else cast(FamilyName, choice(kernel, "kernel", (*_KERNELS, *_DEPRECATED_KERNELS))),
     }
     if out["kernel"] is not None and out["device"] == "cpu":
         # An explicit choice that cannot apply is a mistake, not a preference to drop quietly.
         raise ValueError(
             f"`kernel={kernel!r}` pins a GPU kernel family, but `device='cpu'` never runs one: "
             "drop `kernel`, or use device='gpu' (or 'auto')"
+        )
+    if out["kernel"] in _DEPRECATED_KERNELS:
+        families = ", ".join(repr(k) for k in _KERNELS[1:])
+        warnings.warn(
+            f"`kernel={kernel!r}` is deprecated: the plan never chooses the {kernel} family, "
+            f"and the next release refuses it; pin one of {families}, or leave `kernel` to "
+            "the plan",
+            DeprecationWarning,
+            stacklevel=_caller_outside(),
         )
     if repeated_edges:
         out["repeated_edges"] = True

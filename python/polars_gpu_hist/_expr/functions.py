@@ -131,8 +131,9 @@ def histogram_expr(
         ``"auto"`` (the fastest available: see :func:`explain`), ``"cpu"`` or ``"gpu"``.
     kernel
         On the GPU, pin the kernel family instead of letting the plan choose (benchmarks and
-        tests): ``"shared"``, ``"packed"``, ``"spill"``, ``"segmented"``, ``"batched"`` or
-        ``"global"``.
+        tests): ``"shared"``, ``"packed"``, ``"batched"``, ``"global"``, ``"private"``,
+        ``"banked"`` or ``"radix"``. ``"spill"`` and ``"segmented"`` are deprecated (a
+        ``DeprecationWarning``; the next release refuses them).
     by
         Group keys: a column (integers, strings, booleans, temporal, Categorical, Enum; not
         floats), a list of them, or a ``pl.struct`` of them: every group's histogram in one
