@@ -20,6 +20,7 @@
 #        through the bundle's PTX (POLARS_GPU_HIST_KERNELS=ptx), then as under a CUDA 12 driver
 #        (POLARS_GPU_HIST_DRIVER_VERSION=12000: NVRTC 12.0's PTX); part of check, quick, final.
 # swaps: the drop-in swaps of benches/swaps.py alone (15 rounds), the whole table printed.
+# session: every gpu test (one line a test) and the whole calls of benches/read_limit.py.
 # files: files at the read limit (issue 47): benches/files_bench.py on a 4 GiB Parquet column
 #        (2^30 float32) and a 1 GiB CSV with nulls beside Polars' own streaming read, each case
 #        in a fresh process, medians of 5 alternating runs, peak RSS, a run under a memory cap
@@ -130,6 +131,21 @@ PY
     tests/contract/test_infinite_edges_gpu.py tests/histogram/test_histogram_flow_gpu.py tests/engine/test_by_value_gpu.py 2>&1 | tee "$OUT/pytest_gpu_$name.log" | tail -12
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 }
+if [[ $what == session ]]; then
+  # The end of a session in one call: every gpu test (each test's outcome on its own line, so a
+  # run cut short by its timeout still names what failed), then whole calls beside the peers.
+  echo "== every gpu test (tests/*/*_gpu.py)"
+  timeout 360 python3 -m pytest -p no:cacheprovider -m gpu -n 8 -v --maxfail=60 -rf --tb=short \
+    tests/*/*_gpu.py > "$OUT/pytest_session.log" 2>&1
+  [[ $? == 0 ]] || status=1
+  grep -E "(FAILED|ERROR) " "$OUT/pytest_session.log" | sort -u | head -40
+  tail -n 3 "$OUT/pytest_session.log"
+  echo "== whole calls beside the peers and the read roofline (benches/read_limit.py)"
+  timeout 150 python3 benches/read_limit.py --reps 5 --tuning "" > "$OUT/read_limit.log" \
+    2> "$OUT/read_limit_rows.log" || status=1
+  tail -n 40 "$OUT/read_limit.log"
+  exit $status
+fi
 if [[ $what == files ]]; then
   echo "== the scan's GPU fill against the CPU's (tests/scan/test_scan_gpu.py)"
   timeout 90 python3 -m pytest -q -p no:cacheprovider -m gpu -rf --tb=short tests/scan/test_scan_gpu.py \
