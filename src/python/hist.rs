@@ -119,6 +119,7 @@ pub(super) fn hist_series(
 }
 
 fn hist(inputs: &[Series], kwargs: &HistKwargs) -> PolarsResult<Series> {
+    super::expressions::warn_if_gathered(inputs);
     for_python(hist_of(&inputs[0], kwargs))
 }
 

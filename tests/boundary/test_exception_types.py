@@ -120,7 +120,7 @@ def test_the_series_namespace_and_the_expression_raise_the_same_type() -> None:
     ],
 )
 def test_density_with_flow_is_refused_where_written(write: Any) -> None:
-    with pytest.raises(ValueError, match="`density=True` cannot be combined with `flow=True`"):
+    with pytest.raises(ValueError, match="`density` cannot be combined with `flow`"):
         write()
 
 
