@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 import polars_gpu_hist as gh
 import polars_gpu_hist.numpy as ghnp
 
-pa = pytest.importorskip("pyarrow")
-ak = pytest.importorskip("awkward")
+pa: Any = pytest.importorskip("pyarrow")
+ak: Any = pytest.importorskip("awkward")
 
 if not hasattr(pl, "BaseExtension"):
     pytest.skip("Polars reads Arrow extension types as their storage", allow_module_level=True)
@@ -44,9 +44,10 @@ class _Tagged(pa.ExtensionType):  # type: ignore[misc]
 @st.composite
 def extension_arrays(draw: st.DrawFn) -> tuple[Any, np.ndarray]:
     """An extension array and the storage values numpy counts (valid, finite)."""
-    dtype = np.dtype(draw(st.sampled_from(DTYPES)))
+    dtype: np.dtype[Any] = np.dtype(draw(st.sampled_from(DTYPES)))
+    element: st.SearchStrategy[float | int]
     if dtype.kind in "iu":
-        info = np.iinfo(dtype)
+        info = np.iinfo(dtype.type)
         element = st.integers(max(int(info.min), -60), min(int(info.max), 60))
     else:
         element = st.floats(-60, 60, width=32) | st.sampled_from([np.nan, np.inf, -np.inf])
