@@ -1,7 +1,8 @@
 """The boundary on the GPU's entry points: what depends on the data raises the type the API the
 user called promises (numpy's in the numpy drop-in given device arrays, Polars' ComputeError in
 the package's Polars API on device="gpu"), memory the GPU lacks is a ``MemoryError``, and Ctrl-C
-during a GPU call is a ``KeyboardInterrupt``; the next call counts right."""
+during a GPU call is a ``KeyboardInterrupt`` (when the call returns: GPU calls read no
+interrupt); the next call counts right."""
 
 from __future__ import annotations
 
@@ -111,10 +112,7 @@ def test_ctrl_c_during_a_gpu_call_is_a_keyboard_interrupt() -> None:
         assert child.stdout is not None
         whole = float(child.stdout.readline().split()[1])
         assert child.stdout.readline().strip() == "calling"
-        if whole < 1.0:
-            child.kill()
-            pytest.skip(f"the call takes {whole:.2f} s here: too short to interrupt")
-        time.sleep(0.3)
+        time.sleep(min(0.3, whole / 4))
         sent = time.perf_counter()
         os.kill(child.pid, signal.SIGINT)
         line = child.stdout.readline().strip()
@@ -128,5 +126,7 @@ def test_ctrl_c_during_a_gpu_call_is_a_keyboard_interrupt() -> None:
             child.kill()
     assert line.startswith("interrupted"), f"{line} (uninterrupted {whole} s)\n{out}\n{err[-3000:]}"
     print(f"KeyboardInterrupt {latency * 1000:.0f} ms after SIGINT (call of {whole:.2f} s)")
-    assert latency < 1.5, f"KeyboardInterrupt {latency:.2f} s after SIGINT"
+    # GPU calls read no interrupt (docs/semantics.md): the KeyboardInterrupt comes when the call
+    # returns at the latest, never a finished call that swallowed it.
+    assert latency < max(1.5, whole + 0.5), f"KeyboardInterrupt {latency:.2f} s after SIGINT"
     assert "next call ok" in out, f"{out}\n{err[-3000:]}"
