@@ -1,4 +1,4 @@
-"""The campaigns of scripts/campaigns/ (docs/semantics.md, "Never wrong": a differential run
+"""The campaigns of scripts/campaigns/ (issue 48: a differential run
 against numpy, RLIMIT_AS sweeps, Arrow extension columns, CSV text columns, scans past 2^32
 rows) run in full by hand; here a bounded sample of each, seconds apiece, in a child process as
 a user runs them, so that each script keeps working and its sample keeps passing."""
