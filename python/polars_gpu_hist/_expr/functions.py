@@ -358,7 +358,7 @@ def histogram(
     if iface is not None:
         sample = _cuda.sample([_cuda.column(iface)], weights)
         _cuda.sync_stream(iface)
-        options = _native.HistogramOptions(_pickled(kwargs))
+        options = _native.HistogramOptions(_options.pickled_histogram_options(kwargs))
         series, _report, _ms = _native.histogram_cuda(["x"], sample, options)
         return series.struct.unnest()
     return _host_histogram(data, weights, kwargs, api="polars").struct.unnest()
@@ -380,7 +380,7 @@ def _host_histogram(
             f"`weights` has {w.len()} values but the data has {values.len()}: give one weight "
             "per value"
         )
-    return _native.histogram_series(values, _pickled(kwargs), w, api=api)
+    return _native.histogram_series(values, _options.pickled_histogram_options(kwargs), w, api=api)
 
 
 def _check_weights_shape(data: Any, weights: Any) -> None:
@@ -469,7 +469,7 @@ def histogramdd(
     sample = _cuda.columns(columns, weights)
     if sample is not None:
         native = _native.HistogramDdOptions(
-            _pickled(
+            _options.pickled_histogramdd_options(
                 _args.dd_kwargs(sample.ndim, bins, range, density, closed, flow, device, kernel)
             )
         )
@@ -526,7 +526,9 @@ def _host_histogramdd(
                 f"`weights` has {w.len()} values but the columns have {rows} rows: give one "
                 "weight per row"
             )
-    out = _native.histogramdd_series(series, _pickled(options), w, api=api)
+    out = _native.histogramdd_series(
+        series, _options.pickled_histogramdd_options(options), w, api=api
+    )
     return out.struct.unnest()
 
 

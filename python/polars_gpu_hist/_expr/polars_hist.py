@@ -23,6 +23,7 @@ from polars.plugins import register_plugin_function
 
 from polars_gpu_hist import _native
 from polars_gpu_hist._args.arguments import MAX_BINS
+from polars_gpu_hist._native.options import PickledHistKwargs, pickled_hist_kwargs
 
 if TYPE_CHECKING:
     from polars_gpu_hist._args.arguments import Device, HistBins
@@ -206,7 +207,7 @@ def hist_expr(
 
 def hist_of_call(
     column: pl.Expr,
-    call: tuple[bytes, Any] | None,
+    call: tuple[PickledHistKwargs, Any] | None,
     bins: HistBins,
     include_category: bool,
     include_breakpoint: bool,
@@ -234,7 +235,7 @@ def hist_call(
     include_category: bool,
     include_breakpoint: bool,
     device: Device,
-) -> tuple[bytes, Any] | None:
+) -> tuple[PickledHistKwargs, Any] | None:
     """The `hist` plugin's pickled kwargs and the dtype its result is cast to (None: no cast),
     from ``Expr.hist``'s arguments, checked where they are written; None where Polars' own
     ``hist`` takes the call (edges known only when the query runs, or of a type Polars
@@ -276,7 +277,7 @@ def _kwargs(
     device: str,
     kernel_from: int | None,
     label_format: LabelFormat | None,
-) -> bytes:
+) -> PickledHistKwargs:
     """The plugin's kwargs (src/python/hist.rs `HistKwargs`), pickled; category labels where
     `label_format` (`_float_format()`'s items) is given."""
     kwargs: dict[str, Any] = {
@@ -290,7 +291,7 @@ def _kwargs(
         kwargs["format"] = dict(label_format)
     if kernel_from is not None:
         kwargs["kernel_from"] = kernel_from
-    return pickle.dumps(kwargs, protocol=5)
+    return pickled_hist_kwargs(kwargs)
 
 
 @functools.lru_cache(maxsize=64)
@@ -300,7 +301,7 @@ def _plain_kwargs(
     device: str,
     kernel_from: int | None,
     label_format: LabelFormat | None,
-) -> bytes:
+) -> PickledHistKwargs:
     """`_kwargs` without edges, pickled once per combination (the arguments are checked values
     of exact types: an int or None, a bool, a device's name, and `pl.Config`'s float format as
     `_float_format` reads it: an int or None, bools and strings)."""

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import pickle
 import warnings
 from typing import Any
 
@@ -33,6 +32,7 @@ from polars_gpu_hist import _native
 from polars_gpu_hist._args import arguments as _args
 from polars_gpu_hist._expr.functions import _host_histogram, _host_histogramdd
 from polars_gpu_hist._inputs import host as _inputs
+from polars_gpu_hist._native import options as _options
 from polars_gpu_hist.numpy import arguments as _numpy_args
 from polars_gpu_hist.numpy import gpu_arrays as device
 from polars_gpu_hist.numpy import rules
@@ -147,7 +147,9 @@ def _numeric_histogram(
     )
     values = pl.Series("x", x.reshape(-1))
     weights = None if w is None else pl.Series("w", np.asarray(w, dtype=np.float64))
-    counts, edges = _native.histogram_buffers(values, pickle.dumps(kwargs, 5), weights)
+    counts, edges = _native.histogram_buffers(
+        values, _options.pickled_histogram_options(kwargs), weights
+    )
     kind = np.float64 if w is not None or density else np.uint64
     return np.frombuffer(counts, dtype=kind), np.frombuffer(edges, dtype=np.float64)
 
