@@ -38,7 +38,9 @@ def test_cached_kwargs_are_the_checked_ones(args: tuple[int, bool, str, bool, st
     bins, density, closed, flow, device, kernel = args
     cached = plain_histogram_kwargs(bins, None, density, closed, flow, device, kernel)
     assert cached is not None
-    checked = _args.histogram_kwargs(bins, None, density, closed, flow, device, kernel)
+    checked = _args.histogram_kwargs(
+        bins, None, density=density, closed=closed, flow=flow, device=device, kernel=kernel
+    )
     assert pickle.loads(cached) == checked
 
 
@@ -105,7 +107,16 @@ def test_a_cached_range_gives_the_checked_kwargs_bytes_for_bytes(
         )
         checked = outcome(
             lambda: pickle.dumps(
-                _args.histogram_kwargs(10, range_, False, closed, False, "cpu", "auto"), protocol=5
+                _args.histogram_kwargs(
+                    10,
+                    range_,
+                    density=False,
+                    closed=closed,
+                    flow=False,
+                    device="cpu",
+                    kernel="auto",
+                ),
+                protocol=5,
             )
         )
         assert cached == checked
@@ -240,6 +251,9 @@ def test_floors_return_the_shapes_they_stand_for() -> None:
 def test_the_timing_hook_counts() -> None:
     s = pl.Series("x", np.arange(100.0))
     options = pickle.dumps(
-        _args.histogram_kwargs(10, None, False, "left", False, "auto", "auto"), protocol=5
+        _args.histogram_kwargs(
+            10, None, density=False, closed="left", flow=False, device="auto", kernel="auto"
+        ),
+        protocol=5,
     )
     assert _internal._time_histogram(s, options, 10) > 0.0

@@ -532,6 +532,7 @@ def _by_key(key: Any) -> pl.Expr:
 def histogram_kwargs(
     bins_: Any,
     range: Any,
+    *,
     density: Any,
     closed: Any,
     flow: Any,
@@ -577,6 +578,7 @@ def dd_kwargs(
     dims: int,
     bins_: Any,
     range: Any,
+    *,
     density: Any,
     closed: Any,
     flow: Any,

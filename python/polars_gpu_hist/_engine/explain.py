@@ -83,7 +83,9 @@ def _explain(
             "(df.schema['x'], then for 2^29 rows), or a LazyFrame and column=..."
         )
     kwargs = _options.pickled_histogram_options(
-        _args.histogram_kwargs(bins, range, False, closed, flow, device, kernel)
+        _args.histogram_kwargs(
+            bins, range, density=False, closed=closed, flow=flow, device=device, kernel=kernel
+        )
     )
     # The dtype crosses as an empty Series of it (every dtype can, not every dtype object can).
     iface = _cuda.cuda_array(data)

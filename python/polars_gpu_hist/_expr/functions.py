@@ -133,7 +133,9 @@ def histogram_expr(
     plain = _plain_kwargs.plain_histogram_kwargs(bins, range, density, closed, flow, device, kernel)
     if plain is not None and by is None and weights is None:
         return _plugin("histogram", [_expr(expr)], plain)
-    options = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    options = _args.histogram_kwargs(
+        bins, range, density=density, closed=closed, flow=flow, device=device, kernel=kernel
+    )
     kwargs: _options.Kwargs = options
     args = [_expr(expr)]
     if by is not None:
@@ -275,7 +277,9 @@ class GpuHistSeriesNamespace:
         """
         __tracebackhide__ = True  # IPython shows the caller's frame
         s = self._series
-        kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+        kwargs = _args.histogram_kwargs(
+            bins, range, density=density, closed=closed, flow=flow, device=device, kernel=kernel
+        )
         if weights is not None:
             _args.refuse_weighted_estimator(bins)
         return _host_histogram(s, weights, kwargs, api="polars").alias(s.name)
@@ -351,7 +355,9 @@ def histogram(
     memory of the same length.
     """
     __tracebackhide__ = True  # IPython shows the caller's frame
-    kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    kwargs = _args.histogram_kwargs(
+        bins, range, density=density, closed=closed, flow=flow, device=device, kernel=kernel
+    )
     if weights is not None:
         _args.refuse_weighted_estimator(bins)
     iface = _cuda.cuda_array(data)
@@ -470,7 +476,16 @@ def histogramdd(
     if sample is not None:
         native = _native.HistogramDdOptions(
             _options.pickled_histogramdd_options(
-                _args.dd_kwargs(sample.ndim, bins, range, density, closed, flow, device, kernel)
+                _args.dd_kwargs(
+                    sample.ndim,
+                    bins,
+                    range,
+                    density=density,
+                    closed=closed,
+                    flow=flow,
+                    device=device,
+                    kernel=kernel,
+                )
             )
         )
         names = [f"x{j}" for j in builtins.range(sample.ndim)]
@@ -484,7 +499,16 @@ def histogramdd(
             f"histogramdd takes 2 to 8 columns, got {len(columns)}"
             + (": use histogram for one column" if len(columns) == 1 else "")
         )
-    options = _args.dd_kwargs(len(columns), bins, range, density, closed, flow, device, kernel)
+    options = _args.dd_kwargs(
+        len(columns),
+        bins,
+        range,
+        density=density,
+        closed=closed,
+        flow=flow,
+        device=device,
+        kernel=kernel,
+    )
     for rule in options["bins"] if weights is not None else []:
         _args.refuse_weighted_estimator(rule)
     if all(isinstance(c, (str, pl.Expr)) for c in columns):

@@ -143,7 +143,14 @@ def _numeric_histogram(
     if x.dtype.kind not in "iuf" or (w is not None and w.size != x.size):
         return None
     kwargs = _args.histogram_kwargs(
-        bins, range, bool(density), "left", False, "auto", "auto", repeated_edges=True
+        bins,
+        range,
+        density=bool(density),
+        closed="left",
+        flow=False,
+        device="auto",
+        kernel="auto",
+        repeated_edges=True,
     )
     values = pl.Series("x", x.reshape(-1))
     weights = None if w is None else pl.Series("w", np.asarray(w, dtype=np.float64))
@@ -311,7 +318,14 @@ def _frame_histogram(
 ) -> pl.DataFrame:
     w = None if weights is None else np.asarray(weights, dtype=np.float64).reshape(-1)
     kwargs = _args.histogram_kwargs(
-        bins, range, bool(density), "left", flow, "auto", "auto", repeated_edges=True
+        bins,
+        range,
+        density=bool(density),
+        closed="left",
+        flow=flow,
+        device="auto",
+        kernel="auto",
+        repeated_edges=True,
     )
     return _host_histogram(x, w, kwargs, api="numpy").struct.unnest()
 
