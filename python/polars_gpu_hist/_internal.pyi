@@ -149,12 +149,18 @@ class Histogram:
     def counted(
         self, columns: list[Series], weights: Series | None = None
     ) -> tuple[
-        Series, Series | None, tuple[int, int, int, int, int, float, float, float, float]
+        Series,
+        Series | None,
+        tuple[int, int, int, int, int, float, float, float, float],
+        tuple[Series, Series | None] | None,
     ]: ...
     def counted_cuda(
         self, sample: DeviceSample, squared_weights: int | None = None
     ) -> tuple[
-        Series, Series | None, tuple[int, int, int, int, int, float, float, float, float]
+        Series,
+        Series | None,
+        tuple[int, int, int, int, int, float, float, float, float],
+        tuple[Series, Series | None] | None,
     ]: ...
     def count_cuda_into(
         self,
@@ -170,9 +176,12 @@ class Histogram:
         counts: Series,
         squares: Series | None,
         flow: tuple[int, int, int, int, int, float, float, float, float],
+        cells: tuple[Series, Series | None] | None = None,
     ) -> None: ...
+    def flow_cells(self) -> tuple[Series, Series | None] | None: ...
     def merge(self, other: Histogram) -> Histogram: ...
     def empty_like(self) -> Histogram: ...
+    def reshaped(self, axes: list[tuple[int, list[int] | None]], weighted: bool) -> Histogram: ...
     def counts(self) -> Series: ...
     def squared_weights(self) -> Series | None: ...
     def edges(self, axis: int) -> Series: ...

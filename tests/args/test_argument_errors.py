@@ -82,8 +82,11 @@ def test_edges_that_cannot_bin_the_column_name_bins() -> None:
 
     with pytest.raises(Exception, match=r"`bins` edge 0 is a"):
         gh.histogram(pl.Series([1.0]), [dt.date(2020, 1, 1), dt.date(2020, 1, 2)])
-    with pytest.raises(TypeError, match=r"`bins` edge 0 of a Histogram must be a number"):
-        gh.Histogram([dt.date(2020, 1, 1), dt.date(2020, 1, 2)])
+    # A Histogram takes date edges (issue 49): they make it a Date histogram, which refuses a
+    # column of numbers, named by its dtype.
+    h = gh.Histogram([dt.date(2020, 1, 1), dt.date(2020, 1, 2)])
+    with pytest.raises(ValueError, match=r"first filled with Date; a Float64 column"):
+        h.fill(pl.Series([1.0]))
 
 
 def test_a_device_that_is_no_ordinal_is_refused_before_the_gpu() -> None:

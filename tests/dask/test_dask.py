@@ -126,6 +126,9 @@ def test_dask_histogramdd_of_an_array_chunked_both_ways_equals_numpy(client) -> 
     for mine, theirs in zip(got.edges, edges):
         np.testing.assert_array_equal(mine, theirs)
     assert got.flow.nan == int((~keep).sum()) and got.flow.rows == n
+    # The flow cells of several axes add up across partitions as one fill has them.
+    one = gh.Histogram([5, bins[1], 4], range=rng_).fill(x)
+    np.testing.assert_array_equal(got.values(flow=True), one.values(flow=True))
     weighted = ghd.histogramdd(
         darr, bins=bins, range=rng_, weights=da.from_array(w, chunks=5000)
     ).compute()
@@ -133,6 +136,9 @@ def test_dask_histogramdd_of_an_array_chunked_both_ways_equals_numpy(client) -> 
     np.testing.assert_array_equal(weighted.counts, expected)
     squares, _ = np.histogramdd(x[keep], bins=[5, bins[1], 4], range=rng_, weights=w[keep] ** 2)
     np.testing.assert_array_equal(weighted.variances(), squares)
+    one = gh.Histogram([5, bins[1], 4], range=rng_, weights=True).fill(x, weights=w)
+    np.testing.assert_array_equal(weighted.values(flow=True), one.values(flow=True))
+    np.testing.assert_array_equal(weighted.variances(flow=True), one.variances(flow=True))
 
 
 def test_dask_histogramdd_of_dataframe_columns_equals_numpy(client) -> None:

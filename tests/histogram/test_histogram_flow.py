@@ -134,9 +134,13 @@ def test_n_d_flow_rows_and_the_first_outside_axis_decides() -> None:
     h.fill(x, y)
     # Rows: counted; x below; y above; x above (first axis decides); null; NaN; null; NaN.
     assert h.flow == gh.Flow(rows=8, counted=1, null=2, nan=2, underflow=1, overflow=2)
-    # n-D axes have no flow bins, and say so, as the plotting protocol asks.
-    np.testing.assert_array_equal(h.values(flow=True), h.values())
-    assert not h.axes[0].traits.underflow and not h.axes[1].traits.overflow
+    # n-D axes have boost's flow bins, (n + 2) x (m + 2): x below at y inside; y above at x
+    # inside; x above at y below (the row of (2, -4)); NaN and nulls in none.
+    expected = np.zeros((4, 4))
+    expected[0, 2] = expected[2, 3] = expected[3, 0] = 1
+    expected[2, 2] = 1  # the row counted, at (0.5, 0.5)
+    np.testing.assert_array_equal(h.values(flow=True), expected)
+    assert h.axes[0].traits.underflow and h.axes[1].traits.overflow
     one = gh.Histogram(2, range=(0, 1))
     assert one.axes[0].traits.underflow and one.axes[0].traits.overflow
 

@@ -20,9 +20,10 @@ values_st = st.lists(
 
 
 def check_same(h: gh.Histogram, other: object) -> None:
-    """``other`` (boost-histogram or hist) holds ``h``'s edges, values, variances and flow."""
+    """``other`` (boost-histogram or hist) holds ``h``'s edges (boost's Regular ones, within a
+    rounding of numpy's), values, variances and flow."""
     for ours, theirs in zip(h.axes, other.axes):  # type: ignore[attr-defined]
-        np.testing.assert_array_equal(theirs.edges, ours.edges)
+        np.testing.assert_allclose(theirs.edges, ours.edges, rtol=1e-15, atol=1e-14)
         assert theirs.name == ours.name and theirs.label == ours.label
     np.testing.assert_array_equal(other.values(flow=True), h.values(flow=True))  # type: ignore[attr-defined]
     np.testing.assert_array_equal(other.variances(flow=True), h.variances(flow=True))  # type: ignore[attr-defined]
@@ -46,6 +47,9 @@ def test_to_boost_and_to_hist_round_trip_counts_variances_and_flow(
     for converted in (h.to_hist(), hist.Hist(h)):
         assert isinstance(converted, hist.Hist)
         check_same(h, converted)
+    # numpy's edges exactly, where asked.
+    for ours, theirs in zip(h.axes, h.to_hist(axes="variable").axes):
+        np.testing.assert_array_equal(theirs.edges, ours.edges)
         assert converted.axes[0].label == "x [cm]"
     storage = bh.storage.Weight if weighted else bh.storage.Int64
     assert isinstance(h.to_boost().storage_type(), storage)
@@ -58,8 +62,10 @@ def test_uneven_edges_and_several_axes_convert() -> None:
     out = h.to_boost()
     assert isinstance(out.axes[0], bh.axis.Variable)
     assert isinstance(out.axes[1], bh.axis.Regular)
-    assert not out.axes[0].traits.underflow  # n-D: the rows not counted are known in total only
+    # n-D: the flow bins of every axis (issue 49), as boost has them.
+    assert out.axes[0].traits.underflow and out.axes[1].traits.overflow
     np.testing.assert_array_equal(out.values(), h.values())
+    np.testing.assert_array_equal(out.values(flow=True), h.values(flow=True))
     assert [a.name for a in out.axes] == ["a", "b"]
 
 

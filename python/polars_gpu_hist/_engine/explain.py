@@ -13,6 +13,24 @@ from polars_gpu_hist._expr.functions import _pickled
 from polars_gpu_hist._native import cuda_arrays as _cuda
 
 
+class Explanation(str):
+    """The text of :func:`explain`, shown as text where it is shown (a notebook cell's last
+    line, the REPL), not as an escaped string."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre style='white-space:pre-wrap'>{html.escape(str(self))}</pre>"
+
+
 def explain(
     data: Any,
     bins: BinsArg = 10,
@@ -26,8 +44,24 @@ def explain(
 ) -> str:
     """Which backend would compute this histogram and why; on the GPU, which GPU, the kernels,
     grid and shared memory the plan chooses, and where compiled kernels are kept. ``data`` is a
-    Series, an array (host or GPU) or a dtype (then for 2^29 rows).
+    Series, an array (host or GPU) or a dtype (then for 2^29 rows). The text (a ``str``)
+    shows as text in a notebook and the REPL.
     """
+    __tracebackhide__ = True
+    return Explanation(_explain(data, bins, range, weights, closed, flow, device, kernel))
+
+
+def _explain(
+    data: Any,
+    bins: BinsArg,
+    range: RangeArg,
+    weights: bool,
+    closed: Closed,
+    flow: bool,
+    device: Device,
+    kernel: Kernel,
+) -> str:
+    __tracebackhide__ = True
     if isinstance(data, (pl.Expr, str, pl.DataFrame, pl.LazyFrame)):
         what = "a column name" if isinstance(data, str) else f"a Polars {type(data).__name__}"
         raise TypeError(

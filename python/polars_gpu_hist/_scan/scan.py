@@ -203,6 +203,7 @@ def histogram_scan(
         Filled and mergeable; ``.to_frame()`` gives the expression's rows, ``.flow`` the rows
         not counted (null, NaN, below and above the bins).
     """
+    __tracebackhide__ = True  # IPython shows the caller's frame
     predicate = _predicate(where)
     args = (source, column, bins, range, weights, closed, device, chunk_size, progress, predicate)
     inferred = reader_options is None or "infer_schema_length" not in reader_options
@@ -457,8 +458,9 @@ def _streamed_rule(
                 f"more than the {_args.MAX_BINS} a histogram holds: give a number of bins or a "
                 "narrower `range`"
             )
-        # numpy's edges np.arange(lo, hi + 2), which linspace makes exactly.
-        hist = Histogram(bins, range=(lo, hi + 1), closed=closed, weights=weighted, device=device)
+        # numpy's edges np.arange(lo, hi + 2), which linspace makes exactly; an integer axis
+        # (its statistics take the value each bin holds; boost's Integer axis).
+        hist = Histogram("integer", range=(lo, hi), closed=closed, weights=weighted, device=device)
         _fill_empty(hist, schema, column, weights)
         return hist, check
     n, first = passes.summary(lf, column, dtype, pair)
