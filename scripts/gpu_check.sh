@@ -20,6 +20,11 @@
 #        through the bundle's PTX (POLARS_GPU_HIST_KERNELS=ptx), then as under a CUDA 12 driver
 #        (POLARS_GPU_HIST_DRIVER_VERSION=12000: NVRTC 12.0's PTX); part of check, quick, final.
 # swaps: the drop-in swaps of benches/swaps.py alone (15 rounds), the whole table printed.
+# session: every gpu test (one line a test) and the whole calls of benches/read_limit.py.
+# files: files at the read limit (issue 47): benches/files_bench.py on a 4 GiB Parquet column
+#        (2^30 float32) and a 1 GiB CSV with nulls beside Polars' own streaming read, each case
+#        in a fresh process, medians of 5 alternating runs, peak RSS, a run under a memory cap
+#        (the JSON and table in $OUT); then benches/files_profile.py, where the time goes.
 # sixteen: the 16-bit counters (issue 37): the kernel lab's packed and spill families on float32
 #        and uint16 values, the narrow-integer table and large bins (quick) beside the peers, the
 #        gpu tests of both families and of counting by value, compute-sanitizer on both.
@@ -126,6 +131,35 @@ PY
     tests/contract/test_infinite_edges_gpu.py tests/histogram/test_histogram_flow_gpu.py tests/engine/test_by_value_gpu.py 2>&1 | tee "$OUT/pytest_gpu_$name.log" | tail -12
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 }
+if [[ $what == session ]]; then
+  # The end of a session in one call: every gpu test (each test's outcome on its own line, so a
+  # run cut short by its timeout still names what failed), then whole calls beside the peers.
+  echo "== every gpu test (tests/*/*_gpu.py)"
+  timeout 360 python3 -m pytest -p no:cacheprovider -m gpu -n 8 -v --maxfail=60 -rf --tb=short \
+    tests/*/*_gpu.py > "$OUT/pytest_session.log" 2>&1
+  [[ $? == 0 ]] || status=1
+  grep -E "(FAILED|ERROR) " "$OUT/pytest_session.log" | sort -u | head -40
+  tail -n 3 "$OUT/pytest_session.log"
+  echo "== whole calls beside the peers and the read roofline (benches/read_limit.py)"
+  timeout 150 python3 benches/read_limit.py --reps 5 --tuning "" > "$OUT/read_limit.log" \
+    2> "$OUT/read_limit_rows.log" || status=1
+  tail -n 40 "$OUT/read_limit.log"
+  exit $status
+fi
+if [[ $what == files ]]; then
+  echo "== the scan's GPU fill against the CPU's (tests/scan/test_scan_gpu.py)"
+  timeout 90 python3 -m pytest -q -p no:cacheprovider -m gpu -rf --tb=short tests/scan/test_scan_gpu.py \
+    2>&1 | tee "$OUT/pytest_scan_gpu.log" | tail -6
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  echo "== files at the read limit (benches/files_bench.py): 4 GiB Parquet, 1 GiB CSV, $(nproc) cores"
+  timeout 360 python3 benches/files_bench.py --size 4GiB --dir /tmp/pgh-files --keep \
+    --out "$OUT/files_bench.json" 2> "$OUT/files_bench.log" > /dev/null || status=1
+  tail -n 14 "$OUT/files_bench.log"
+  echo "== where a scan's time goes (benches/files_profile.py)"
+  timeout 90 python3 benches/files_profile.py --size 4GiB --dir /tmp/pgh-files --keep --runs 1 \
+    --out "$OUT/files_profile.json" 2>&1 >/dev/null | tee "$OUT/files_profile.log" | tail -n 9
+  exit $status
+fi
 if [[ $what == swaps ]]; then
   echo "== the drop-in swaps alone, more rounds (benches/swaps.py)"
   timeout 400 python3 benches/swaps.py --rounds 15 --sample-ms 20 --json "$OUT/swaps.json" \

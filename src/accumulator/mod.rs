@@ -21,6 +21,7 @@ mod binning;
 mod fill;
 mod flow;
 mod reshape;
+mod sink;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -34,6 +35,7 @@ use axis::written;
 pub use axis::{Axis, DataExtremes, Span};
 pub use fill::{DeviceCells, Filled};
 pub use flow::{outside_cells, Flow};
+pub use sink::{Counting, Sink, BATCH_ROWS};
 
 use crate::alloc;
 use crate::bins::{BinSpec, Binning, Closed};

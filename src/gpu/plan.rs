@@ -112,17 +112,22 @@ pub const SM90: Tuning = Tuning {
     // family 2-5x faster than the segmented passes at 1M-16M bins.
     runs_for_global: 4.0,
     partition_bits: 15,
-    // Until the kernel lab of `gpu_check.sh lab50` times banked and private beside it: shared
-    // (2^30 uint8 rows into 256 counters, 0.49-0.61 ms whole calls on an H200, 2026-11-28).
-    bytes: Family::Shared,
-    // Until the same lab times radix beside it: batched (2^29 float32, 1M bins, 2.62 ms of
-    // kernels on an H200, 2026-11-28).
-    large_bins: Family::Batched,
-    radix_count: CountPass::Paired,
+    // H200 kernel lab (`gpu_check.sh lab50`, 2026-12-02, benches/results/h200_2026-12-02_lab50):
+    // 2^30 uint8 into 256 counters, bare launches banked 0.252 / 0.253 / 0.252 ms (uniform /
+    // normal / one value) against shared 0.462 / 0.377 / 0.251, 1.01x the read; private (8-bit
+    // counters, no atomics) 0.50 lost. Whole calls 0.334 / 0.335 / 0.367 against 0.540 / 0.450 /
+    // 0.325 (1.24-1.29x `cupy.sum` of the same bytes).
+    bytes: Family::Banked,
+    // The same lab: 2^29 float32 into 1M bins, radix's partition then the batched count 2.43 /
+    // 2.71 ms against batched 2.65 / 2.84 (16M bins 2.79 / 2.76 against 2.95 / 2.92); radix
+    // with its paired count pass 0.01-0.03 ms behind.
+    large_bins: Family::Radix,
+    radix_count: CountPass::Batched,
+    // Banked at one block an SM lost to four (0.268 against 0.252 ms).
     most_banked_blocks: 4,
-    // Until the same lab times them beside each column read alone: a column at a time (2^27
-    // float32 pairs into 1024 x 1024, 1.25 ms whole calls on an H200, 2026-11-28).
-    interleaved: false,
+    // The same lab: 2^27 float32 pairs into 1024 x 1024 through radix, rows read whole 0.751 /
+    // 0.886 ms against a column at a time 0.840 / 0.987.
+    interleaved: true,
 };
 
 /// Every other architecture: sm_90's choices among the families measured on more than one

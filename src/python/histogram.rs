@@ -68,11 +68,11 @@ fn axis(a: AxisArgument, data_range: Option<DataExtremes>) -> PyResult<Axis> {
 pub struct PyHistogram(Mutex<crate::Histogram>);
 
 impl PyHistogram {
-    fn new_from(h: crate::Histogram) -> Self {
+    pub(super) fn new_from(h: crate::Histogram) -> Self {
         PyHistogram(Mutex::new(h))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, crate::Histogram> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, crate::Histogram> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -101,10 +101,10 @@ def test_scan_errors_are_clear(tmp_path: Path, frame: pl.DataFrame) -> None:
 
 
 def test_progress_bar_draws_on_long_scans(frame: pl.DataFrame, monkeypatch, capsys) -> None:
-    from polars_gpu_hist._scan import scan as _scan
+    from polars_gpu_hist._scan import progress as _progress
 
     clock = iter(np.arange(0, 1000, 0.3))
-    monkeypatch.setattr(_scan.time, "perf_counter", lambda: float(next(clock)))
+    monkeypatch.setattr(_progress.time, "perf_counter", lambda: float(next(clock)))
     out = io.StringIO()
     gh.histogram_scan(frame.lazy(), "x", 4, range=(0, 1), chunk_size=5000, progress=out)
     text = out.getvalue()
@@ -170,21 +170,22 @@ def test_memory_stays_bounded_on_a_large_file(tmp_path: Path) -> None:
     assert whole["peak_kib"] - whole["base_kib"] > bound_kib, whole
 
 
-# range="auto" reads the data twice; these change it between the passes. The hook runs the
-# first pass, then changes the files, so the second pass sees the change (no timing involved).
+# range="auto" reads the data twice (or the statistics, then the data); these change it between
+# the passes. The hook runs the first pass, then changes the files, so the second pass sees the
+# change (no timing involved).
 
 
 def between_passes(monkeypatch, change) -> None:
-    from polars_gpu_hist._scan import passes as _scan_passes
+    from polars_gpu_hist._scan import bins as _bins
 
-    first_pass = _scan_passes.first_pass
+    first_pass = _bins.first_pass
 
     def first_pass_then_change(*args, **kwargs):
         extremes = first_pass(*args, **kwargs)
         change()
         return extremes
 
-    monkeypatch.setattr(_scan_passes, "first_pass", first_pass_then_change)
+    monkeypatch.setattr(_bins, "first_pass", first_pass_then_change)
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
@@ -291,7 +292,9 @@ def test_auto_range_check_of_temporal_columns(tmp_path: Path, monkeypatch) -> No
 
 
 def test_arguments_are_checked_before_any_pass(tmp_path: Path, monkeypatch) -> None:
+    from polars_gpu_hist._scan import bins as _bins
     from polars_gpu_hist._scan import passes as _scan_passes
+    from polars_gpu_hist._scan import reader as _reader
 
     path = tmp_path / "d.parquet"
     pl.DataFrame({"x": [1.0, 2.0], "s": ["a", "b"]}).write_parquet(path)
@@ -300,6 +303,8 @@ def test_arguments_are_checked_before_any_pass(tmp_path: Path, monkeypatch) -> N
         raise AssertionError("the data was read before the arguments were checked")
 
     monkeypatch.setattr(_scan_passes, "first_pass", no_pass)
+    monkeypatch.setattr(_bins, "first_pass", no_pass)
+    monkeypatch.setattr(_reader, "fill", no_pass)
     monkeypatch.setattr(pl.LazyFrame, "collect_batches", no_pass)
     with pytest.raises(ValueError, match="positive integer"):
         gh.histogram_scan(path, "x", 0, range="auto")
@@ -337,10 +342,10 @@ def test_bad_sources_and_names_are_type_errors(tmp_path: Path) -> None:
 
 
 def test_progress_bar_ends_its_line_on_an_error(tmp_path: Path, monkeypatch) -> None:
-    from polars_gpu_hist._scan import scan as _scan
+    from polars_gpu_hist._scan import progress as _progress
 
     clock = iter(np.arange(0, 1000, 0.3))
-    monkeypatch.setattr(_scan.time, "perf_counter", lambda: float(next(clock)))
+    monkeypatch.setattr(_progress.time, "perf_counter", lambda: float(next(clock)))
     path = tmp_path / "d.csv"
     pl.DataFrame({"x": np.arange(100.0)}).write_csv(path)
     between_passes(monkeypatch, lambda: pl.DataFrame({"x": np.arange(200.0)}).write_csv(path))
@@ -385,7 +390,7 @@ def test_estimators_give_numpys_edges_and_counts(
     values = values[~np.isnan(values)] if values.dtype.kind == "f" else values
     if rule in _scan.STREAMED_RULES:
         # Two streaming passes, never the whole column in memory.
-        monkeypatch.setattr(_scan, "_read_column", None)
+        monkeypatch.setattr(_scan, "memory_columns", None)
     for range in [None, (-0.5, 0.75)]:
         expected, edges = np.histogram(values, rule, range=range)
         h = gh.histogram_scan(path, column, rule, range=range, chunk_size=4096, device="cpu")
