@@ -1,8 +1,9 @@
 """The boundary on the GPU's entry points: what depends on the data raises the type the API the
 user called promises (numpy's in the numpy drop-in given device arrays, Polars' ComputeError in
-the package's Polars API on device="gpu"), memory the GPU lacks is a ``MemoryError``, and Ctrl-C
-during a GPU call is a ``KeyboardInterrupt`` (when the call returns: GPU calls read no
-interrupt); the next call counts right."""
+the package's Polars API on device="gpu"), and Ctrl-C during a GPU call is a
+``KeyboardInterrupt`` (when the call returns: GPU calls read no interrupt); the next call
+counts right. (No test here fills the GPU's memory: gpu_check.sh runs these tests beside
+others on one device.)"""
 
 from __future__ import annotations
 
@@ -53,22 +54,6 @@ def test_the_polars_api_on_the_gpu_raises_computeerror_as_its_expression_does() 
     with pytest.raises(pl.exceptions.ComputeError) as query:
         quiet(lambda: s.to_frame().select(pl.col("x").gpu_hist.histogram("fd", device="gpu")))
     assert str(direct.value).split(":")[0] in str(query.value)
-
-
-def test_more_bins_than_the_gpu_holds_is_a_memory_error_and_the_next_call_counts() -> None:
-    cp = pytest.importorskip("cupy")
-    free, _ = cp.cuda.runtime.memGetInfo()
-    # 2^28 uint64 bins are 2 GiB: several histograms of them at once past what is free.
-    held = []
-    try:
-        with pytest.raises(MemoryError):
-            for _ in range(int(free // 2**31) + 2):
-                held.append(ghnp.histogram(cp.asarray([0.5]), 2**28, (0, 1))[0])
-    finally:
-        held.clear()
-        cp.get_default_memory_pool().free_all_blocks()
-    got, _ = ghnp.histogram(cp.asarray([0.5, 1.5]), 2, (0, 2))
-    assert cp.asnumpy(got).tolist() == [1, 1]
 
 
 CHILD = """
