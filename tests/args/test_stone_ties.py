@@ -7,6 +7,7 @@ compare with it), so the choice is that numpy's; the Rust API's rule is document
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 from hypothesis import given
@@ -36,5 +37,6 @@ def test_few_values_tie_as_the_installed_numpy_breaks_them(values: list[float]) 
 @given(st.integers(0, 2**32 - 1), st.sampled_from([np.float32, np.float64, np.int16]))
 def test_larger_samples_pick_numpys_count(seed: int, dtype: type) -> None:
     rng = np.random.default_rng(seed)
-    x = np.round(rng.standard_normal(int(rng.integers(3, 400))) * 50).astype(dtype)
+    x: np.ndarray[Any, Any] = np.round(rng.standard_normal(int(rng.integers(3, 400))) * 50)
+    x = x.astype(dtype)
     assert stone_bins(ghnp.histogram, x) == stone_bins(np.histogram, x)

@@ -32,7 +32,8 @@ WIDTHS = ["6h", "90m", "5h", "3h", "2h", "1h", "1d", "1w", "1mo", timedelta(hour
 
 def column(values_us: list[int] | np.ndarray, zone: str) -> pl.Series:
     s = pl.Series("t", values_us, pl.Int64).cast(pl.Datetime("us"))
-    return s.dt.replace_time_zone("UTC").dt.convert_time_zone(zone)
+    zoned: pl.Series = s.dt.replace_time_zone("UTC").dt.convert_time_zone(zone)
+    return zoned
 
 
 def polars_every(every: str | timedelta) -> str:
@@ -46,7 +47,8 @@ def check_contract(s: pl.Series, every: str | timedelta) -> pl.DataFrame:
     out = gh.histogram(s, every, device="cpu")
     step = polars_every(every)
     edges = out["bin_start"].append(out["bin_end"].tail(1))
-    zone = s.dtype.time_zone  # type: ignore[union-attr]
+    assert isinstance(s.dtype, pl.Datetime)
+    zone = s.dtype.time_zone
     want = pl.datetime_range(edges[0], edges[-1], step, time_unit="us", time_zone=zone, eager=True)
     assert edges.to_list() == want.to_list()
     assert out["bin_start"][0] == s.dt.truncate(step).min()
@@ -73,7 +75,7 @@ def check_contract(s: pl.Series, every: str | timedelta) -> pl.DataFrame:
     return out
 
 
-examples = settings(max_examples=min(settings.default.max_examples, 100))
+examples = settings(max_examples=min(settings().max_examples, 100))
 
 
 @examples

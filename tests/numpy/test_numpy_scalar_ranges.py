@@ -7,6 +7,8 @@ held to numpy, edges (values and dtype) and counts."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -20,7 +22,7 @@ ESTIMATORS = ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"
 FLOATS = [np.float16, np.float32, np.float64]
 
 
-def numpy_or_error(f, *args):  # type: ignore[no-untyped-def]
+def numpy_or_error(f: Callable[..., Any], *args: object) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -29,8 +31,11 @@ def numpy_or_error(f, *args):  # type: ignore[no-untyped-def]
             return type(e)
 
 
+Case = tuple[np.ndarray[Any, Any], object, tuple[object, object]]
+
+
 @st.composite
-def scalar_range_cases(draw: st.DrawFn) -> tuple[np.ndarray, object, tuple[object, object]]:
+def scalar_range_cases(draw: st.DrawFn) -> Case:
     dtype = draw(st.sampled_from(FLOATS))
     scale = 10.0 ** draw(st.integers(-3, 3))
     seed = draw(st.integers(0, 2**32 - 1))
@@ -51,14 +56,16 @@ def assert_same(want: object, got: object) -> None:
         assert isinstance(got, type) and issubclass(got, want), (want, got)
         return
     assert not isinstance(got, type), (want, got)
-    (counts, edges), (our_counts, our_edges) = want, got  # type: ignore[misc]
+    assert isinstance(want, tuple) and isinstance(got, tuple)
+    counts, edges = want
+    our_counts, our_edges = got
     np.testing.assert_array_equal(our_edges, edges)
     assert our_edges.dtype == edges.dtype
     np.testing.assert_array_equal(our_counts, counts)
 
 
 @given(scalar_range_cases())
-def test_numpy_scalar_ranges_give_numpys_edges_and_counts(case: tuple) -> None:
+def test_numpy_scalar_ranges_give_numpys_edges_and_counts(case: Case) -> None:
     x, bins, r = case
     want = numpy_or_error(np.histogram, x, bins, r)
     got = numpy_or_error(ghnp.histogram, x, bins, r)
@@ -66,7 +73,7 @@ def test_numpy_scalar_ranges_give_numpys_edges_and_counts(case: tuple) -> None:
 
 
 @given(scalar_range_cases())
-def test_the_series_api_counts_as_numpy_with_numpy_scalar_ranges(case: tuple) -> None:
+def test_the_series_api_counts_as_numpy_with_numpy_scalar_ranges(case: Case) -> None:
     x, bins, r = case
     want = numpy_or_error(np.histogram, x, bins, r)
     if isinstance(want, type):
