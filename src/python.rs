@@ -24,6 +24,7 @@ mod host;
 mod kernels;
 mod pins;
 mod plugin;
+mod rows;
 mod values;
 
 // Memory crosses the plugin boundary both ways: allocate with Polars' allocator.

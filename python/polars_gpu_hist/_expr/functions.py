@@ -27,6 +27,7 @@ from polars_gpu_hist._args.arguments import (
 )
 from polars_gpu_hist._expr import docstrings as _docstrings
 from polars_gpu_hist._expr.polars_hist import build_plugin_call, hist_call, hist_expr, hist_of_call
+from polars_gpu_hist._expr.row_namespace import RowBinningMethods, RowBinningSeriesMethods
 from polars_gpu_hist._native import cuda_arrays as _cuda
 from polars_gpu_hist._native import options as _options
 
@@ -178,8 +179,9 @@ def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs | b
 
 
 @pl.api.register_expr_namespace("gpu_hist")
-class GpuHistNamespace:
-    """Histograms of an expression: ``pl.col("x").gpu_hist.histogram(...)``."""
+class GpuHistNamespace(RowBinningMethods):
+    """Histograms of an expression: ``pl.col("x").gpu_hist.histogram(...)``, and Polars' row
+    binning (``bin_intervals``, ``bin_quantiles``, ``bin_ranks``, ``cut``, ``qcut``)."""
 
     def __init__(self, expr: pl.Expr) -> None:
         self._expr = expr
@@ -252,8 +254,9 @@ class GpuHistNamespace:
 
 
 @pl.api.register_series_namespace("gpu_hist")
-class GpuHistSeriesNamespace:
-    """Histograms of a Series: ``s.gpu_hist.histogram(...)``, as the expression namespace."""
+class GpuHistSeriesNamespace(RowBinningSeriesMethods):
+    """Histograms of a Series: ``s.gpu_hist.histogram(...)``, as the expression namespace, and
+    its row binning."""
 
     def __init__(self, series: pl.Series) -> None:
         self._series = series
