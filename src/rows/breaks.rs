@@ -175,15 +175,28 @@ pub fn qcut_breaks(
     let numbers = ca.filter(&ca.is_not_nan())?.into_series();
     let picked = order_statistics(&numbers, &positions)?;
     let picked = picked.f64()?;
+    let numbers = numbers.f64()?;
+    // A zero's sign is the one at its place in Polars' sort, which keeps -0.0 and 0.0 in input
+    // order (the keys made them one value); it shows in the labels.
+    let signed = |at: usize, v: f64| {
+        if v == 0.0 {
+            signed_zero(numbers, at)
+        } else {
+            v
+        }
+    };
     let mut breaks = Vec::with_capacity(probs.len());
     for (j, &f) in float_idx.iter().enumerate() {
         let idx = f as usize;
-        let lower = picked.get(2 * j).unwrap_or(f64::NAN);
+        let lower = signed(positions[2 * j], picked.get(2 * j).unwrap_or(f64::NAN));
         let top = f.ceil() as usize;
         let value = if idx == top {
             lower
         } else {
-            let upper = picked.get(2 * j + 1).unwrap_or(f64::NAN);
+            let upper = signed(
+                positions[2 * j + 1],
+                picked.get(2 * j + 1).unwrap_or(f64::NAN),
+            );
             if lower == upper {
                 lower
             } else {
@@ -198,7 +211,8 @@ pub fn qcut_breaks(
         )
         .into());
     }
-    breaks.sort_unstable_by(|a, b| a.total_cmp(b));
+    // Polars sorts with `partial_cmp`: -0.0 and 0.0 stay in their order.
+    breaks.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
     if !allow_duplicates && breaks.windows(2).any(|w| w[0] == w[1]) {
         return Err(polars_err!(
             Duplicate: "quantiles are not unique while allow_duplicates=False: pass \
@@ -209,12 +223,22 @@ pub fn qcut_breaks(
     Ok(Some(breaks))
 }
 
+/// The zero at `position` of the stable sort of `numbers` (no nulls, no NaN).
+fn signed_zero(numbers: &Float64Chunked, position: usize) -> f64 {
+    let below = numbers.into_no_null_iter().filter(|&v| v < 0.0).count();
+    numbers
+        .into_no_null_iter()
+        .filter(|&v| v == 0.0)
+        .nth(position.saturating_sub(below))
+        .unwrap_or(0.0)
+}
+
 /// `cut`'s breakpoints, checked and sorted as Polars checks them.
 pub fn cut_breaks(mut breaks: Vec<f64>) -> HistResult<Vec<f64>> {
     if breaks.iter().any(|x| x.is_nan()) {
         return Err(polars_err!(ComputeError: "breaks cannot be NaN").into());
     }
-    breaks.sort_unstable_by(|a, b| a.total_cmp(b));
+    breaks.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
     if breaks.windows(2).any(|w| w[0] == w[1]) {
         return Err(polars_err!(Duplicate: "breaks are not unique").into());
     }
