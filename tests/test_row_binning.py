@@ -385,6 +385,15 @@ def test_errors_are_raised_where_written_as_polars_types() -> None:
         c.bin_intervals([1.0], labels=False, right_closed=1)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="device"):
         c.bin_intervals([1.0], labels=False, device="tpu")  # type: ignore[arg-type]
+    for call in (
+        lambda: c.bin_intervals([1.0], labels=False, device="gpu"),
+        lambda: c.bin_quantiles(2, labels=False, device="gpu"),
+        lambda: c.bin_ranks(2, labels=False, device="gpu"),
+        lambda: c.cut([1.0], device="gpu"),
+        lambda: c.qcut(2, device="gpu"),
+    ):
+        with pytest.raises(NotImplementedError, match="no GPU kernel yet"):
+            call()
     with pytest.raises(pl.exceptions.ComputeError, match=r"between 0\.0 and 1\.0"):
         c.bin_quantiles([1.5], labels=False)
     with pytest.raises(pl.exceptions.ComputeError, match="non-decreasing"):

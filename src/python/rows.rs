@@ -322,6 +322,7 @@ fn run(column: &Series, kwargs: &RowKwargs) -> HistResult<Series> {
     let name = column.name().clone();
     let closed = kwargs.closed();
     let device = kwargs.device;
+    rows::on_cpu(device)?;
     let (bins, edges, labels) = match kwargs.call {
         Call::BinIntervals => {
             let breaks = match &kwargs.breaks {
@@ -449,8 +450,8 @@ fn finish(
     let bins = bins.with_name(name.clone());
     // The wrapper checked the labels against the bins asked for; a column without values has
     // fewer breakpoints (and no bins): an id past the labels would be an invalid Enum.
-    if let (Some(labels), Some(top)) = (labels, bins.max()) {
-        if top as usize >= labels.len() {
+    if let Some(labels) = labels {
+        if bins.max().is_some_and(|top| top as usize >= labels.len()) {
             return Err(polars_err!(
                 ShapeMismatch: "`{}` produces {} bins but got {} labels",
                 kwargs.call_name(), breaks.len() + 1, labels.len()
@@ -465,14 +466,8 @@ fn finish(
     if !kwargs.include_intervals {
         return Ok(bin.with_name(name));
     }
-    // Breakpoints padded with a null at each end: `left` is entry bin, `right` entry bin + 1.
-    let null = Series::full_null("breaks".into(), 1, breaks.dtype());
-    let mut padded = null.clone();
-    padded.append(breaks)?;
-    padded.append(&null)?;
-    let left = padded.take(&bins)?.with_name(LEFT.into());
-    let above = &bins + 1;
-    let right = padded.take(&above)?.with_name(RIGHT.into());
+    let (left, right) = rows::bin_edges(&bins, breaks)?;
+    let (left, right) = (left.with_name(LEFT.into()), right.with_name(RIGHT.into()));
     let fields = [bin.with_name(BIN.into()), left, right];
     Ok(StructChunked::from_series(name, bins.len(), fields.iter())?.into_series())
 }

@@ -77,7 +77,7 @@ fn float_extent(values: &Series) -> HistResult<(f64, f64)> {
     let mut any = false;
     for arr in ca.downcast_iter() {
         let found = match arr.null_count() {
-            0 => crate::cpu::simd::min_max(arr.values()),
+            0 => parallel_min_max(arr.values()),
             _ => arr.non_null_values_iter().filter(|v| !v.is_nan()).fold(
                 None,
                 |acc: Option<(f64, f64)>, v| match acc {
@@ -95,6 +95,18 @@ fn float_extent(values: &Series) -> HistResult<(f64, f64)> {
         (Some(e), _) => e,
         (None, _) => (f64::NAN, f64::NAN),
     })
+}
+
+/// The SIMD extremes of `xs` (NaN left out) on every core.
+fn parallel_min_max(xs: &[f64]) -> Option<(f64, f64)> {
+    use rayon::prelude::*;
+    const PIECE: usize = 1 << 18;
+    if xs.len() < 2 * PIECE {
+        return crate::cpu::simd::min_max(xs);
+    }
+    xs.par_chunks(PIECE)
+        .filter_map(crate::cpu::simd::min_max)
+        .reduce_with(|(a, b), (c, d)| (a.min(c), b.max(d)))
 }
 
 /// `bin_quantiles`' breakpoints: the sorted valid values at `floor(q * (n - 1))` for each

@@ -18,6 +18,7 @@
 //! [`ranks`] the positional bins of `bin_ranks`.
 
 pub mod breaks;
+mod edges;
 pub mod ranks;
 mod search;
 pub mod select;
@@ -30,6 +31,7 @@ use crate::bins::Closed;
 use crate::error::{HistError, HistResult};
 use crate::options::Device;
 
+pub use edges::bin_edges;
 pub use search::{f64_key, BinRule};
 
 /// What becomes of a row whose value is NaN.
@@ -91,10 +93,29 @@ pub fn check_numeric(dtype: &DataType, call: &str) -> HistResult<()> {
     )))
 }
 
+/// `n` zero bins, from memory the system hands over zeroed (fresh pages are not written twice:
+/// the search writes every bin anyway), or an out-of-memory error.
+pub(crate) fn zero_bins(n: usize) -> HistResult<Vec<u32>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u32>(n)
+        .map_err(|_| HistError::OutOfMemory(n.saturating_mul(4)))?;
+    // SAFETY: a non-zero layout; the pointer, if not null, is a zeroed allocation of `n` u32
+    // with the global allocator's layout, which `Vec` frees with the same layout.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout).cast::<u32>();
+        if ptr.is_null() {
+            return Err(HistError::OutOfMemory(layout.size()));
+        }
+        Ok(Vec::from_raw_parts(ptr, n, n))
+    }
+}
+
 /// The bin of every row of `values` among `breaks` (sorted in the comparison order; both in
 /// one dtype, [`compare_dtype`]), a null where the row has none: UInt32 named like `values`,
-/// chunked like it. `device` is honoured where the GPU bins rows ([`crate::gpu::rows`]); the
-/// CPU bins them everywhere else, on every core.
+/// chunked like it. Rows are binned on every CPU core (`Device::Auto` and `Device::Cpu`):
+/// there is no GPU row-binning kernel yet, so `Device::Gpu` is an error, not a CPU run.
 pub fn bin_rows(
     values: &Series,
     breaks: &Series,
@@ -102,7 +123,19 @@ pub fn bin_rows(
     nan: NanRows,
     device: Device,
 ) -> HistResult<UInt32Chunked> {
+    on_cpu(device)?;
     let rule = BinRule::new(breaks, closed)?;
-    let _ = device;
     search::bins(values, &rule, nan)
+}
+
+/// Refuses `Device::Gpu` for row binning, which runs on the CPU only.
+pub fn on_cpu(device: Device) -> HistResult<()> {
+    match device {
+        Device::Gpu => Err(HistError::Gpu(
+            "row binning has no GPU kernel yet; it bins rows on every CPU core: ask for \
+             device=\"auto\" or \"cpu\""
+                .into(),
+        )),
+        Device::Auto | Device::Cpu => Ok(()),
+    }
 }

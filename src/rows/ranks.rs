@@ -11,7 +11,7 @@ use polars::prelude::*;
 use polars_arrow::array::PrimitiveArray;
 use rayon::prelude::*;
 
-use super::select::{self, values_of_narrow_keys, values_of_wide_keys, Keys};
+use super::select::{values_of_narrow_keys, values_of_wide_keys, Keys, Selectable};
 use crate::error::HistResult;
 
 /// Rows per piece of the two passes.
@@ -118,7 +118,7 @@ fn scatter(values: &Series, compact: Vec<u32>) -> HistResult<UInt32Chunked> {
     let Some(validity) = validity.filter(|v| v.unset_bits() > 0) else {
         return Ok(UInt32Chunked::from_vec(name, compact));
     };
-    let mut out = crate::alloc::zeroed::<u32>(values.len())?;
+    let mut out = super::zero_bins(values.len())?;
     let mut next = compact.into_iter();
     for (o, valid) in out.iter_mut().zip(validity.iter()) {
         if valid {
@@ -132,19 +132,17 @@ fn scatter(values: &Series, compact: Vec<u32>) -> HistResult<UInt32Chunked> {
 
 /// The bins of `keys` (the valid values in row order) whose bins start at `positions`
 /// (non-decreasing, at most `keys.len()`), and the key at each start (None past the end).
-fn ranked<K: Ord + Copy + Send + Sync>(
+fn ranked<K: Selectable>(
     keys: &[K],
     positions: &[usize],
 ) -> HistResult<(Vec<u32>, Vec<Option<K>>)> {
     let n = keys.len();
     let inside: Vec<usize> = positions.iter().copied().filter(|&p| p < n).collect();
-    let mut scratch = crate::alloc::copied(keys)?;
-    let starts = select::select(&mut scratch, &inside)?;
-    drop(scratch);
+    let starts = K::select_at(keys, &inside)?;
     // The distinct start values, and for each the starts' ranks among its equal rows.
     let mut distinct: Vec<K> = starts.clone();
     distinct.dedup();
-    let mut bins = crate::alloc::zeroed::<u32>(n)?;
+    let mut bins = super::zero_bins(n)?;
     // First pass: each row's place among the distinct starts (`#{d < x}`, flagged where x is
     // one), and per piece the rows of each place and the rows equal to each start.
     let pieces: Vec<(Vec<u64>, Vec<u64>)> = bins

@@ -153,19 +153,35 @@ impl Simd {
         // The edge kernel's bin i is [b[i], b[i+1]) (right-closed: (b[i], b[i+1]]): ours is
         // i + 1. Its closed end (b[m-1] left-closed, b[0] right-closed) and what it leaves out
         // (outside, NaN) go to the outer bins. Branch-free, so that it vectorizes.
-        for (o, &x) in out.iter_mut().zip(xs) {
-            let x = x.to_f64();
-            let below = if left { x < first } else { x <= first };
-            let above = (if left { x >= last } else { x > last }) || x.is_nan();
-            let inside = *o + 1;
-            *o = if below {
-                0
-            } else if above {
-                m
-            } else {
-                inside
-            };
+        if left {
+            fix_left(out, xs, first, last, m);
+        } else {
+            fix_right(out, xs, first, last, m);
         }
+    }
+}
+
+/// The edge kernel's bins moved to Polars' left-closed bins: below `first` bin 0, at or above
+/// `last` (or NaN) bin `m`, else one up. Branch-free selects on 0/1 masks, so that it
+/// vectorizes (a branch per row cost more than the search).
+#[inline(always)]
+fn fix_left<T: Value>(out: &mut [u32], xs: &[T], first: f64, last: f64, m: u32) {
+    for (o, &x) in out.iter_mut().zip(xs) {
+        let x = x.to_f64();
+        let low = u32::from(x < first);
+        let high = u32::from(!(x < last));
+        *o = (1 - low) * ((1 - high) * (*o + 1) + high * m);
+    }
+}
+
+/// [`fix_left`] right-closed: at or below `first` bin 0, above `last` (or NaN) bin `m`.
+#[inline(always)]
+fn fix_right<T: Value>(out: &mut [u32], xs: &[T], first: f64, last: f64, m: u32) {
+    for (o, &x) in out.iter_mut().zip(xs) {
+        let x = x.to_f64();
+        let low = u32::from(x <= first);
+        let high = u32::from(!(x <= last));
+        *o = (1 - low) * ((1 - high) * (*o + 1) + high * m);
     }
 }
 
@@ -301,7 +317,7 @@ fn keyed<K: Copy + PartialOrd + Sync>(
     breaks: &[K],
     closed: Closed,
 ) -> HistResult<PrimitiveArray<u32>> {
-    let mut out = crate::alloc::zeroed::<u32>(len)?;
+    let mut out = super::zero_bins(len)?;
     for_pieces(&mut out, |start, piece| {
         for (j, o) in piece.iter_mut().enumerate() {
             *o = search_keys(breaks, closed, key(start + j));
@@ -392,7 +408,7 @@ fn numeric_bins<T: Value + IntKey>(
     let closed = rule.closed;
     let out = match (&rule.simd, &rule.breaks) {
         (Some(simd), _) if exact => {
-            let mut out = crate::alloc::zeroed::<u32>(xs.len())?;
+            let mut out = super::zero_bins(xs.len())?;
             for_pieces(&mut out, |start, piece| {
                 simd.bins(closed, &xs[start..start + piece.len()], piece)
             });

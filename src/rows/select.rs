@@ -5,6 +5,8 @@
 //! in parallel: `O(n log k)` for `k` positions, where a sort is `O(n log n)`.
 
 use polars::prelude::*;
+use polars_arrow::array::Array;
+use rayon::prelude::*;
 
 use super::f64_key;
 use crate::error::{HistError, HistResult};
@@ -58,7 +60,12 @@ impl Keys {
                 let ca = $ca;
                 let mut keys = crate::alloc::with_capacity(ca.len() - ca.null_count())?;
                 for arr in ca.downcast_iter() {
-                    keys.extend(arr.non_null_values_iter().map(|$v| $key));
+                    match arr.null_count() {
+                        // A plain map over the values (it vectorizes); the validity walk only
+                        // where there are nulls.
+                        0 => keys.extend(arr.values().iter().map(|&$v| $key)),
+                        _ => keys.extend(arr.non_null_values_iter().map(|$v| $key)),
+                    }
                 }
                 Keys::Narrow(keys, $kind)
             }};
@@ -123,8 +130,8 @@ pub fn order_statistics(values: &Series, positions: &[usize]) -> HistResult<Seri
         return Ok(Series::new_empty(name, dtype));
     }
     Ok(match Keys::of(values)? {
-        Keys::Narrow(mut keys, kind) => {
-            let picked = select(&mut keys, positions)?;
+        Keys::Narrow(keys, kind) => {
+            let picked = u64::select_at(&keys, positions)?;
             values_of_narrow_keys(name, &picked, kind, dtype)?
         }
         Keys::Wide(mut keys) => {
@@ -234,4 +241,123 @@ fn multiselect<K: Ord + Copy + Send>(keys: &mut [K], wanted: &[usize], found: &m
         multiselect(below, wanted_below, found_below);
         multiselect(above, &wanted_above, found_above);
     }
+}
+
+/// Keys whose order statistics are found without reordering them.
+pub trait Selectable: Ord + Copy + Send + Sync + Sized {
+    /// The keys at `positions` of `keys` sorted, in the order of `positions`.
+    fn select_at(keys: &[Self], positions: &[usize]) -> HistResult<Vec<Self>> {
+        let mut scratch = crate::alloc::copied(keys)?;
+        select(&mut scratch, positions)
+    }
+}
+
+impl Selectable for u128 {}
+impl Selectable for u32 {}
+impl Selectable for &str {}
+impl Selectable for &[u8] {}
+
+/// Keys per radix pass: the top 16 bits of what is left.
+const RADIX_BITS: u32 = 16;
+/// A bucket this small is copied and selected in.
+const SMALL: usize = 1 << 16;
+
+impl Selectable for u64 {
+    /// Radix selection: a histogram of the keys' top 16 bits says which bucket holds each
+    /// position and where in it; only those buckets' keys are gathered, and selected in when
+    /// small or refined by the next 16 bits when not. Two passes over the keys for spread
+    /// data, none of them writing the keys (a multiple selection moves them all, several
+    /// times).
+    fn select_at(keys: &[u64], positions: &[usize]) -> HistResult<Vec<u64>> {
+        if let Some(&p) = positions.iter().max() {
+            if p >= keys.len() {
+                return Err(HistError::Internal(format!(
+                    "position {p} of {} sorted values",
+                    keys.len()
+                )));
+            }
+        }
+        let out = radix_select(keys, 64 - RADIX_BITS, positions)?;
+        crate::interrupt::check()?;
+        Ok(out)
+    }
+}
+
+/// [`Selectable::select_at`] for `u64` over `keys` whose bits above `shift + 16` are all equal.
+fn radix_select(keys: &[u64], shift: u32, positions: &[usize]) -> HistResult<Vec<u64>> {
+    if keys.len() <= SMALL || positions.is_empty() {
+        let mut scratch = crate::alloc::copied(keys)?;
+        return select(&mut scratch, positions);
+    }
+    let buckets = 1usize << RADIX_BITS;
+    let digit = |k: u64| ((k >> shift) as usize) & (buckets - 1);
+    // A table a split of the keys (rayon's fold), summed; u64, as a column may pass 2^32 rows.
+    let counts = keys
+        .par_chunks(1 << 18)
+        .fold(
+            || vec![0u64; buckets],
+            |mut c, piece| {
+                piece.iter().for_each(|&k| c[digit(k)] += 1);
+                c
+            },
+        )
+        .reduce(
+            || vec![0u64; buckets],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    // Each position's bucket and its rank within it.
+    let mut starts = Vec::with_capacity(buckets + 1);
+    let mut run = 0usize;
+    for &c in &counts {
+        starts.push(run);
+        run += c as usize;
+    }
+    starts.push(run);
+    // (bucket, rank within it, index into `positions`), grouped by bucket.
+    let mut targets: Vec<(usize, usize, usize)> = positions
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| {
+            let b = starts.partition_point(|&s| s <= p) - 1;
+            (b, p - starts[b], i)
+        })
+        .collect();
+    targets.sort_unstable();
+    let mut wanted: Vec<usize> = targets.iter().map(|t| t.0).collect();
+    wanted.dedup();
+    // Gather the wanted buckets' keys (a slot per wanted bucket).
+    let mut slot_of = vec![u32::MAX; buckets];
+    for (slot, &b) in wanted.iter().enumerate() {
+        slot_of[b] = slot as u32;
+    }
+    let mut gathered: Vec<Vec<u64>> = wanted
+        .iter()
+        .map(|&b| crate::alloc::with_capacity(counts[b] as usize))
+        .collect::<HistResult<_>>()?;
+    for &k in keys {
+        let slot = slot_of[digit(k)];
+        if slot != u32::MAX {
+            gathered[slot as usize].push(k);
+        }
+    }
+    let mut found = vec![0u64; positions.len()];
+    for (bucket, group) in gathered.iter().zip(targets.chunk_by(|a, b| a.0 == b.0)) {
+        let ranks: Vec<usize> = group.iter().map(|t| t.1).collect();
+        let picked = match (shift, bucket.iter().min(), bucket.iter().max()) {
+            // All equal (or the last digit): every rank is that key.
+            (_, Some(lo), Some(hi)) if lo == hi => vec![*lo; ranks.len()],
+            (0, ..) => {
+                let mut scratch = bucket.clone();
+                select(&mut scratch, &ranks)?
+            }
+            _ => radix_select(bucket, shift.saturating_sub(RADIX_BITS), &ranks)?,
+        };
+        for (t, v) in group.iter().zip(picked) {
+            found[t.2] = v;
+        }
+    }
+    Ok(found)
 }

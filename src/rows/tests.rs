@@ -90,3 +90,41 @@ fn ranks_split_ties_in_input_order() {
     assert_eq!(bins, [0, 0, 1, 0, 1, 0, 1]);
     assert_eq!(starts.f64().unwrap().get(0), Some(2.0));
 }
+
+#[test]
+fn radix_selection_is_the_sorted_keys() {
+    use select::Selectable;
+    // Spread keys, keys sharing their top bits (the refining passes), one bucket holding most
+    // keys, all keys equal, and keys differing only in their lowest bits.
+    let n = 300_000u64;
+    let spread: Vec<u64> = (0..n)
+        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .collect();
+    let high = (0..n).map(|i| (7 << 48) | ((i * 7919) % 5_000)).collect();
+    let skewed = (0..n)
+        .map(|i| if i % 10 == 0 { i << 40 } else { 42 })
+        .collect();
+    let equal = vec![u64::MAX; n as usize];
+    let low = (0..n).map(|i| i % 3).collect();
+    for keys in [spread, high, skewed, equal, low] {
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        let len = keys.len();
+        let positions = [0, 1, len / 10, len / 2, len / 2, len - 2, len - 1, 12_345];
+        let got = u64::select_at(&keys, &positions).unwrap();
+        let expected: Vec<u64> = positions.iter().map(|&p| sorted[p]).collect();
+        assert_eq!(got, expected);
+    }
+    assert!(u64::select_at(&[1, 2, 3], &[3]).is_err());
+}
+
+#[test]
+fn the_gpu_is_refused_not_replaced() {
+    let column = Series::new("x".into(), &[1.0f64, 2.0]);
+    let b = Series::new("b".into(), &[1.5f64]);
+    let err = bin_rows(&column, &b, Closed::Left, NanRows::Bin, Device::Gpu).unwrap_err();
+    assert!(err.to_string().contains("no GPU kernel"), "{err}");
+    for device in [Device::Auto, Device::Cpu] {
+        assert!(bin_rows(&column, &b, Closed::Left, NanRows::Bin, device).is_ok());
+    }
+}

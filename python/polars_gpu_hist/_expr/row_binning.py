@@ -56,9 +56,16 @@ def _flag(name: str, value: Any) -> bool:
     raise TypeError(f"`{name}` must be a bool (True or False), got {type(value).__name__}")
 
 
-def _device(device: Any) -> str:
+def _device(call: str, device: Any) -> str:
+    """``device``: rows are binned on every CPU core (``"auto"`` and ``"cpu"``); there is no
+    GPU row-binning kernel yet, so ``"gpu"`` is refused here rather than run elsewhere."""
     if device not in ("auto", "cpu", "gpu"):
         raise ValueError(f'`device` must be "auto", "cpu" or "gpu", got {device!r}')
+    if device == "gpu":
+        raise NotImplementedError(
+            f'`gpu_hist.{call}(device="gpu")`: row binning has no GPU kernel yet; it bins '
+            'rows on every CPU core: pass device="auto" or "cpu"'
+        )
     return str(device)
 
 
@@ -193,7 +200,7 @@ def bin_intervals_expr(
     _needs_polars_2("bin_intervals")
     include = _flag("include_intervals", include_intervals)
     right = _flag("right_closed", right_closed)
-    dev = _device(device)
+    dev = _device("bin_intervals", device)
     names = _labels(labels)
     kwargs: dict[str, Any] = {
         "call": "bin_intervals",
@@ -246,7 +253,7 @@ def bin_quantiles_expr(
         "call": "bin_quantiles",
         "include_intervals": _flag("include_intervals", include_intervals),
         "right_closed": _flag("right_closed", right_closed),
-        "device": _device(device),
+        "device": _device("bin_quantiles", device),
     }
     names = _labels(labels)
     kwargs["labels"] = names
@@ -272,7 +279,7 @@ def bin_ranks_expr(
     kwargs: dict[str, Any] = {
         "call": "bin_ranks",
         "include_intervals": _flag("include_intervals", include_intervals),
-        "device": _device(device),
+        "device": _device("bin_ranks", device),
     }
     names = _labels(labels)
     kwargs["labels"] = names
@@ -332,7 +339,7 @@ def cut_expr(
         "labels": names,
         "right_closed": not _flag("left_closed", left_closed),
         "include_intervals": _flag("include_breaks", include_breaks),
-        "device": _device(device),
+        "device": _device("cut", device),
     }
     return _call(kwargs, expr, "elementwise")
 
@@ -373,7 +380,7 @@ def qcut_expr(
         "right_closed": not _flag("left_closed", left_closed),
         "allow_duplicates": _flag("allow_duplicates", allow_duplicates),
         "include_intervals": include,
-        "device": _device(device),
+        "device": _device("qcut", device),
     }
     # The categories cross as strings: Polars' global Categorical is made here.
     dtype: Any = (

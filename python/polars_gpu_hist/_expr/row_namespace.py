@@ -46,7 +46,8 @@ class RowBinningMethods:
         right_closed
             ``(left, right]`` bins instead of ``[left, right)``.
         device
-            ``"auto"``, ``"cpu"`` or ``"gpu"``.
+            ``"auto"`` or ``"cpu"``: rows are binned on every CPU core. There is no GPU
+            row-binning kernel yet: ``"gpu"`` raises ``NotImplementedError``.
 
         Examples
         --------
