@@ -1,7 +1,8 @@
 # One entry point for people and CI. `make demo` and `make test` need only python3 and cargo.
 VENV  ?= .venv
 PY    := $(VENV)/bin/python
-# NVRTC from PyPI (nvidia-cuda-nvrtc): the Rust tests compile every kernel with it, no GPU needed.
+# NVRTC from PyPI (nvidia-cuda-nvrtc): the Rust tests compile every kernel with it, no GPU needed,
+# for the lowest and the newest architecture (`make bundle` builds every architecture's section).
 NVRTC_LIB = $(firstword $(wildcard $(abspath $(VENV))/lib/python3*/site-packages/nvidia/cu13/lib))
 FILE  ?=
 ARGS  ?= --plot hist.png
@@ -9,8 +10,13 @@ ARGS  ?= --plot hist.png
 # second virtual environment (the same abi3 plugin; issue 36).
 OLDEST_POLARS ?= 1.43.2
 VENV_OLDEST   ?= .venv-oldest
+# The newest Polars the package registry serves, whatever pyproject.toml's upper bound says:
+# `make test-polars-latest` runs the whole suite against it. The policy (docs/getting-started.md):
+# the upper bound is the minor above the newest release this target has passed; when a new
+# release passes, the bound moves up (a line in CHANGELOG.md says so).
+VENV_LATEST   ?= .venv-latest
 
-.PHONY: demo test test-oldest develop lint bench bench-swaps bundle wheel gpu-stage gpu-stage-dask clean
+.PHONY: demo test test-oldest test-polars-latest develop docs lint bench bench-swaps bundle wheel gpu-stage gpu-stage-dask clean
 
 # What the demo needs (the `demo` group: maturin, numpy, the plot's Altair, NVRTC), then the
 # development toolchain on top for `make test` (issue 33: a demo in minutes).
@@ -40,12 +46,21 @@ demo: develop
 test: $(VENV)/.installed develop $(VENV_OLDEST)/.installed
 	cargo fmt --all -- --check
 	cargo clippy --all-targets --features lazy -- -D warnings
-	$(VENV)/bin/ruff check python tests benches scripts
-	$(VENV)/bin/ruff format --check python tests benches scripts
+	$(VENV)/bin/ruff check python tests benches scripts docs
+	$(VENV)/bin/ruff format --check python tests benches scripts docs
 	$(VENV)/bin/mypy
 	LD_LIBRARY_PATH=$(NVRTC_LIB):$$LD_LIBRARY_PATH PGH_REQUIRE_NVRTC=1 cargo test --quiet --features lazy
 	$(PY) -m pytest -q
+	$(SPHINX)
 	$(QUICK_OLDEST)
+
+# The documentation site from docs/ (MyST Markdown, the API reference from the docstrings), into
+# docs/_build/html; warnings are errors. `make test` builds it too, and pytest runs every Python
+# example of its pages (docs/conftest.py).
+SPHINX = $(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+docs: $(VENV)/.installed develop
+	$(SPHINX)
+	@echo "docs/_build/html/index.html"
 
 # Only what the quick suite and its conftest import, beside the oldest Polars.
 $(VENV_OLDEST)/.installed: Makefile
@@ -56,17 +71,29 @@ $(VENV_OLDEST)/.installed: Makefile
 
 # `develop` leaves the plugin in python/polars_gpu_hist (an editable install): the oldest venv
 # imports that same abi3 library from the source tree (about 5 s on 2 cores).
-QUICK_OLDEST = PYTHONPATH=$(abspath python) $(VENV_OLDEST)/bin/python -m pytest -q -p no:cacheprovider tests/test_quick_api.py
+QUICK_OLDEST = PYTHONPATH=$(abspath python) $(VENV_OLDEST)/bin/python -m pytest -q -p no:cacheprovider tests/package/test_quick_api.py
 test-oldest: develop $(VENV_OLDEST)/.installed
 	$(QUICK_OLDEST)
+
+# The development toolchain, then the newest Polars on top of the demo group's pin; each run
+# upgrades it again, so that a release made since the venv was built is the one tested.
+$(VENV_LATEST)/.installed: pyproject.toml
+	python3 -m venv $(VENV_LATEST)
+	$(VENV_LATEST)/bin/python -m pip install -q --upgrade pip
+	$(VENV_LATEST)/bin/python -m pip install -q --group dev
+	touch $@
+test-polars-latest: develop $(VENV_LATEST)/.installed
+	$(VENV_LATEST)/bin/python -m pip install -q --upgrade polars
+	$(VENV_LATEST)/bin/python -c "import polars; print('polars', polars.__version__)"
+	PYTHONPATH=$(abspath python) $(VENV_LATEST)/bin/python -m pytest -q -p no:cacheprovider
 
 lint: $(VENV)/.installed
 	cargo fmt --all -- --check
 	cargo clippy --all-targets --features lazy,internals -- -D warnings
 	cargo clippy --features python --lib -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --features lazy
-	$(VENV)/bin/ruff check python tests benches scripts
-	$(VENV)/bin/ruff format --check python tests benches scripts
+	$(VENV)/bin/ruff check python tests benches scripts docs
+	$(VENV)/bin/ruff format --check python tests benches scripts docs
 	$(VENV)/bin/mypy
 
 bench: develop
@@ -130,6 +157,11 @@ STAGE_WHEEL = rm -f $(BUNDLE) && cp $(HOST_BUNDLE) $(BUNDLE) && \
 gpu-stage: $(VENV)/.installed $(HOST_BUNDLE)
 	rm -rf .gpu && bash ../shared/gpu/stage.sh .gpu
 	rm -f .gpu/fast_histogram-*
+	# Polars xz-packed (34 MB where its wheels take 55), so that our wheel fits the 64 MiB carry.
+	rm -rf target/polars-unpacked && mkdir -p target/polars-unpacked
+	for w in .gpu/polars-*.whl .gpu/polars_runtime_32-*.whl; do unzip -qo $$w -d target/polars-unpacked; done
+	tar -C target/polars-unpacked -cf - . | xz -T0 -6 > .gpu/polars.tar.xz
+	rm -rf target/polars-unpacked .gpu/polars-*.whl .gpu/polars_runtime_32-*.whl
 	$(call STAGE_WHEEL,.gpu)
 	# The previous kernels and their lab, for the kernel lab's same-run baseline.
 	mkdir -p .gpu/baseline && git archive 64d993f kernels scripts/kernel_lab.py | tar -x -C .gpu/baseline
@@ -145,4 +177,4 @@ gpu-stage-dask:
 	PYTHON=$(PY) bash scripts/stage_dask.sh $(WHEEL) .gpu-dask
 
 clean:
-	rm -rf $(VENV) $(VENV_OLDEST) $(BUNDLE_NVRTC) $(BUNDLE_NVRTC12) target dist
+	rm -rf $(VENV) $(VENV_OLDEST) $(VENV_LATEST) $(BUNDLE_NVRTC) $(BUNDLE_NVRTC12) target dist

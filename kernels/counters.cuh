@@ -165,3 +165,143 @@ struct SpillCounters {
         }
     }
 };
+
+// Per-thread 8-bit counters, no atomics (the private family). Bin b of the thread in lane l of
+// warp w is byte w % 4 of word 32 b + l of its four warps' region, so the 32 lanes of a warp
+// reach 32 distinct banks whatever their bins (random bins into shared u32 counters put about
+// 3.5 lanes on the busiest bank, and a warp's atomic waits for it), and a counter is read and
+// written by its own thread alone: a row costs a load, an add and a store. A counter that wraps
+// moves 256 into the block's u32 totals (a shared atomic, once in 256 rows of one bin a thread).
+// Rows not counted go to a spare bin n, never merged. A block's last group may be short of
+// warps (the host asks for whole groups; the driver may fit fewer threads).
+constexpr unsigned int PRIVATE_GROUP_THREADS = 128;
+
+struct PrivateCounters {
+    unsigned int* totals;  // n + 1 u32: the spills, then the merge
+    unsigned int* words;   // the regions, one a group of four warps
+    unsigned int n;
+
+    // Bytes of the totals (whole 16-byte groups) and of one region (n + 1 bins of 32 words);
+    // the host sizes the family's shared memory from them (src/gpu/plan.rs mirrors them).
+    __host__ __device__ static constexpr unsigned int totals_bytes(unsigned int n)
+    {
+        return (n + 1 + 3) / 4 * 16;
+    }
+    __host__ __device__ static constexpr unsigned int region_bytes(unsigned int n)
+    {
+        return (n + 1) * 128;
+    }
+
+    __device__ PrivateCounters(unsigned char* at, unsigned int bins)
+        : totals(reinterpret_cast<unsigned int*>(at)),
+          words(reinterpret_cast<unsigned int*>(at + totals_bytes(bins))),
+          n(bins)
+    {
+    }
+
+    // Groups of four warps in this block (the last may have fewer).
+    __device__ static unsigned int groups()
+    {
+        return (blockDim.x + PRIVATE_GROUP_THREADS - 1) / PRIVATE_GROUP_THREADS;
+    }
+
+    __device__ void zero() const
+    {
+        zero_shared(totals, n + 1);
+        zero_shared(words, groups() * (n + 1) * 32);
+    }
+
+    // This thread's counter of bin 0, as a shared-window address (bin b is 128 b further).
+    __device__ unsigned int mine() const
+    {
+        const unsigned int warp = threadIdx.x / 32;
+        const unsigned int lane = threadIdx.x % 32;
+        return static_cast<unsigned int>(__cvta_generic_to_shared(words)) +
+               warp / 4 * region_bytes(n) + lane * 4 + warp % 4;
+    }
+
+    // counters[b] += 1. Only this thread touches its counters between the barriers, and the
+    // volatile statements keep their order, so the load sees the last store.
+    __device__ __forceinline__ void add_one(unsigned int mine, unsigned int b) const
+    {
+        const unsigned int at = mine + 128 * b;
+        unsigned int c;
+        asm volatile("ld.shared.u8 %0, [%1];" : "=r"(c) : "r"(at));
+        c += 1;
+        if (c == 256) {
+            const unsigned int total =
+                static_cast<unsigned int>(__cvta_generic_to_shared(totals)) + 4 * b;
+            asm volatile("red.shared.add.u32 [%0], 256;" ::"r"(total));
+        }
+        // The store keeps the low byte: a wrapped counter restarts at 0.
+        asm volatile("st.shared.u8 [%0], %1;" ::"r"(at), "r"(c));
+    }
+
+    // After a barrier: each bin's bytes summed over the block into its total, a thread a bin of
+    // a region at a time reading its 32 words from a bank of its own lane's, then the non-zero
+    // totals added into `out`. Every thread must call it.
+    __device__ void merge(u64* out) const
+    {
+        const unsigned int lane = threadIdx.x % 32;
+        for (unsigned int i = threadIdx.x; i < groups() * n; i += blockDim.x) {
+            const unsigned int* const row = words + (i / n * (n + 1) + i % n) * 32;
+            // Two 16-bit sums a word: bytes 0 and 2, bytes 1 and 3 (at most 32 * 2 * 255).
+            unsigned int pairs = 0;
+#pragma unroll 8
+            for (unsigned int k = 0; k < 32; ++k) {
+                const unsigned int w = row[(k + lane) % 32];
+                pairs += (w & 0x00FF00FFu) + ((w >> 8) & 0x00FF00FFu);
+            }
+            const unsigned int sum = (pairs & 0xFFFFu) + (pairs >> 16);
+            if (sum != 0) atomicAdd(totals + i % n, sum);
+        }
+        __syncthreads();
+        for (unsigned int b = threadIdx.x; b < n; b += blockDim.x) {
+            const unsigned int total = totals[b];
+            if (total != 0) atomicAdd(out + b, u64(total));
+        }
+    }
+};
+
+// One copy of the counters a lane (the banked family): bin b of lane l is word 32 b + l of its
+// replica, so the 32 lanes of a warp reach 32 distinct banks whatever their bins and each add is
+// one pass of the shared memory (ReplicatedCounters' copies, one a warp, put random bins of a
+// warp's lanes about 3.5 to the busiest bank, and the add waits for it). Warp w adds into
+// replica w % replicas. u32 counters are exact while a block sees fewer than 2^32 rows (the host
+// splits launches); rows not counted go to a spare bin n, never merged.
+struct BankedCounters {
+    unsigned int* words;
+    unsigned int replicas;
+    unsigned int n;
+
+    // Bytes of one replica: n + 1 bins of 32 words (src/gpu/plan.rs mirrors it).
+    __host__ __device__ static constexpr unsigned int replica_bytes(unsigned int n)
+    {
+        return (n + 1) * 128;
+    }
+
+    __device__ void zero() const { zero_shared(words, replicas * (n + 1) * 32); }
+
+    // This lane's counter of bin 0 in its warp's replica, as a shared-window address.
+    __device__ unsigned int mine() const
+    {
+        return static_cast<unsigned int>(__cvta_generic_to_shared(words)) +
+               threadIdx.x / 32 % replicas * replica_bytes(n) + threadIdx.x % 32 * 4;
+    }
+
+    // After a barrier: a thread a bin, its 32 words of each replica read from a bank of its own
+    // lane's, one atomic per bin with a non-zero sum.
+    __device__ void merge(u64* out) const
+    {
+        const unsigned int lane = threadIdx.x % 32;
+        for (unsigned int b = threadIdx.x; b < n; b += blockDim.x) {
+            unsigned int sum = 0;
+            for (unsigned int r = 0; r < replicas; ++r) {
+                const unsigned int* const row = words + (r * (n + 1) + b) * 32;
+#pragma unroll 8
+                for (unsigned int k = 0; k < 32; ++k) sum += row[(k + lane) % 32];
+            }
+            if (sum != 0) atomicAdd(out + b, u64(sum));
+        }
+    }
+};

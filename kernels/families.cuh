@@ -9,6 +9,9 @@
 //   segmented bins grouped by partition tile by tile, then counted a partition at a time in
 //             shared memory (segmented.cuh, with seg_scan and seg_count); any bin count
 //   global    atomics straight into `out`; weighted sums beyond shared memory
+//   private   per-thread 8-bit counters and no atomics (PrivateCounters); few bins of cheap rows
+//   banked    a copy of the counters a lane, each bin's copies in distinct banks (BankedCounters)
+//   radix     the segmented passes with a leaner partition (radix.cuh)
 // Launch assumptions: blockDim.x is a multiple of 32 (warp intrinsics use the full mask).
 // Included by histogram.cu after rows.cuh and counters.cuh.
 #pragma once
@@ -190,6 +193,46 @@ __device__ __forceinline__ void spill_hist(S src, u64* out)
     runs.flush();
     __syncthreads();
     counters.merge();
+}
+
+#ifndef PRIVATE_LOADS_IN_FLIGHT
+#define PRIVATE_LOADS_IN_FLIGHT 4
+#endif
+
+// Few bins of cheap rows (bytes counted by value): each thread its own 8-bit counters, a row a
+// load, an add and a store with no atomic and no bank conflict (PrivateCounters), the next
+// step's loads in flight while a step is counted. Every thread must reach the barriers.
+template <class S>
+__device__ __forceinline__ void private_hist(S src, u64* out)
+{
+    unsigned char* const counters_at = src.stage(smem);
+    const unsigned int n = src.n;
+    const PrivateCounters counters(counters_at, n);
+    counters.zero();
+    __syncthreads();
+    const unsigned int mine = counters.mine();
+    for_each_row<PRIVATE_LOADS_IN_FLIGHT, true>(
+        src, [&](bool, u64, unsigned int b) { counters.add_one(mine, b); }, NoStep());
+    __syncthreads();
+    counters.merge(out);
+}
+
+// Few bins of cheap rows: one copy of the u32 counters a lane, so that a warp's adds never meet
+// in a bank (BankedCounters); otherwise as the shared family, one add a row. Every thread must
+// reach the barriers.
+template <class S>
+__device__ __forceinline__ void banked_hist(S src, unsigned int replicas, u64* out)
+{
+    unsigned char* const counters_at = src.stage(smem);
+    const unsigned int n = src.n;
+    const BankedCounters counters{reinterpret_cast<unsigned int*>(counters_at), replicas, n};
+    counters.zero();
+    __syncthreads();
+    const unsigned int mine = counters.mine();
+    for_each_row<HIST_LOADS_IN_FLIGHT>(
+        src, [&](bool, u64, unsigned int b) { add_one_shared(mine, 32 * b); }, NoStep());
+    __syncthreads();
+    counters.merge(out);
 }
 
 // Atomics straight into global memory (L2), a run of one bin at once (two runs: TwoRuns): data of

@@ -1,13 +1,15 @@
 // The kernels, one entry point per module: NVRTC compiles this file once per kernel a plan needs
 // (src/gpu/compile.rs), with one of
 //   KERNEL_COUNT      count: a family (-DFAMILY=FAMILY_SHARED|PACKED|SPILL|SEGMENTED|BATCHED|
-//                     GLOBAL, -DWEIGHTED)
+//                     GLOBAL|PRIVATE|BANKED|RADIX, -DWEIGHTED)
 //                     over the rows of RANK axes, axis d a column binned as -DAXISd says
 //                     (binners.cuh `BinnerOf`: its C type, rule kind and variant), into the
 //                     histogram; one axis reads its column in 16-byte vectors, more read a row's
-//                     coordinates and count its cell (cells.cuh)
+//                     coordinates and count its cell (cells.cuh; -DINTERLEAVED=1: the rows of
+//                     one (n, RANK) array, whole rows a 16-byte load)
 //   KERNEL_SEG_SCAN, KERNEL_SEG_COUNT, KERNEL_SEG_COUNT_BATCHED
-//                     the segmented families' later passes (segmented.cuh)
+//                     the segmented families' later passes (segmented.cuh; the batched count
+//                     with -DSEG_RUNS_AT_ONCE=2 takes two long runs at once: the radix family's)
 //   KERNEL_EXTREMES   extremes: per-block min and max of a device column (-DVALUE_T: its C type;
 //                     extremes.cuh)
 //   KERNEL_EDGES      edges: equal bins' edges from their linspace formula (VALUE_T: their type)
@@ -28,6 +30,9 @@ typedef VALUE_T Value;
 #define FAMILY_GLOBAL 4
 #define FAMILY_SPILL 5
 #define FAMILY_BATCHED 6
+#define FAMILY_PRIVATE 7
+#define FAMILY_RADIX 8
+#define FAMILY_BANKED 9
 #ifndef WEIGHTED
 #define WEIGHTED 0
 #endif
@@ -48,6 +53,7 @@ extern __shared__ __align__(16) unsigned char smem[];
 
 #include "families.cuh"
 #include "segmented.cuh"
+#include "radix.cuh"
 
 #if defined(KERNEL_COUNT)
 #if !defined(RANK) || RANK < 1 || RANK > MAX_RANK
@@ -85,15 +91,26 @@ typedef Axes<typename BinnerOf<AXIS2, STAGE_EDGES>::type, After3> After2;
 #else
 typedef After3 After2;
 #endif
+#ifndef INTERLEAVED
+#define INTERLEAVED 0
+#endif
 #if RANK > 1
 typedef Axes<typename BinnerOf<AXIS1, STAGE_EDGES>::type, After2> After1;
+#if INTERLEAVED
+// The rows of one (n, RANK) array, a 16-byte load holding whole rows (cells.cuh).
+typedef InterleavedCells<Axes<typename BinnerOf<AXIS0, STAGE_EDGES>::type, After1>> Source;
+#else
 typedef Cells<Axes<typename BinnerOf<AXIS0, STAGE_EDGES>::type, After1>> Source;
+#endif
 #else
 typedef BinnedColumn<typename BinnerOf<AXIS0, STAGE_EDGES>::type> Source;
 #endif
 
-#if FAMILY == FAMILY_SEGMENTED || FAMILY == FAMILY_BATCHED
+#if FAMILY == FAMILY_SEGMENTED || FAMILY == FAMILY_BATCHED || FAMILY == FAMILY_RADIX
 #define COUNT_BOUNDS __launch_bounds__(SEG_PARTITION_THREADS, 2)
+#elif FAMILY == FAMILY_PRIVATE
+// One block of up to 1,024 threads an SM: at most 64 registers a thread.
+#define COUNT_BOUNDS __launch_bounds__(1024, 1)
 #else
 #define COUNT_BOUNDS
 #endif
@@ -124,8 +141,14 @@ extern "C" __global__ void COUNT_BOUNDS count(const CountParams p)
     seg_partition<true>(src, p.seg, out);
 #elif FAMILY == FAMILY_GLOBAL
     global_hist(src, out);
+#elif FAMILY == FAMILY_PRIVATE
+    private_hist(src, out);
+#elif FAMILY == FAMILY_BANKED
+    banked_hist(src, p.shared.replicas, out);
+#elif FAMILY == FAMILY_RADIX
+    radix_partition(src, p.seg, out);
 #else
-#error "compile with -DFAMILY=FAMILY_SHARED|FAMILY_PACKED|FAMILY_SPILL|FAMILY_SEGMENTED|FAMILY_BATCHED|FAMILY_GLOBAL"
+#error "compile with -DFAMILY=FAMILY_SHARED|PACKED|SPILL|SEGMENTED|BATCHED|GLOBAL|PRIVATE|BANKED|RADIX"
 #endif
 #endif
 }

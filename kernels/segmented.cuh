@@ -390,6 +390,44 @@ __device__ __forceinline__ void count_run_by_warp(unsigned int* counters,
     }
 }
 
+// Long runs a warp reads at once in the batched count pass: 1, or 2 (the radix family's), so
+// that a warp waits for memory once for two runs. A million bins make runs of 512 keys, 64
+// words: two a lane, after which a warp counting one run at a time waited on its next reads.
+#ifndef SEG_RUNS_AT_ONCE
+#define SEG_RUNS_AT_ONCE 1
+#endif
+
+// The keys [a_begin, a_end) and [b_begin, b_end) of two long runs (the second may be empty), by
+// the whole warp: BATCH_READS words of each a lane read before the first is counted.
+__device__ __forceinline__ void count_two_runs_by_warp(
+    unsigned int* counters, const unsigned short* a_keys, unsigned int a_begin,
+    unsigned int a_end, const unsigned short* b_keys, unsigned int b_begin, unsigned int b_end,
+    unsigned int lane)
+{
+    const uint4* const a_words = reinterpret_cast<const uint4*>(a_keys);
+    const uint4* const b_words = reinterpret_cast<const uint4*>(b_keys);
+    const unsigned int a_first = a_begin / 8;
+    const unsigned int b_first = b_begin / 8;
+    const unsigned int a_count = (a_end - 1) / 8 - a_first + 1;  // a is never empty
+    const unsigned int b_count = b_end > b_begin ? (b_end - 1) / 8 - b_first + 1 : 0;
+    const unsigned int most = a_count > b_count ? a_count : b_count;
+    for (unsigned int w0 = 0; w0 < most; w0 += 32 * BATCH_READS) {
+        uint4 qa[BATCH_READS], qb[BATCH_READS];
+#pragma unroll
+        for (unsigned int r = 0; r < BATCH_READS; ++r) {
+            const unsigned int w = w0 + 32 * r + lane;
+            qa[r] = w < a_count ? a_words[a_first + w] : make_uint4(0, 0, 0, 0);
+            qb[r] = w < b_count ? b_words[b_first + w] : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (unsigned int r = 0; r < BATCH_READS; ++r) {
+            const unsigned int w = w0 + 32 * r + lane;
+            count_keys_in(counters, qa[r], (a_first + w) * 8, a_begin, w < a_count ? a_end : 0);
+            count_keys_in(counters, qb[r], (b_first + w) * 8, b_begin, w < b_count ? b_end : 0);
+        }
+    }
+}
+
 // The lane whose chunks hold chunk c of a batch: the last lane whose first chunk is <= c (lanes
 // hold their first chunks in ascending order; lane 0's is 0). Every lane must call it.
 __device__ __forceinline__ unsigned int lane_of_chunk(unsigned int c, unsigned int first_chunk)
@@ -427,6 +465,22 @@ extern "C" __global__ void seg_count_batched(Segments seg, unsigned int n, u64* 
                 end = s[1];
             }
             const bool long_run = end - begin >= WARP_RUN_KEYS;
+#if SEG_RUNS_AT_ONCE == 2
+            for (unsigned int lanes = __ballot_sync(0xffffffffu, long_run); lanes != 0;) {
+                const unsigned int a = __ffs(lanes) - 1;
+                lanes &= lanes - 1;
+                // A second run, or none (an empty one of the first's tile).
+                const unsigned int b = lanes != 0 ? __ffs(lanes) - 1 : a;
+                const bool two = lanes != 0;
+                lanes &= lanes - 1;
+                const unsigned int b_begin = __shfl_sync(0xffffffffu, begin, b);
+                count_two_runs_by_warp(counters, seg.keys + u64(t0 + a) * SEG_TILE_ROWS,
+                                       __shfl_sync(0xffffffffu, begin, a),
+                                       __shfl_sync(0xffffffffu, end, a),
+                                       seg.keys + u64(t0 + b) * SEG_TILE_ROWS, b_begin,
+                                       two ? __shfl_sync(0xffffffffu, end, b) : b_begin, lane);
+            }
+#else
             for (unsigned int lanes = __ballot_sync(0xffffffffu, long_run); lanes != 0;
                  lanes &= lanes - 1) {
                 const unsigned int from = __ffs(lanes) - 1;
@@ -434,6 +488,7 @@ extern "C" __global__ void seg_count_batched(Segments seg, unsigned int n, u64* 
                                   __shfl_sync(0xffffffffu, begin, from),
                                   __shfl_sync(0xffffffffu, end, from), lane);
             }
+#endif
             const unsigned int chunks =
                 !long_run && end > begin ? (end - 1) / 8 - begin / 8 + 1 : 0;
             unsigned int inclusive = chunks;

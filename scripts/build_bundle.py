@@ -63,6 +63,11 @@ def main() -> None:
     started = time.perf_counter()
     report = module.build_kernel_bundle(args.out, archs(args.cubin), archs(args.ptx), args.threads)
     seconds = time.perf_counter() - started
+    # Every kernel built for every section (a kernel that fails to compile has failed the build
+    # already): the proof that `make test` takes for the lowest and newest architecture only.
+    counts = {kernels for _, _, _, kernels, _, _ in report}
+    if len(counts) != 1 or 0 in counts:
+        raise SystemExit(f"the sections hold different numbers of kernels: {sorted(counts)}")
     print("| section | NVRTC | kernels | unpacked MB | packed MB |")
     print("|---|---|---:|---:|---:|")
     for fmt, arch, built_by, kernels, unpacked, packed in report:

@@ -20,9 +20,23 @@
 #        through the bundle's PTX (POLARS_GPU_HIST_KERNELS=ptx), then as under a CUDA 12 driver
 #        (POLARS_GPU_HIST_DRIVER_VERSION=12000: NVRTC 12.0's PTX); part of check, quick, final.
 # swaps: the drop-in swaps of benches/swaps.py alone (15 rounds), the whole table printed.
+# session: every gpu test (one line a test) and the whole calls of benches/read_limit.py.
+# files: files at the read limit (issue 47): benches/files_bench.py on a 4 GiB Parquet column
+#        (2^30 float32) and a 1 GiB CSV with nulls beside Polars' own streaming read, each case
+#        in a fresh process, medians of 5 alternating runs, peak RSS, a run under a memory cap
+#        (the JSON and table in $OUT); then benches/files_profile.py, where the time goes.
 # sixteen: the 16-bit counters (issue 37): the kernel lab's packed and spill families on float32
 #        and uint16 values, the narrow-integer table and large bins (quick) beside the peers, the
 #        gpu tests of both families and of counting by value, compute-sanitizer on both.
+# lab50: issue 50 in one call of under 9 minutes: the candidate families' gpu tests (banked,
+#        private, radix: pinned, and through the plan where a tuning names them),
+#        compute-sanitizer memcheck + racecheck on them, the kernel lab's bare launches of
+#        today's families beside the candidates on the same buffers (benches' cases: 2^29
+#        float32 at 65,536 / 1M / 16M bins, 2^30 uint8 into 256, 2^29 uint16 into 65,536, 2-D
+#        1024 x 1024; uniform and normal, one value for bytes), and whole calls of the numpy
+#        drop-in under today's plan and under the candidates' tunings beside torch.histc /
+#        cupy.histogram / cupy.bincount / cupy.histogramdd and cupy.sum of the same bytes
+#        (benches/read_limit.py); the two tables last, with the SM90 constants they support.
 # quick: what fits one call: the first call; the benches while the machine is quiet (the
 #        whole-call profile beside torch.histc and cupy.histogram, the drop-in swaps of
 #        benches/swaps.py, the fresh range, a Dask partition's steps, the CPU backend on every
@@ -53,6 +67,17 @@ if [[ -f .gpu/kernels.bundle ]]; then
 fi
 ls -la /tmp/site/polars_gpu_hist/kernels.bundle 2>/dev/null || echo "no kernel bundle: first calls compile"
 status=0
+
+# The gpu tests: every `*_gpu.py` file in a concern's folder of tests/ (tests/conftest.py marks each
+# of their tests `gpu`; naming the files collects no module that imports what this host lacks).
+# The heavy files run in blocks of their own; GPU_REST is every other gpu file, new ones included.
+GPU_HEAVY=" tests/engine/test_counts_gpu.py tests/engine/test_engine_gpu.py tests/engine/test_bundle_gpu.py
+  tests/engine/test_proof_gpu.py tests/numpy/test_numpy_device_gpu.py tests/dask/test_dask_gpu.py
+  tests/dask/test_dask_device_partials_gpu.py "
+GPU_REST=()
+for f in tests/*/*_gpu.py; do
+  [[ $GPU_HEAVY == *[[:space:]]$f[[:space:]]* ]] || GPU_REST+=("$f")
+done
 
 echo "== build info"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
@@ -102,10 +127,39 @@ PY
   done
   env "$@" POLARS_GPU_HIST_CACHE=/tmp/pgh-path CUDA_CACHE_PATH=/tmp/nv-jit-cache timeout 200 \
     python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=30 -rf --tb=line \
-    tests/test_gpu_engine.py tests/test_gpu_numpy_device.py tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_flow_gpu.py \
-    tests/test_by_value.py 2>&1 | tee "$OUT/pytest_gpu_$name.log" | tail -12
+    tests/engine/test_engine_gpu.py tests/numpy/test_numpy_device_gpu.py tests/contract/test_exact_integers_gpu.py \
+    tests/contract/test_infinite_edges_gpu.py tests/histogram/test_histogram_flow_gpu.py tests/engine/test_by_value_gpu.py 2>&1 | tee "$OUT/pytest_gpu_$name.log" | tail -12
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 }
+if [[ $what == session ]]; then
+  # The end of a session in one call: every gpu test (each test's outcome on its own line, so a
+  # run cut short by its timeout still names what failed), then whole calls beside the peers.
+  echo "== every gpu test (tests/*/*_gpu.py)"
+  timeout 360 python3 -m pytest -p no:cacheprovider -m gpu -n 8 -v --maxfail=60 -rf --tb=short \
+    tests/*/*_gpu.py > "$OUT/pytest_session.log" 2>&1
+  [[ $? == 0 ]] || status=1
+  grep -E "(FAILED|ERROR) " "$OUT/pytest_session.log" | sort -u | head -40
+  tail -n 3 "$OUT/pytest_session.log"
+  echo "== whole calls beside the peers and the read roofline (benches/read_limit.py)"
+  timeout 150 python3 benches/read_limit.py --reps 5 --tuning "" > "$OUT/read_limit.log" \
+    2> "$OUT/read_limit_rows.log" || status=1
+  tail -n 40 "$OUT/read_limit.log"
+  exit $status
+fi
+if [[ $what == files ]]; then
+  echo "== the scan's GPU fill against the CPU's (tests/scan/test_scan_gpu.py)"
+  timeout 90 python3 -m pytest -q -p no:cacheprovider -m gpu -rf --tb=short tests/scan/test_scan_gpu.py \
+    2>&1 | tee "$OUT/pytest_scan_gpu.log" | tail -6
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  echo "== files at the read limit (benches/files_bench.py): 4 GiB Parquet, 1 GiB CSV, $(nproc) cores"
+  timeout 360 python3 benches/files_bench.py --size 4GiB --dir /tmp/pgh-files --keep \
+    --out "$OUT/files_bench.json" 2> "$OUT/files_bench.log" > /dev/null || status=1
+  tail -n 14 "$OUT/files_bench.log"
+  echo "== where a scan's time goes (benches/files_profile.py)"
+  timeout 90 python3 benches/files_profile.py --size 4GiB --dir /tmp/pgh-files --keep --runs 1 \
+    --out "$OUT/files_profile.json" 2>&1 >/dev/null | tee "$OUT/files_profile.log" | tail -n 9
+  exit $status
+fi
 if [[ $what == swaps ]]; then
   echo "== the drop-in swaps alone, more rounds (benches/swaps.py)"
   timeout 400 python3 benches/swaps.py --rounds 15 --sample-ms 20 --json "$OUT/swaps.json" \
@@ -134,8 +188,8 @@ if [[ $what == quick || $what == final ]]; then
 fi
 
 if [[ $what == paths || $what == quick || $what == final || $what == check ]]; then
-  echo "== the bundle's CUBIN, PTX and CUDA 12 paths in fresh processes (tests/test_gpu_bundle.py)"
-  timeout 400 python3 -m pytest -q -p no:cacheprovider -m gpu -rf --tb=short tests/test_gpu_bundle.py \
+  echo "== the bundle's CUBIN, PTX and CUDA 12 paths in fresh processes (tests/engine/test_bundle_gpu.py)"
+  timeout 400 python3 -m pytest -q -p no:cacheprovider -m gpu -rf --tb=short tests/engine/test_bundle_gpu.py \
     2>&1 | tee "$OUT/pytest_gpu_bundle.log" | tail -8
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   path_pass ptx POLARS_GPU_HIST_KERNELS=ptx
@@ -148,26 +202,22 @@ if [[ $what == paths || $what == quick || $what == final || $what == check ]]; t
 fi
 
 if [[ $what == quick || $what == final ]]; then
-  echo "== gpu tests of exact integers, infinite edges, the numpy module, hist, flow, by= keys, explain (all)"
-  timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
-    tests/test_exact_integers.py tests/test_infinite_edges.py tests/test_numpy_module.py \
-    tests/test_polars_hist.py tests/test_flow_gpu.py tests/test_by_keys.py tests/test_accumulator_gpu.py \
-    tests/test_by_value.py tests/test_by_several_keys.py tests/test_seam.py tests/test_numpy_suite.py \
-    tests/test_explain_runs.py tests/test_time_bins.py tests/test_small_calls.py tests/test_gpu_large_bins.py \
-    tests/test_multi_device.py \
+  echo "== every gpu test but the heavy files' (exact integers, infinite edges, the numpy module, hist, flow, by=, explain, ...)"
+  timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short "${GPU_REST[@]}" \
     2>&1 | tee "$OUT/pytest_gpu_new.log" | tail -15
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== gpu tests: the engine's, the accumulator's, and a sample of the rest"
   timeout 210 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
-    tests/test_gpu_engine.py tests/test_gpu_numpy_device.py tests/test_accumulator_gpu.py tests/test_gpu.py tests/test_gpu_proof.py \
+    tests/engine/test_engine_gpu.py tests/numpy/test_numpy_device_gpu.py tests/histogram/test_histogram_gpu.py \
+    tests/engine/test_counts_gpu.py tests/engine/test_proof_gpu.py \
     -k "engine or accumulator or device_arrays_match_numpy or nd or by_ or explain or segmented or packed or errors or proof or fresh_range" \
     2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 if [[ $what == narrow ]]; then
   echo "== gpu tests of counting by value"
-  timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 -rf --tb=short tests/test_by_value.py \
-    tests/test_by_several_keys.py tests/test_gpu_engine.py tests/test_gpu_numpy_device.py -k "by_value or several or explain or auto" \
+  timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 -rf --tb=short tests/engine/test_by_value_gpu.py \
+    tests/expr/test_by_several_keys_gpu.py tests/engine/test_engine_gpu.py tests/numpy/test_numpy_device_gpu.py -k "by_value or several or explain or auto" \
     2>&1 | tee "$OUT/pytest_by_value.log" | tail -8
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== narrow integers beside the peers, CUB's axes, auto against each backend (benches/narrow_ints.py)"
@@ -184,8 +234,9 @@ if [[ $what == final || $what == narrow ]]; then
 fi
 if [[ $what == check || $what == all ]]; then
   echo "== gpu tests"
-  python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py tests/test_gpu_engine.py tests/test_gpu_numpy_device.py tests/test_gpu_proof.py \
-    tests/test_accumulator_gpu.py tests/test_polars_hist.py tests/test_explain_runs.py 2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
+  python3 -m pytest -q -p no:cacheprovider -m gpu tests/engine/test_counts_gpu.py tests/engine/test_engine_gpu.py \
+    tests/numpy/test_numpy_device_gpu.py tests/engine/test_proof_gpu.py tests/histogram/test_histogram_gpu.py \
+    tests/expr/test_polars_hist_gpu.py tests/engine/test_explain_gpu.py 2>&1 | tee "$OUT/pytest_gpu.log" | tail -30
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool"
@@ -204,8 +255,9 @@ if [[ $what == avx512 || $what == all ]]; then
     # Eight processes at once (-n 8): the suites stopped here on 2026-11-27 until equal bins'
     # proof stopped walking inside its once-only cell (scripts/concurrent_processes.py).
     echo "== the CPU suites against numpy with the AVX-512 index loops forced"
-    POLARS_GPU_HIST_SIMD=avx512 timeout 300 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_numpy_parity.py \
-      tests/test_nd.py tests/test_features.py 2>&1 | tee "$OUT/pytest_avx512.log" | tail -3
+    POLARS_GPU_HIST_SIMD=avx512 timeout 300 python3 -m pytest -q -p no:cacheprovider -n 8 tests/contract/test_numpy_parity.py \
+      tests/expr/test_histogramdd.py tests/expr/test_by.py tests/args/test_bin_estimators.py tests/args/test_integer_bins.py \
+      tests/expr/test_flow_bins.py tests/expr/test_series_namespace.py tests/boundary/test_error_names.py 2>&1 | tee "$OUT/pytest_avx512.log" | tail -3
     [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   fi
 fi
@@ -218,7 +270,8 @@ if [[ $what == largebins ]]; then
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   echo "== gpu tests of the spill and batched families, the extremes kernel's 16-byte reads"
   timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
-    tests/test_gpu_large_bins.py tests/test_gpu.py tests/test_gpu_engine.py tests/test_gpu_numpy_device.py tests/test_infinite_edges.py \
+    tests/engine/test_large_bins_gpu.py tests/engine/test_counts_gpu.py tests/engine/test_engine_gpu.py \
+    tests/numpy/test_numpy_device_gpu.py tests/contract/test_infinite_edges_gpu.py \
     -k "large_bins or spill or batched or explain" \
     2>&1 | tee "$OUT/pytest_large_bins.log" | tail -15
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
@@ -235,6 +288,38 @@ if [[ $what == largebins ]]; then
     > "$OUT/kernel_lab_largebins.log" 2>&1
   tail -n 16 "$OUT/kernel_lab_largebins.log"
 fi
+if [[ $what == lab50 ]]; then
+  # The sanitizer's kernels that the bundle lacks compile meanwhile (on first use, into the cache
+  # both sanitizer runs then read), its counts checked against the CPU once without the tool.
+  POLARS_GPU_HIST_TUNING=bytes=private timeout 150 python3 scripts/sanitize_kernels.py \
+    private banked radix bytes > "$OUT/sanitize_plain_lab50.log" 2>&1 &
+  warm=$!
+  echo "== gpu tests of the candidate families (tests/engine/test_families_gpu.py) and of today's large bins"
+  timeout 140 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
+    tests/engine/test_families_gpu.py tests/engine/test_large_bins_gpu.py -k "families or radix or banked or private or batched or tuned" \
+    2>&1 | tee "$OUT/pytest_lab50.log" | tail -12
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  wait $warm || status=1
+  echo "  the sanitizer's cases without the tool: $(grep -c ' ok' "$OUT/sanitize_plain_lab50.log") ok, $(grep -c MISMATCH "$OUT/sanitize_plain_lab50.log") mismatched"
+  for tool in memcheck racecheck; do
+    echo "== compute-sanitizer --tool $tool on the private, banked and radix kernels (bytes by value: private)"
+    POLARS_GPU_HIST_TUNING=bytes=private timeout $([[ $tool == memcheck ]] && echo 50 || echo 70) \
+      compute-sanitizer --tool $tool --error-exitcode 3 python3 scripts/sanitize_kernels.py \
+      private banked radix bytes > "$OUT/sanitizer_lab50_$tool.log" 2>&1
+    rc=$?; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|MISMATCH" "$OUT/sanitizer_lab50_$tool.log" | tail -3
+    echo "$tool exit code $rc"; [[ $rc == 0 ]] || status=1
+  done
+  echo "== the kernel lab: today's families beside the candidates, bare launches (scripts/kernel_lab.py --suite lab50)"
+  timeout 110 python3 scripts/kernel_lab.py --suite lab50 --tag lab50 > "$OUT/kernel_lab_lab50.log" 2>&1 \
+    || { status=1; tail -n 20 "$OUT/kernel_lab_lab50.log"; }
+  echo "== whole calls under today's plan and the candidates' tunings, beside the peers (benches/read_limit.py)"
+  timeout 140 python3 benches/read_limit.py --reps 7 > "$OUT/read_limit.log" 2> "$OUT/read_limit_rows.log" \
+    || { status=1; tail -n 20 "$OUT/read_limit_rows.log"; }
+  echo "== the kernel lab's table (ms, times the read of the same bytes, each pass) and the SM90 constants it supports"
+  sed -n '/each family.s bare launches/,$p' "$OUT/kernel_lab_lab50.log"
+  echo "== whole calls, synchronized wall medians (times that case's cupy.sum; the kernel chosen)"
+  cat "$OUT/read_limit.log"
+fi
 if [[ $what == sixteen ]]; then
   echo "== the 16-bit families launched bare (scripts/kernel_lab.py)"
   timeout 60 python3 scripts/kernel_lab.py --only shared,packed,spill --bins 32768,65536 \
@@ -247,8 +332,8 @@ if [[ $what == sixteen ]]; then
   timeout 120 python3 benches/large_bins.py --reps 7 --quick 2>&1 | tee "$OUT/large_bins.log" | tail -30
   echo "== gpu tests of the 16-bit families and of counting by value"
   timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 --maxfail=20 -rf --tb=short \
-    tests/test_gpu_large_bins.py tests/test_gpu.py tests/test_gpu_engine.py tests/test_by_value.py \
-    tests/test_infinite_edges.py -k "spill or packed or by_value or explain or engine" \
+    tests/engine/test_large_bins_gpu.py tests/engine/test_counts_gpu.py tests/engine/test_engine_gpu.py \
+    tests/engine/test_by_value_gpu.py tests/contract/test_infinite_edges_gpu.py -k "spill or packed or by_value or explain or engine" \
     2>&1 | tee "$OUT/pytest_sixteen.log" | tail -12
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   for tool in memcheck racecheck; do

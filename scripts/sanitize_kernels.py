@@ -1,16 +1,16 @@
 """Runs every kernel family once on small inputs, for compute-sanitizer (memcheck, racecheck).
 
 Host data through the Polars path (device="gpu"): every family (shared, packed, spill,
-segmented, batched, global), each rule kind (float32 / float64 equal bins, explicit edges),
-both closed sides, with and without weights (shared and global) and nulls; the segmented passes
-once more over several tiles and partitions (long runs a warp's, short ones a lane's in the
-batched count pass); then the extremes kernel through device arrays (every width's 16-byte
-reads, unaligned starts). Exits non-zero on a wrong count.
+segmented, batched, global, private, banked, radix), each rule kind (float32 / float64 equal
+bins, explicit edges), both closed sides, with and without weights (shared and global) and
+nulls; the partition passes once more over several tiles and partitions (long runs a warp's,
+short ones a lane's in the batched count pass); then the extremes kernel through device arrays
+(every width's 16-byte reads, unaligned starts). Exits non-zero on a wrong count.
 
 Then fills of a Histogram from CuPy arrays, whose kernels count the flow too ("flow").
 
 Usage: python scripts/sanitize_kernels.py [PART ...]: only those parts (families, "proof",
-"nd", "by_value", "flow", "extremes"); all of them by default.
+"nd", "by_value", "bytes", "flow", "extremes"); all of them by default.
 """
 
 import sys
@@ -40,8 +40,12 @@ frame = pl.DataFrame(
     }
 ).with_columns(pl.col("f64").fill_nan(None))
 bad = 0
-for kernel in wanted("shared", "packed", "spill", "segmented", "batched", "global"):
-    for column in ["f32", "f64", "i32"]:
+FAMILIES = ["shared", "packed", "spill", "segmented", "batched", "global", "private", "banked"]
+for kernel in wanted(*FAMILIES, "radix"):
+    # The candidates' kernels of other columns are not in the bundle: one column keeps the
+    # compiles on first use few (each takes seconds).
+    new = kernel in ("private", "banked", "radix")
+    for column in ["f32"] if new else ["f32", "f64", "i32"]:
         for bins in [64, [-2.0, -0.5, 0.0, 0.1, 3.0]]:
             for closed in ["left", "right"]:
                 for weights in [None, "w"] if kernel in ("shared", "global") else [None]:
@@ -76,7 +80,7 @@ for kernel in wanted("shared", "packed", "spill", "segmented", "batched", "globa
 wide = pl.DataFrame({"x": rng.random(40_003)}).with_columns(
     pl.when(pl.int_range(pl.len()) % 9 == 0).then(None).otherwise(pl.col("x")).alias("x")
 )
-for kernel in wanted("segmented", "batched"):
+for kernel in wanted("segmented", "batched", "radix"):
     for bins in [70_000, 1 << 22]:
         hist = [
             wide.select(
@@ -134,7 +138,8 @@ for kernel in ["shared", "global"] if wanted("nd") else []:
             ok = hist[0] == hist[1] and by[0] == by[1]
             bad += not ok
             print("nd", kernel, weights, closed, "ok" if ok else "MISMATCH", flush=True)
-# Narrow integers counted by value (shared: 256 counters; packed: 65,536), then folded; nulls.
+# Narrow integers counted by value (256 counters in the family POLARS_GPU_HIST_TUNING's `bytes`
+# names, shared by default; packed: 65,536), then folded; nulls.
 for dtype, rows in [(pl.Int8, 8192), (pl.UInt16, 1 << 20)] if wanted("by_value") else []:
     narrow = pl.Series("x", rng.integers(-128, 127, rows)).cast(dtype, strict=False)
     narrow = narrow.scatter([1, 2, 3], None)
@@ -145,6 +150,18 @@ for dtype, rows in [(pl.Int8, 8192), (pl.UInt16, 1 << 20)] if wanted("by_value")
         ]
         bad += hist[0] != hist[1]
         print("by value", dtype, bins, "ok" if hist[0] == hist[1] else "MISMATCH", flush=True)
+# Bytes counted by value into 256 counters, by the family POLARS_GPU_HIST_TUNING's `bytes` names
+# (shared by default), then folded; nulls, both signs.
+for dtype in [pl.UInt8, pl.Int8] if wanted("bytes") else []:
+    values = pl.Series("x", rng.integers(-128, 256, 20_003)).cast(dtype, strict=False)
+    values = values.scatter([1, 2, 3], None)
+    for bins in [256, 10]:
+        hist = [
+            values.gpu_hist.histogram(bins, device=d).struct.field("count").to_list()
+            for d in ["gpu", "cpu"]
+        ]
+        bad += hist[0] != hist[1]
+        print("bytes", dtype, bins, "ok" if hist[0] == hist[1] else "MISMATCH", flush=True)
 try:
     import cupy as cp
 

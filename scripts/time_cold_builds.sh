@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times what a new user waits for on this machine (issue 33), each from a clean clone of HEAD:
 #   demo:  `make demo`, split into installing the demo's packages, the release build, the run;
-#   rust:  a cold `cargo check` of the README's two Rust quick starts (eager, and lazy with the
+#   rust:  a cold `cargo check` of the Rust guide's two quick starts (docs/guides/rust.md) (eager, and lazy with the
 #          `lazy` feature), each a new crate depending on the clone, with its own target folder.
 # Usage: scripts/time_cold_builds.sh [demo|rust|all] [WORKDIR]  (WORKDIR: /tmp/cold-builds)
 # FRESH_CACHES=1 also starts pip and cargo with empty download caches, as a fresh machine does

@@ -349,6 +349,9 @@ pub struct Outline<'j> {
     pub location: Location,
     /// The GPU the job counts on, if it goes to one (see `gpu::device`).
     pub ordinal: i32,
+    /// The rows are one (n, d) array in GPU memory, row-major, of one type, each row aligned to
+    /// its size, whose 16-byte loads hold whole rows (`gpu::launch::outline`).
+    pub interleaved: bool,
 }
 
 impl Outline<'_> {

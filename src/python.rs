@@ -25,6 +25,7 @@ mod kernels;
 mod pins;
 mod plugin;
 mod rows;
+mod scan;
 mod values;
 
 // Memory crosses the plugin boundary both ways: allocate with Polars' allocator.
@@ -127,5 +128,6 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<values::PyHistogramDdOptions>()?;
     m.add_class::<values::PyDataExtremes>()?;
     m.add_class::<histogram::PyHistogram>()?;
+    m.add_class::<scan::PyScanSink>()?;
     Ok(())
 }

@@ -2,8 +2,6 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-import polars as pl
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -16,18 +14,11 @@ settings.register_profile(
 settings.register_profile("quick", max_examples=40, deadline=None)
 settings.load_profile(os.environ.get("PGH_HYPOTHESIS_PROFILE", "ci"))
 
-NUMERIC = {
-    pl.Int8: np.int8,
-    pl.Int16: np.int16,
-    pl.Int32: np.int32,
-    pl.Int64: np.int64,
-    pl.UInt8: np.uint8,
-    pl.UInt16: np.uint16,
-    pl.UInt32: np.uint32,
-    pl.UInt64: np.uint64,
-    pl.Float32: np.float32,
-    pl.Float64: np.float64,
-}
+# The one rule for GPU tests: they live in `*_gpu.py` files in the folder of their concern, and
+# every test there carries the `gpu` marker, set here from the file's name (`-m gpu` selects
+# them all, `make test` deselects them). A `gpu` marker written anywhere else is an error: such
+# a test would run or be skipped by accident, so it moves to its concern's `*_gpu.py` file.
+GPU_FILE_SUFFIX = "_gpu.py"
 
 
 def gpu_available() -> bool:
@@ -38,7 +29,19 @@ def gpu_available() -> bool:
     return available()
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    stray = []
+    for item in items:
+        if item.path.name.endswith(GPU_FILE_SUFFIX):
+            item.add_marker(pytest.mark.gpu)
+        elif item.get_closest_marker("gpu") is not None:
+            stray.append(item.nodeid)
+    if stray:
+        raise pytest.UsageError(
+            f"`gpu` marker outside a *{GPU_FILE_SUFFIX} file (move these tests there; the file's "
+            "name marks them): " + ", ".join(stray)
+        )
     if gpu_available():
         return
     skip = pytest.mark.skip(reason="no usable NVIDIA GPU and driver here")

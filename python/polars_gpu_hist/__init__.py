@@ -1,12 +1,14 @@
 """Numpy-exact histograms of Polars columns, on NVIDIA GPUs and all CPU cores.
 
-Importing this package registers the ``gpu_hist`` namespace on expressions and Series::
+Importing this package registers the ``gpu_hist`` namespace on expressions, Series, LazyFrames
+and DataFrames::
 
     import polars as pl
     import polars_gpu_hist as gh
 
     df.select(pl.col("x").gpu_hist.histogram(bins=100))   # the namespace
     df.select(gh.histogram_expr("x", bins=100))             # the same, seen by type checkers
+    pl.scan_parquet("big/*.parquet").gpu_hist.histogram("x", bins=100)  # streamed, any size
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
@@ -24,6 +26,7 @@ from polars_gpu_hist._args.arguments import (
 )
 from polars_gpu_hist._engine.explain import explain
 from polars_gpu_hist._engine.pins import pin, pinned, unpin
+from polars_gpu_hist._expr.frames import GpuHistDataFrameNamespace, GpuHistLazyFrameNamespace
 from polars_gpu_hist._expr.functions import (
     GpuHistNamespace,
     GpuHistSeriesNamespace,
@@ -48,6 +51,8 @@ __all__ = [
     "DdRangeArg",
     "Device",
     "Flow",
+    "GpuHistDataFrameNamespace",
+    "GpuHistLazyFrameNamespace",
     "GpuHistNamespace",
     "GpuHistSeriesNamespace",
     "HistBins",

@@ -170,12 +170,19 @@ def chart(
             f"<x>_start/<x>_end/<y>_start/<y>_end/count (2-D), got columns {frame.columns} "
             "(a gpu_hist.hist result needs include_breakpoint=True and include_category=True)"
         )
+    frame, dropped = _without_flow_rows(frame, names)
+    if dropped:
+        title = f"{title} ({dropped})" if title else dropped
+    title = plain_label(title)
     keys = _keys(frame, names)
     resolved = kind or _kind(frame, names, keys)
-    value_title = y_title if y_title is not None else _Y_TITLES[resolved]
+    value_title = plain_label(y_title) if y_title is not None else _Y_TITLES[resolved]
     if y_title is None and resolved == "density" and names == ["bin"]:
         value_title += _per_unit(frame.schema["bin_start"])
-    axes = [_Axis.of(frame, name, column or title if names == ["bin"] else "") for name in names]
+    axes = [
+        _Axis.of(frame, name, plain_label(column or title if names == ["bin"] else ""))
+        for name in names
+    ]
     data = frame
     for axis in axes:
         data = axis.convert(data)
@@ -183,11 +190,14 @@ def chart(
     if group is not None:
         data = data.with_columns(pl.Series(group, _labels(data, keys)))
         data = data.drop([k for k in keys if k != group])
+    # Inline values, past Altair's data transformer: its MaxRowsError (5,000 rows) is for raw
+    # data to aggregate, and these rows are binned already.
+    inline = _inline(data)
 
     if len(axes) == 2:
         x, y = axes
         heat: alt.Chart = (
-            alt.Chart(data)
+            alt.Chart(inline)
             .mark_rect()
             .encode(
                 x=x.encoding("x"),
@@ -211,7 +221,7 @@ def chart(
         if group is not None:
             tooltip.insert(0, alt.Tooltip(field=_field(group), type="nominal"))
         bars_chart: alt.Chart = (
-            alt.Chart(data)
+            alt.Chart(inline)
             .mark_bar()
             .encode(
                 x=x.encoding("x"),
@@ -227,7 +237,7 @@ def chart(
 
     steps = _step_points(data, group, x, order)
     outlines: alt.Chart = (
-        alt.Chart(steps, title=_title(title))
+        alt.Chart(_inline(steps), title=_title(title))
         .mark_line(interpolate="step-after")
         .encode(
             x=x.encoding("x", field=_EDGE, binned=False),
@@ -549,6 +559,96 @@ def _facetted(
         title=_title(title),
     )
     return chart
+
+
+def _inline(frame: pl.DataFrame) -> Any:
+    """The rows as a chart's inline values (Altair's own conversion of a frame's values)."""
+    import altair as alt
+
+    values = alt.utils.data.to_values(alt.utils.core.to_eager_narwhals_dataframe(frame))
+    return alt.InlineData(values=values["values"])
+
+
+def _without_flow_rows(frame: pl.DataFrame, names: list[str]) -> tuple[pl.DataFrame, str]:
+    """The rows a chart can draw, and a note of the flow rows (``flow=True``'s infinite edges)
+    it leaves out, where there are any."""
+    below = pl.lit(False)
+    above = pl.lit(False)
+    for name in names:
+        for edge, side in ((f"{name}_start", "below"), (f"{name}_end", "above")):
+            dtype = frame.schema[edge]
+            if dtype.is_float():
+                infinite = pl.col(edge).is_infinite()
+                if side == "below":
+                    below = below | (infinite & (pl.col(edge) < 0))
+                else:
+                    above = above | (infinite & (pl.col(edge) > 0))
+    counts = frame.select(below.sum().alias("below"), above.sum().alias("above")).row(0)
+    if not any(counts):
+        return frame, ""
+    kept = frame.filter(~(below | above))
+    weight = frame.filter(below | above)["count"].sum()
+    note = f"flow rows not drawn: {counts[0]} below, {counts[1]} above, holding {weight}"
+    return kept, note
+
+
+# TeX that mplhep renders and Altair prints as it is: its commonest pieces as plain text.
+_TEX = {
+    r"\alpha": "\u03b1",
+    r"\beta": "\u03b2",
+    r"\gamma": "\u03b3",
+    r"\Delta": "\u0394",
+    r"\delta": "\u03b4",
+    r"\eta": "\u03b7",
+    r"\theta": "\u03b8",
+    r"\lambda": "\u03bb",
+    r"\mu": "\u03bc",
+    r"\nu": "\u03bd",
+    r"\pi": "\u03c0",
+    r"\phi": "\u03c6",
+    r"\Phi": "\u03a6",
+    r"\sigma": "\u03c3",
+    r"\tau": "\u03c4",
+    r"\chi": "\u03c7",
+    r"\omega": "\u03c9",
+    r"\pm": "\u00b1",
+    r"\times": "\u00d7",
+    r"\cdot": "\u00b7",
+    r"\rightarrow": "\u2192",
+    r"\to": "\u2192",
+    r"\ell": "\u2113",
+    r"\infty": "\u221e",
+    r"\sqrt": "\u221a",
+    r"\,": " ",
+    r"\ ": " ",
+}
+_SUPERSCRIPTS = str.maketrans("0123456789+-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻")
+_SUBSCRIPTS = str.maketrans("0123456789+-", "₀₁₂₃₄₅₆₇₈₉₊₋")
+
+
+def plain_label(text: str) -> str:
+    r"""A label as Altair can show it: the parts between ``$`` signs (TeX, as mplhep renders
+    them) made plain text: Greek letters and common symbols as Unicode, ``^2`` and ``_1`` as
+    super- and subscripts where Unicode has them, ``\mathrm{...}`` and braces unwrapped
+    (``$p_{T}$ [GeV]`` is ``p_T [GeV]``)."""
+    import re
+
+    def plain(math: str) -> str:
+        math = re.sub(r"\\(?:mathrm|text|mathit|mathbf|rm|bf)\s*\{([^{}]*)\}", r"\1", math)
+        for tex, char in sorted(_TEX.items(), key=lambda kv: -len(kv[0])):
+            math = math.replace(tex, char)
+        math = re.sub(r"\^\{?([0-9+-]+)\}?", lambda m: m.group(1).translate(_SUPERSCRIPTS), math)
+        math = re.sub(
+            r"_\{?([0-9+-]+)\}?(?![A-Za-z])",
+            lambda m: m.group(1).translate(_SUBSCRIPTS),
+            math,
+        )
+        return math.replace("{", "").replace("}", "")
+
+    if "$" not in text:
+        return text
+    parts = text.split("$")
+    return "".join(plain(p) if i % 2 else p for i, p in enumerate(parts))
 
 
 def _title(title: str) -> Any:

@@ -5,7 +5,7 @@ use polars::prelude::*;
 
 use super::binning::Resolved;
 use super::flow::{split_flow, Flow};
-use super::{DeviceWeights, Histogram};
+use super::{DeviceWeights, FlowCells, Histogram};
 use crate::api::axes::{numpy_sample, weights_f64};
 use crate::api::device::{gpu_holding, one_dtype_and_length};
 use crate::bins::BinSpec;
@@ -18,12 +18,15 @@ use crate::job::{self, DeviceColumn, DeviceRows, FlowBins, HostRows, Job, Rows};
 use crate::DeviceArray;
 
 /// What one fill adds to a histogram, counted but not yet added: the counts (or sums of
-/// weights) per cell, the sums of squared weights, the flow, and the binnings of the fill's
-/// dtypes. A fill of no rows has no cells (it adds nothing but the binnings).
+/// weights) per cell, the sums of squared weights, the flow (and, with several axes, the flow
+/// cells), and the binnings of the fill's dtypes. A fill of no rows has no cells (it adds
+/// nothing but the binnings).
 pub struct Filled {
     pub counts: Counts,
     pub squares: Option<Vec<f64>>,
     pub flow: Flow,
+    /// Several axes: what fell outside the bins, cell by cell ([`FlowCells`]).
+    pub cells: Option<FlowCells>,
     resolved: Vec<Option<Resolved>>,
 }
 
@@ -87,11 +90,12 @@ impl Histogram {
                 counts: Counts::zeros(0, weights.is_some())?,
                 squares: self.squares.as_ref().map(|_| Vec::new()),
                 flow: Flow::default(),
+                cells: None,
                 resolved,
             });
         }
         let placement = self.placement();
-        let (counts, squares, flow) = counted_with_flow(
+        let (counts, squares, flow, cells) = counted_with_flow(
             len as u64,
             &specs,
             weights.as_ref().map(|w| (w, squared.as_ref())),
@@ -107,6 +111,7 @@ impl Histogram {
             counts,
             squares,
             flow,
+            cells,
             resolved,
         })
     }
@@ -122,7 +127,7 @@ impl Histogram {
     ) -> HistResult<Filled> {
         let fill = self.device_fill(columns, weights)?;
         let placement = self.placement();
-        let (counts, squares, flow) = counted_with_flow(
+        let (counts, squares, flow, cells) = counted_with_flow(
             fill.len,
             &fill.specs(),
             weights.map(|w| (w.values, self.squares.is_some().then_some(w.squares))),
@@ -132,6 +137,7 @@ impl Histogram {
             counts,
             squares,
             flow,
+            cells,
             resolved: fill.resolved,
         })
     }
@@ -215,7 +221,9 @@ impl Histogram {
     fn add_filled(&mut self, filled: Filled) -> HistResult<()> {
         let flow = self.flow.plus(&filled.flow)?;
         if filled.flow.rows > 0 {
+            let cells = self.cells_plus(filled.cells.as_ref())?;
             self.add_owned(filled.counts, filled.squares)?;
+            self.cells = cells;
         }
         self.flow = flow;
         self.take(filled.resolved);
@@ -320,54 +328,68 @@ fn host_rows<'a>(columns: &'a [Series], weights: Option<&'a Series>) -> HistResu
     )?))
 }
 
-/// The counts, squared weights and flow of one fill, each counted with flow bins on every axis
-/// (below, above, NaN: [`FlowBins::OutsideAndNan`]) and split off ([`split_flow`]), so that the
-/// flow is counted in the same pass as the bins. `count(None)` counts the fill's rows (a row with
-/// a null is in no bin: its reason is the null), `count(Some(w))` sums the weights `w`: the
-/// values, then their squares where given.
+/// A fill's counts, squared weights, flow and flow cells (several axes).
+type Counted = (Counts, Option<Vec<f64>>, Flow, Option<FlowCells>);
+
+/// The counts, squared weights, flow and flow cells of one fill, each counted with flow bins on
+/// every axis (below, above, NaN: [`FlowBins::OutsideAndNan`]) and split off ([`split_flow`]),
+/// so that the flow is counted in the same pass as the bins. `count(None)` counts the fill's
+/// rows (a row with a null is in no bin: its reason is the null), `count(Some(w))` sums the
+/// weights `w`: the values, then their squares where given. The flow cells of a weighted fill
+/// hold the weights, as its bins do.
 fn counted_with_flow<W: Copy>(
     len: u64,
     specs: &[&BinSpec],
     weights: Option<(W, Option<W>)>,
     count: impl Fn(Option<W>) -> HistResult<Counts>,
-) -> HistResult<(Counts, Option<Vec<f64>>, Flow)> {
+) -> HistResult<Counted> {
     let bins: Vec<usize> = specs.iter().map(|s| s.len()).collect();
+    let several = bins.len() > 1;
     let Counts::Exact(rows) = count(None)? else {
         unreachable!("an unweighted count")
     };
-    let (counted, underflow, overflow, nan) = split_flow(rows, &bins);
-    let seen = sum_of(&counted) + underflow + overflow + nan;
+    let rows = split_flow(rows, &bins);
+    let seen = sum_of(&rows.bins) + rows.below + rows.above + rows.nan;
     let mut flow = Flow {
         rows: len,
         null: len - seen,
-        nan,
-        underflow,
-        overflow,
+        nan: rows.nan,
+        underflow: rows.below,
+        overflow: rows.above,
         ..Flow::default()
     };
     let Some((values, squares)) = weights else {
-        return Ok((Counts::Exact(counted), None, flow));
+        let cells = several.then_some(FlowCells {
+            counts: Counts::Exact(rows.outside),
+            squares: None,
+        });
+        return Ok((Counts::Exact(rows.bins), None, flow, cells));
     };
-    let sums = |w| -> HistResult<(Vec<f64>, f64, f64)> {
+    let sums = |w| -> HistResult<_> {
         match count(Some(w))? {
-            Counts::Weighted(s) => {
-                let (inner, below, above, _) = split_flow(s, &bins);
-                Ok((inner, below, above))
-            }
+            Counts::Weighted(s) => Ok(split_flow(s, &bins)),
             Counts::Exact(_) => unreachable!("a weighted count"),
         }
     };
-    let (sums_of_values, under, over) = sums(values)?;
-    (flow.underflow_weight, flow.overflow_weight) = (under, over);
+    let sums_of_values = sums(values)?;
+    (flow.underflow_weight, flow.overflow_weight) = (sums_of_values.below, sums_of_values.above);
     let squares = match squares {
         Some(q) => {
-            let (squares, under, over) = sums(q)?;
-            (flow.underflow_squares, flow.overflow_squares) = (under, over);
+            let squares = sums(q)?;
+            (flow.underflow_squares, flow.overflow_squares) = (squares.below, squares.above);
             Some(squares)
         }
         None => None,
     };
-    Ok((Counts::Weighted(sums_of_values), squares, flow))
+    let (squares, outside_squares) = match squares {
+        Some(q) => (Some(q.bins), Some(q.outside)),
+        None => (None, None),
+    };
+    let cells = several.then_some(FlowCells {
+        counts: Counts::Weighted(sums_of_values.outside),
+        squares: outside_squares,
+    });
+    Ok((Counts::Weighted(sums_of_values.bins), squares, flow, cells))
 }
 
 /// The sum of `counts`, on every core when they are many (a million are 8 MB).

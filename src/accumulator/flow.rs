@@ -60,12 +60,35 @@ impl Flow {
     }
 }
 
+/// A count split into the bins and what fell outside them ([`split_flow`]).
+pub(super) struct Split<T> {
+    pub(super) bins: Vec<T>,
+    pub(super) below: T,
+    pub(super) above: T,
+    pub(super) nan: T,
+    /// Several axes: boost-histogram's flow cells, the cells of the grid with a flow bin on
+    /// each side of every axis (`(n + 2) x (m + 2)` for two) that are not bins, in the grid's
+    /// row-major order ([`outside_cells`]); empty for one axis (its two are `below`, `above`).
+    pub(super) outside: Vec<T>,
+}
+
+/// How many flow cells a grid of `bins` has: `prod(n + 2) - prod(n)` for several axes (the
+/// cells with a coordinate in a flow bin), none for one axis ([`Split::outside`]).
+pub fn outside_cells(bins: &[usize]) -> usize {
+    if bins.len() < 2 {
+        return 0;
+    }
+    let with_flow: usize = bins.iter().map(|n| n + 2).product();
+    with_flow - bins.iter().product::<usize>()
+}
+
 /// A count made with [`FlowBins::OutsideAndNan`](crate::job::FlowBins) on every axis (three
 /// more cells on each, row-major) split into the counts of the bins and what fell outside,
-/// `(bins, below, above, nan)`, each cell decided as a row is (this module's header): NaN on some
-/// axis first, else the first axis on which it is outside. The bins are compacted in place (a
-/// million of them are megabytes: no second buffer).
-pub(super) fn split_flow<T>(mut extended: Vec<T>, bins: &[usize]) -> (Vec<T>, T, T, T)
+/// below, above and NaN, each cell decided as a row is (this module's header): NaN on some axis
+/// first, else the first axis on which it is outside; with several axes, the flow cells too
+/// ([`Split::outside`]). The bins are compacted in place (a million of them are megabytes: no
+/// second buffer).
+pub(super) fn split_flow<T>(mut extended: Vec<T>, bins: &[usize]) -> Split<T>
 where
     T: Copy + Default + std::ops::AddAssign + Send + Sync,
 {
@@ -75,9 +98,17 @@ where
         let (below, above, nan) = (extended[0], extended[n + 1], extended[n + 2]);
         shift_down_one(&mut extended[..=n]);
         extended.truncate(n);
-        return (extended, below, above, nan);
+        return Split {
+            bins: extended,
+            below,
+            above,
+            nan,
+            outside: Vec::new(),
+        };
     }
     let (mut below, mut above, mut nan) = (T::default(), T::default(), T::default());
+    // Few next to the bins (the grid's faces): collected as the runs go by.
+    let mut flow_cells = Vec::with_capacity(outside_cells(bins));
     let sum = |cells: &[T]| {
         let mut total = T::default();
         cells.iter().for_each(|&c| total += c);
@@ -97,17 +128,19 @@ where
             (false, Some((&i, _))) => {
                 // NaN on the last axis still comes first.
                 nan += extended[start + run - 1];
-                let rest = sum(&extended[start..start + run - 1]);
+                let rest = &extended[start..start + run - 1];
+                flow_cells.extend_from_slice(rest);
                 if i == 0 {
-                    below += rest;
+                    below += sum(rest);
                 } else {
-                    above += rest;
+                    above += sum(rest);
                 }
             }
             (false, None) => {
                 below += extended[start];
                 above += extended[start + run - 2];
                 nan += extended[start + run - 1];
+                flow_cells.extend([extended[start], extended[start + run - 2]]);
                 // `kept` trails `start`: every run begins with a below cell.
                 extended.copy_within(start + 1..start + run - 2, kept);
                 kept += run - 3;
@@ -123,7 +156,13 @@ where
         }
     }
     extended.truncate(kept);
-    (extended, below, above, nan)
+    Split {
+        bins: extended,
+        below,
+        above,
+        nan,
+        outside: flow_cells,
+    }
 }
 
 /// `v[i] = v[i + 1]` for every `i < v.len() - 1`, a piece of the slice a thread when it is long:
@@ -242,6 +281,41 @@ pub(super) mod masks {
 mod tests {
     use super::*;
 
+    /// The flow cells of 2 and 3 axes are the cells of the grid with a flow bin on each side
+    /// that are not bins, in its row-major order, and sum to the rows below and above.
+    #[test]
+    fn several_axes_keep_their_flow_cells_in_the_grids_order() {
+        for bins in [vec![2usize, 3], vec![1, 1], vec![3, 1, 2]] {
+            let extended_shape: Vec<usize> = bins.iter().map(|n| n + 3).collect();
+            let cells: usize = extended_shape.iter().product();
+            let extended: Vec<u64> = (0..cells as u64).map(|i| i * 3 + 1).collect();
+            let split = split_flow(extended.clone(), &bins);
+            // The expected cells: every extended coordinate without a NaN, row-major, where
+            // some coordinate is a flow bin.
+            let mut expected = Vec::new();
+            for (flat, &value) in extended.iter().enumerate() {
+                let mut rest = flat;
+                let mut coordinates = vec![0; bins.len()];
+                for (axis, &size) in extended_shape.iter().enumerate().rev() {
+                    coordinates[axis] = rest % size;
+                    rest /= size;
+                }
+                let nan = coordinates.iter().zip(&bins).any(|(&c, &n)| c == n + 2);
+                let flow = coordinates
+                    .iter()
+                    .zip(&bins)
+                    .any(|(&c, &n)| c == 0 || c == n + 1);
+                if flow && !nan {
+                    expected.push(value);
+                }
+            }
+            assert_eq!(split.outside, expected, "{bins:?}");
+            assert_eq!(split.outside.len(), outside_cells(&bins), "{bins:?}");
+            let total: u64 = split.outside.iter().sum();
+            assert_eq!(total, split.below + split.above, "{bins:?}");
+        }
+    }
+
     /// One axis' flow bins split off as the layout puts them, the bins moved down one in pieces
     /// or at once: every length around the pieces' thresholds keeps every count in its place.
     #[test]
@@ -257,12 +331,13 @@ mod tests {
             1_000_003,
         ] {
             let extended: Vec<u64> = (0..n as u64 + 3).map(|i| i * 7 + 1).collect();
-            let (bins, below, above, nan) = split_flow(extended.clone(), &[n]);
-            assert_eq!(bins, extended[1..=n], "{n} bins");
+            let split = split_flow(extended.clone(), &[n]);
+            assert_eq!(split.bins, extended[1..=n], "{n} bins");
             assert_eq!(
-                (below, above, nan),
+                (split.below, split.above, split.nan),
                 (extended[0], extended[n + 1], extended[n + 2])
             );
+            assert!(split.outside.is_empty());
         }
     }
 }

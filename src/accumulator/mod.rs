@@ -20,6 +20,8 @@ mod axis;
 mod binning;
 mod fill;
 mod flow;
+mod reshape;
+mod sink;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -32,7 +34,8 @@ use serde::{Deserialize, Serialize};
 use axis::written;
 pub use axis::{Axis, DataExtremes, Span};
 pub use fill::{DeviceCells, Filled};
-pub use flow::Flow;
+pub use flow::{outside_cells, Flow};
+pub use sink::{Counting, Sink, BATCH_ROWS};
 
 use crate::alloc;
 use crate::bins::{BinSpec, Binning, Closed};
@@ -67,6 +70,45 @@ pub struct AccumulatorOptions {
     pub kernel: Option<gpu::Family>,
 }
 
+/// The flow cells of a histogram of several axes: boost-histogram's flow bins, the cells of
+/// the grid with a flow bin on each side of every axis (`(n + 2) x (m + 2)` for two) that are
+/// not bins, in that grid's row-major order ([`outside_cells`] of them): the rows (or, weighted,
+/// the sums of weights and of their squares) that fell outside the bins, cell by cell, so that
+/// a slice or a projection keeps what a fill put outside. A histogram of one axis has two,
+/// below and above: its [`Flow`]'s.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowCells {
+    pub counts: Counts,
+    pub squares: Option<Vec<f64>>,
+}
+
+impl FlowCells {
+    fn zeros(cells: usize, storage: Storage) -> HistResult<FlowCells> {
+        let weighted = storage == Storage::Weight;
+        Ok(FlowCells {
+            counts: Counts::zeros(cells, weighted)?,
+            squares: weighted.then(|| crate::counts::zeroed(cells)).transpose()?,
+        })
+    }
+
+    fn try_clone(&self) -> HistResult<FlowCells> {
+        Ok(FlowCells {
+            counts: self.counts.try_clone()?,
+            squares: self.squares.as_deref().map(alloc::copied).transpose()?,
+        })
+    }
+
+    /// The sum of both, cell by cell (exact counts never wrap).
+    fn plus(&self, other: &FlowCells) -> HistResult<FlowCells> {
+        let mut sum = self.try_clone()?;
+        sum.counts.add(&other.counts)?;
+        if let (Some(mine), Some(theirs)) = (&mut sum.squares, &other.squares) {
+            mine.iter_mut().zip(theirs).for_each(|(m, t)| *m += t);
+        }
+        Ok(sum)
+    }
+}
+
 /// Weights of a fill from GPU memory: float64 arrays of the values' length, the weights and
 /// their squares (the squares feed the variances).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,8 +140,11 @@ pub struct Histogram {
     counts: Counts,
     /// Sums of squared weights per cell, with `Storage::Weight`.
     squares: Option<Vec<f64>>,
-    /// The rows fills saw, and those not counted (null, NaN, under- and overflow).
+    /// The rows the fills saw, and those not counted (null, NaN, under- and overflow).
     flow: Flow,
+    /// Several axes: the flow cells; `None` for one axis (its flow bins are the flow's), and
+    /// for a state written before they were kept (format 4 and before: not known).
+    cells: Option<FlowCells>,
     /// Every count is zero: nothing was added since it was made empty, so a fill moves its
     /// counts in instead of adding them (a million bins are megabytes).
     zero: bool,
@@ -113,7 +158,15 @@ impl Histogram {
         let cells = checked_cells(&axes)?;
         let resolved = resolve_axes(&axes, options)?;
         let weighted = options.storage == Storage::Weight;
+        let flow_cells = match axes.len() {
+            1 => None,
+            _ => Some(FlowCells::zeros(
+                outside_cells(&shape_of(&resolved)),
+                options.storage,
+            )?),
+        };
         Ok(Histogram {
+            cells: flow_cells,
             counts: Counts::zeros(cells, weighted)?,
             squares: if weighted {
                 Some(crate::counts::zeroed(cells)?)
@@ -128,15 +181,38 @@ impl Histogram {
         })
     }
 
-    /// Replaces the counts, the squared weights and the flow, keeping the binning: a total
-    /// summed elsewhere (a Dask reduction's partials). They must be this histogram's cells, of
-    /// its storage's kinds.
+    /// Replaces the counts, the squared weights, the flow and (several axes) the flow cells,
+    /// keeping the binning: a total summed elsewhere (a Dask reduction's partials), a slice or
+    /// a projection. They must be this histogram's cells, of its storage's kinds; without flow
+    /// cells, those of several axes are not known from then on.
     pub fn set_contents(
         &mut self,
         counts: Counts,
         squares: Option<Vec<f64>>,
         flow: Flow,
+        cells: Option<FlowCells>,
     ) -> HistResult<()> {
+        let cells = match (self.axes.len(), cells) {
+            (1, _) | (_, None) => None,
+            (_, Some(c)) => {
+                let n = outside_cells(&self.shape());
+                let weighted = self.is_weighted();
+                let fits = c.counts.len() == n
+                    && c.counts.is_weighted() == weighted
+                    && c.squares.as_ref().map(Vec::len) == weighted.then_some(n);
+                if !fits {
+                    return Err(HistError::InvalidArgument(format!(
+                        "the flow cells of this histogram are {n} {}",
+                        if weighted {
+                            "sums of weights and as many sums of their squares"
+                        } else {
+                            "counts"
+                        }
+                    )));
+                }
+                Some(c)
+            }
+        };
         if !self.fits(&counts, squares.as_deref()) {
             let what = match self.squares {
                 Some(_) => "sums of weights per cell and as many sums of their squares",
@@ -150,8 +226,36 @@ impl Histogram {
         self.counts = counts;
         self.squares = squares;
         self.flow = flow;
+        self.cells = cells;
         self.zero = false;
         Ok(())
+    }
+
+    /// The flow cells ([`FlowCells`]): of several axes as the fills counted them (`None` where
+    /// not known: a state written before they were kept), of one axis below and above.
+    pub fn flow_cells(&self) -> HistResult<Option<FlowCells>> {
+        if self.axes.len() > 1 {
+            return self.cells.as_ref().map(FlowCells::try_clone).transpose();
+        }
+        let f = &self.flow;
+        Ok(Some(match self.squares {
+            Some(_) => FlowCells {
+                counts: Counts::Weighted(vec![f.underflow_weight, f.overflow_weight]),
+                squares: Some(vec![f.underflow_squares, f.overflow_squares]),
+            },
+            None => FlowCells {
+                counts: Counts::Exact(vec![f.underflow, f.overflow]),
+                squares: None,
+            },
+        }))
+    }
+
+    /// The flow cells with `theirs` added (several axes; unknown where either is).
+    fn cells_plus(&self, theirs: Option<&FlowCells>) -> HistResult<Option<FlowCells>> {
+        match (&self.cells, theirs) {
+            (Some(mine), Some(theirs)) => mine.plus(theirs).map(Some),
+            _ => Ok(None),
+        }
     }
 
     /// Whether `counts` and `squares` have this histogram's cells and kinds.
@@ -171,7 +275,14 @@ impl Histogram {
     /// A copy, or an out-of-memory error (counts and edges may take gigabytes).
     pub fn try_clone(&self) -> HistResult<Self> {
         let squares = self.squares.as_deref().map(alloc::copied).transpose()?;
-        self.binned_like(self.counts.try_clone()?, squares, self.flow, self.zero)
+        let cells = self.cells.as_ref().map(FlowCells::try_clone).transpose()?;
+        self.binned_like(
+            self.counts.try_clone()?,
+            squares,
+            self.flow,
+            cells,
+            self.zero,
+        )
     }
 
     /// A histogram of the same binning, options and dtypes with every count zero (new zeroed
@@ -183,10 +294,18 @@ impl Histogram {
             Some(_) => Some(crate::counts::zeroed(cells)?),
             None => None,
         };
+        let flow_cells = match self.axes.len() {
+            1 => None,
+            _ => Some(FlowCells::zeros(
+                outside_cells(&self.shape()),
+                self.options.storage,
+            )?),
+        };
         self.binned_like(
             Counts::zeros(cells, weighted)?,
             squares,
             Flow::default(),
+            flow_cells,
             true,
         )
     }
@@ -197,6 +316,7 @@ impl Histogram {
         counts: Counts,
         squares: Option<Vec<f64>>,
         flow: Flow,
+        cells: Option<FlowCells>,
         zero: bool,
     ) -> HistResult<Self> {
         Ok(Histogram {
@@ -214,6 +334,7 @@ impl Histogram {
             counts,
             squares,
             flow,
+            cells,
             zero,
         })
     }
@@ -241,7 +362,7 @@ impl Histogram {
 
     /// The number of bins of each axis.
     pub fn shape(&self) -> Vec<usize> {
-        self.resolved.iter().map(|r| r.spec.len()).collect()
+        shape_of(&self.resolved)
     }
 
     /// The dtype the first fill fixed on `axis`, if any.
@@ -316,8 +437,10 @@ impl Histogram {
             }
         }
         let flow = self.flow.plus(&other.flow)?;
+        let cells = self.cells_plus(other.cells.as_ref())?;
         self.add(&other.counts, other.squares.as_deref())?;
         self.flow = flow;
+        self.cells = cells;
         self.take(take);
         Ok(())
     }
@@ -418,6 +541,11 @@ impl Histogram {
         }
         self.add(&counts, squares.as_deref())
     }
+}
+
+/// The number of bins of each resolved axis.
+fn shape_of(resolved: &[Resolved]) -> Vec<usize> {
+    resolved.iter().map(|r| r.spec.len()).collect()
 }
 
 /// A histogram from the bytes of `serde_pickle` (what `polars_gpu_hist.Histogram` pickles):

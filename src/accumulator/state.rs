@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::axis::{Axis, ValueDtype};
-use super::{AccumulatorOptions, Flow, Histogram, Storage};
+use super::{AccumulatorOptions, Flow, FlowCells, Histogram, Storage};
 use crate::bins::Closed;
 use crate::counts::Counts;
 use crate::error::{HistError, HistResult};
@@ -29,14 +29,24 @@ pub(super) struct State {
     /// Rows seen and not counted (format 4 on).
     #[serde(default)]
     flow: Option<Flow>,
+    /// The flow cells of several axes (format 5 on): exact counts, or sums of weights and of
+    /// their squares.
+    #[serde(default)]
+    flow_counts: Option<ExactCounts>,
+    #[serde(default)]
+    flow_sums: Option<Vec<f64>>,
+    #[serde(default)]
+    flow_squares: Option<Vec<f64>>,
 }
 
+/// Format 5 adds the flow cells of several axes (boost-histogram's flow bins); earlier formats
+/// read with them not known.
 /// Format 4 adds the flow (rows seen, and those not counted by reason); earlier formats read with
 /// the rows their counts hold and nothing recorded as not counted (it was not kept then).
 /// Format 3 adds the squared weights of weighted histograms (and n-D axes). Format 2 stores exact
 /// counts as little-endian bytes: pickle's integers stop at 2^63 in serde_pickle, counts do not.
 /// Formats 1 (a list of integers) and 2 still read, weighted ones of them refused (no squares).
-const STATE_FORMAT: u32 = 4;
+const STATE_FORMAT: u32 = 5;
 
 /// Exact counts in the serialized state: bytes (8 a count), or a list of integers (`listed`).
 struct ExactCounts {
@@ -123,7 +133,28 @@ impl From<Histogram> for State {
             ),
             Counts::Weighted(s) => (None, Some(s)),
         };
+        let (flow_counts, flow_sums, flow_squares) = match h.cells {
+            None => (None, None, None),
+            Some(FlowCells {
+                counts: Counts::Exact(counts),
+                squares,
+            }) => (
+                Some(ExactCounts {
+                    counts,
+                    listed: false,
+                }),
+                None,
+                squares,
+            ),
+            Some(FlowCells {
+                counts: Counts::Weighted(sums),
+                squares,
+            }) => (None, Some(sums), squares),
+        };
         State {
+            flow_counts,
+            flow_sums,
+            flow_squares,
             format: STATE_FORMAT,
             dtypes: h
                 .resolved
@@ -204,35 +235,57 @@ impl TryFrom<State> for Histogram {
             },
             ..Flow::default()
         });
+        let resolved = super::resolve_axes(&s.axes, options)?;
+        let cells = match s.axes.len() {
+            1 => None,
+            _ => flow_cells(
+                super::outside_cells(&super::shape_of(&resolved)),
+                s.weighted,
+                s.flow_counts,
+                s.flow_sums,
+                s.flow_squares,
+            )?,
+        };
         let mut h = Histogram {
-            resolved: super::resolve_axes(&s.axes, options)?,
+            resolved,
             axes: s.axes,
             options,
             counts,
             squares,
             flow,
+            cells,
             zero: false,
         };
         // n-D axes were resolved for the sample's common dtype, which the dtypes give back.
-        let (_, common) = crate::dtype::sample(
-            kinds
-                .iter()
-                .flatten()
-                .map(crate::dtype::reading)
-                .collect::<HistResult<Vec<_>>>()?,
-        );
-        for (i, dtype) in kinds.iter().enumerate() {
-            if let Some(dtype) = dtype {
-                let kind = if h.axes.len() > 1 {
-                    common
-                } else {
-                    crate::dtype::reading(dtype)?.kind()
-                };
-                if let Some(r) = h.binning_for(i, dtype, kind)? {
-                    h.resolved[i] = r;
-                }
-            }
-        }
+        h.fix_dtypes(&kinds)?;
         Ok(h)
     }
+}
+
+/// The flow cells of a state of several axes: `None` where it has none (written before format
+/// 5), else `n` cells of the histogram's storage.
+fn flow_cells(
+    n: usize,
+    weighted: bool,
+    counts: Option<ExactCounts>,
+    sums: Option<Vec<f64>>,
+    squares: Option<Vec<f64>>,
+) -> HistResult<Option<FlowCells>> {
+    let cells = match (counts.and_then(|c| c.into_cells(n)), sums, squares) {
+        (None, None, None) => return Ok(None),
+        (Some(c), None, None) if !weighted => FlowCells {
+            counts: Counts::Exact(c),
+            squares: None,
+        },
+        (None, Some(s), Some(q)) if weighted && s.len() == n && q.len() == n => FlowCells {
+            counts: Counts::Weighted(s),
+            squares: Some(q),
+        },
+        _ => {
+            return Err(HistError::InvalidArgument(format!(
+                "a serialized histogram's flow cells do not match its {n} flow cells"
+            )))
+        }
+    };
+    Ok(Some(cells))
 }

@@ -530,7 +530,7 @@ fn set_contents_takes_a_total_of_the_same_cells_and_kinds() {
     total.fill(std::slice::from_ref(&x), None).unwrap();
     let mut h = total.empty_like().unwrap();
     let counts = total.counts().try_clone().unwrap();
-    h.set_contents(counts, None, *total.flow()).unwrap();
+    h.set_contents(counts, None, *total.flow(), None).unwrap();
     assert_eq!(h.counts(), total.counts());
     assert_eq!(h.flow(), total.flow());
     h.fill(std::slice::from_ref(&x), None).unwrap();
@@ -541,7 +541,9 @@ fn set_contents_takes_a_total_of_the_same_cells_and_kinds() {
         (Counts::zeros(4, false).unwrap(), Some(vec![0.0; 4])),
     ] {
         let before = h.try_clone().unwrap();
-        assert!(h.set_contents(counts, squares, Flow::default()).is_err());
+        assert!(h
+            .set_contents(counts, squares, Flow::default(), None)
+            .is_err());
         assert_eq!(h.counts(), before.counts());
     }
 }
@@ -566,4 +568,71 @@ fn a_fill_of_no_rows_adds_nothing() {
         // Still checked: a weighted histogram needs weights, a counting one refuses them.
         assert!(h.fill(&[none], (!weighted).then_some(&no_weights)).is_err());
     }
+}
+
+/// The flow cells of several axes: the cells of the grid with flow bins that are not bins, as
+/// the rows fell (a point below x at y inside, one above y at x inside), added by merges, kept
+/// by serde, and not known for a state written before them (format 4).
+#[test]
+fn n_d_flow_cells_follow_the_rows_through_merges_and_serde() {
+    let axes = || vec![Axis::regular(2, 0.0, 1.0), Axis::regular(2, 0.0, 1.0)];
+    let mut h = Histogram::new(axes(), AccumulatorOptions::default()).unwrap();
+    let x = series(&[-1.0, 0.25, 0.25, 2.0]);
+    let y = series(&[0.25, 3.0, 0.25, -1.0]);
+    h.fill(&[x.clone(), y.clone()], None).unwrap();
+    // The 4 x 4 grid without its 2 x 2 bins: 12 cells, row-major.
+    let cells = |h: &Histogram| match h.flow_cells().unwrap().unwrap().counts {
+        Counts::Exact(c) => c,
+        Counts::Weighted(_) => unreachable!(),
+    };
+    let mut expected = vec![0u64; 12];
+    expected[1] = 1; // (x below, y bin 0): grid (0, 1)
+    expected[5] = 1; // (x bin 0, y above): grid (1, 3), after the 4 cells of row 0 and 1 of row 1
+    expected[8] = 1; // (x above, y below): grid (3, 0), the first of row 3
+    assert_eq!(cells(&h), expected);
+    let merged = (h.try_clone().unwrap() + &h).unwrap();
+    assert_eq!(
+        cells(&merged),
+        expected.iter().map(|c| c * 2).collect::<Vec<_>>()
+    );
+    let json = serde_json::to_string(&merged).unwrap();
+    let back: Histogram = serde_json::from_str(&json).unwrap();
+    assert_eq!(cells(&back), cells(&merged));
+    let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+    old["format"] = 4.into();
+    old.as_object_mut().unwrap().remove("flow_counts");
+    let old: Histogram = serde_json::from_value(old).unwrap();
+    assert!(old.flow_cells().unwrap().is_none());
+    // One axis: below and above, the flow's.
+    let mut one = hist1(Binning::Count(2), Some((0.0, 1.0)), Closed::Left, false).unwrap();
+    one.fill(&[x], None).unwrap();
+    assert_eq!(
+        one.flow_cells().unwrap().unwrap().counts,
+        Counts::Exact(vec![1, 1])
+    );
+}
+
+/// A histogram reshaped keeps the axes kept (mergeable with one made alike), cuts the others to
+/// exact edges, and carries the dtypes.
+#[test]
+fn reshaped_keeps_or_cuts_axes_and_carries_the_dtypes() {
+    let axes = vec![Axis::regular(4, 0.0, 1.0), Axis::regular(3, 0.0, 3.0)];
+    let mut h = Histogram::new(axes, AccumulatorOptions::default()).unwrap();
+    let x = Series::new("x".into(), [0.1f32, 0.6]);
+    let y = Series::new("y".into(), [0.5f32, 2.5]);
+    h.fill(&[x, y], None).unwrap();
+    let cut = h
+        .reshaped(&[(0, Some(vec![1, 3]))], Storage::Count)
+        .unwrap();
+    assert_eq!(cut.shape(), vec![1]);
+    assert_eq!(cut.edges(0).unwrap(), [0.25, 0.75]);
+    assert_eq!(cut.dtype(0), Some(&DataType::Float32));
+    let same = h
+        .reshaped(&[(0, None), (1, None)], Storage::Weight)
+        .unwrap();
+    assert!(same.is_weighted() && same.shape() == vec![4, 3]);
+    assert!(h.reshaped(&[(2, None)], Storage::Count).is_err());
+    assert!(h
+        .reshaped(&[(0, Some(vec![3, 1]))], Storage::Count)
+        .is_err());
 }

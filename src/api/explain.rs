@@ -92,6 +92,8 @@ fn decision(
         row_bytes: physical.size() + 8 * weighted as usize,
         location,
         ordinal,
+        // One column: no rows of an (n, d) array.
+        interleaved: false,
     };
     let placement = Placement::asked(options.device, options.kernel);
     engine::explain(&job, &placement)

@@ -476,7 +476,7 @@ impl<F: BinFloat> UniformBins<F> {
     ///
     /// An infinite estimate is `x - lo` overflowing float32 (a span wider than float32 holds):
     /// numpy's index is then garbage and it fails (IndexError), so no answer of numpy's is at
-    /// stake there and the edge bin stands (README: values placed by the edges alone).
+    /// stake there and the edge bin stands (docs/semantics.md: values placed by the edges alone).
     #[inline(always)]
     pub(super) fn estimate_is_near(&self, edges: &[F], b: usize) -> bool {
         let n = self.len();

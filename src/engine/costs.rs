@@ -282,6 +282,7 @@ mod tests {
                 weighted: false,
                 location: Location::Host,
                 ordinal: 0,
+                interleaved: false,
             };
             let shape = super::super::Shape::of(&outline);
             assert_eq!(shape.cpu_by_value, by_value, "{dtype:?}");

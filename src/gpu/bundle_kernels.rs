@@ -8,9 +8,12 @@ use crate::job::FlowBins;
 /// Polars' equal bins and explicit edges, counted or weighted, the automatic range, narrow
 /// integers counted by value, and the common n-D (two float axes) and `by=` (an integer key
 /// beside a float column) jobs; variants plans seldom need (numpy's literal rule, flow bins,
-/// more axes) compile on first use.
+/// more axes) compile on first use. The families a tuning may name for the lab's candidates
+/// (banked and private bytes, radix for large bins) are here too, so that a measurement moves a
+/// choice without a first call compiling it; the deprecated spill and segmented families are
+/// not (they compile on first use).
 pub fn common_kernels() -> Vec<KernelId> {
-    use Family::{Batched, Global, Packed, Segmented, Shared, Spill};
+    use Family::{Banked, Batched, Global, Packed, Private, Radix, Shared};
     let rule = |kind, right, formula, literal, wide| RuleVariant {
         kind,
         right,
@@ -24,12 +27,11 @@ pub fn common_kernels() -> Vec<KernelId> {
         weighted,
         axes: AxisKernels::one(dtype, rule),
     };
-    // Both segmented families and both 16-bit ones: the batched and spill families chosen,
-    // the segmented and packed ones for comparison.
+    // The partition families' later passes: the batched count, and the radix family's.
     let mut out = vec![
         KernelId::SegScan,
-        KernelId::SegCount,
         KernelId::SegCountBatched,
+        KernelId::SegCountPaired,
     ];
     for dtype in [DType::F32, DType::F64] {
         out.push(KernelId::Edges { dtype });
@@ -44,7 +46,7 @@ pub fn common_kernels() -> Vec<KernelId> {
             _ => vec![(RuleKind::U64, 1)],
         };
         for (kind, formula) in numpy {
-            for family in [Shared, Packed, Spill, Segmented, Batched, Global] {
+            for family in [Shared, Packed, Batched, Radix, Global] {
                 out.push(one(
                     family,
                     false,
@@ -61,7 +63,7 @@ pub fn common_kernels() -> Vec<KernelId> {
         }
         // Polars' equal bins (closed right) are float64 for every column type.
         let polars = rule(RuleKind::U64, true, 1, false, false);
-        for family in [Shared, Packed, Spill, Segmented, Batched, Global] {
+        for family in [Shared, Packed, Batched, Radix, Global] {
             out.push(one(family, false, dtype, polars));
         }
         out.push(one(Shared, true, dtype, polars));
@@ -84,9 +86,15 @@ pub fn common_kernels() -> Vec<KernelId> {
         }
     }
     // Narrow integer columns counted by value (`job::ByValue`): 256 counters in the shared
-    // family, 65,536 as 16-bit counters in the spill one (or the packed one), then the fold.
-    for dtype in [DType::I8, DType::U8, DType::I16, DType::U16] {
-        for family in [Shared, Packed, Spill] {
+    // family (or the banked or private one), 65,536 as 16-bit counters in the packed one, then
+    // the fold.
+    for (dtype, families) in [
+        (DType::I8, &[Shared, Banked, Private][..]),
+        (DType::U8, &[Shared, Banked, Private]),
+        (DType::I16, &[Packed]),
+        (DType::U16, &[Packed]),
+    ] {
+        for &family in families {
             out.push(one(
                 family,
                 false,
@@ -108,20 +116,24 @@ pub fn common_kernels() -> Vec<KernelId> {
             .collect();
         pairs.push(rule(RuleKind::Edges, false, 0, false, false));
         for r in pairs {
-            let axes = AxisKernels::new(&[AxisKernel { dtype, rule: r }; 2]);
-            for family in [Shared, Packed, Spill, Segmented, Batched, Global] {
-                out.push(KernelId::Count {
-                    family,
-                    weighted: false,
-                    axes,
-                });
-            }
-            for family in [Shared, Global] {
-                out.push(KernelId::Count {
-                    family,
-                    weighted: true,
-                    axes,
-                });
+            // An (n, 2) device array's rows read a column at a time, or whole rows a 16-byte
+            // load where a tuning names it (`Tuning::interleaved`).
+            let columns = AxisKernels::new(&[AxisKernel { dtype, rule: r }; 2]);
+            for axes in [columns, columns.interleaved(true)] {
+                for family in [Shared, Packed, Batched, Radix, Global] {
+                    out.push(KernelId::Count {
+                        family,
+                        weighted: false,
+                        axes,
+                    });
+                }
+                for family in [Shared, Global] {
+                    out.push(KernelId::Count {
+                        family,
+                        weighted: true,
+                        axes,
+                    });
+                }
             }
         }
     }
@@ -153,7 +165,7 @@ pub fn common_kernels() -> Vec<KernelId> {
     ];
     for key in keys {
         for value in values {
-            for family in [Shared, Packed, Spill, Segmented, Batched] {
+            for family in [Shared, Packed, Batched, Radix] {
                 out.push(KernelId::Count {
                     family,
                     weighted: false,

@@ -21,7 +21,7 @@ use crate::gpu::kernel::KernelId;
 
 const HISTOGRAM_CU: &str = include_str!("../../kernels/histogram.cu");
 /// The headers, by name, in the order they are inlined.
-const HEADERS: [(&str, &str); 10] = [
+const HEADERS: [(&str, &str); 11] = [
     ("abi.cuh", include_str!("../../kernels/abi.cuh")),
     ("bin_rule.cuh", include_str!("../../kernels/bin_rule.cuh")),
     ("binners.cuh", include_str!("../../kernels/binners.cuh")),
@@ -30,6 +30,7 @@ const HEADERS: [(&str, &str); 10] = [
     ("counters.cuh", include_str!("../../kernels/counters.cuh")),
     ("families.cuh", include_str!("../../kernels/families.cuh")),
     ("segmented.cuh", include_str!("../../kernels/segmented.cuh")),
+    ("radix.cuh", include_str!("../../kernels/radix.cuh")),
     ("proof.cuh", include_str!("../../kernels/proof.cuh")),
     ("extremes.cuh", include_str!("../../kernels/extremes.cuh")),
 ];

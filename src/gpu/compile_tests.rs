@@ -27,14 +27,7 @@ fn kernels() -> Vec<KernelId> {
         axes: AxisKernels::one(dtype, rule),
     };
     let axis = |dtype, rule| AxisKernel { dtype, rule };
-    for family in [
-        Family::Shared,
-        Family::Packed,
-        Family::Spill,
-        Family::Segmented,
-        Family::Batched,
-        Family::Global,
-    ] {
+    for family in Family::ALL {
         out.push(count(family, false, DType::F32, rule(RuleKind::U32)));
     }
     for family in [Family::Shared, Family::Global] {
@@ -101,14 +94,7 @@ fn kernels() -> Vec<KernelId> {
             },
         ),
     ];
-    for family in [
-        Family::Shared,
-        Family::Packed,
-        Family::Spill,
-        Family::Segmented,
-        Family::Batched,
-        Family::Global,
-    ] {
+    for family in Family::ALL {
         out.push(KernelId::Count {
             family,
             weighted: false,
@@ -128,6 +114,32 @@ fn kernels() -> Vec<KernelId> {
         weighted: false,
         axes: AxisKernels::new(&[axis(DType::F64, rule(RuleKind::U64)); 8]),
     });
+    // The rows of one (n, d) array, whole rows a 16-byte load: float32 pairs in every family,
+    // weighted, float64 pairs, uint8 rows of 8 and int16 rows of 4 with explicit edges.
+    let pairs = AxisKernels::new(&[axis(DType::F32, rule(RuleKind::U32)); 2]).interleaved(true);
+    for family in Family::ALL {
+        out.push(KernelId::Count {
+            family,
+            weighted: false,
+            axes: pairs,
+        });
+    }
+    out.push(KernelId::Count {
+        family: Family::Shared,
+        weighted: true,
+        axes: pairs,
+    });
+    for axes in [
+        AxisKernels::new(&[axis(DType::F64, rule(RuleKind::U64)); 2]),
+        AxisKernels::new(&[axis(DType::U8, rule(RuleKind::U64)); 8]),
+        AxisKernels::new(&[axis(DType::I16, rule(RuleKind::Edges)); 4]),
+    ] {
+        out.push(KernelId::Count {
+            family: Family::Radix,
+            weighted: false,
+            axes: axes.interleaved(true),
+        });
+    }
     out.push(count(
         Family::Segmented,
         false,
@@ -153,13 +165,7 @@ fn kernels() -> Vec<KernelId> {
             rule(RuleKind::Integers),
         ));
     }
-    for family in [
-        Family::Packed,
-        Family::Spill,
-        Family::Segmented,
-        Family::Batched,
-        Family::Global,
-    ] {
+    for family in Family::ALL.into_iter().filter(|&f| f != Family::Shared) {
         let v = RuleVariant {
             right: true,
             flow: FlowBins::Outside,
@@ -186,11 +192,14 @@ fn kernels() -> Vec<KernelId> {
         out.push(count(Family::Shared, false, dtype, rule(RuleKind::Index)));
         out.push(count(Family::Packed, false, dtype, rule(RuleKind::Index)));
         out.push(count(Family::Spill, false, dtype, rule(RuleKind::Index)));
+        out.push(count(Family::Private, false, dtype, rule(RuleKind::Index)));
+        out.push(count(Family::Banked, false, dtype, rule(RuleKind::Index)));
     }
     out.push(KernelId::Fold);
     out.push(KernelId::SegScan);
     out.push(KernelId::SegCount);
     out.push(KernelId::SegCountBatched);
+    out.push(KernelId::SegCountPaired);
     out.push(KernelId::Edges { dtype: DType::F32 });
     out.push(KernelId::Edges { dtype: DType::F64 });
     out.push(KernelId::Proof { dtype: DType::F32 });

@@ -16,7 +16,7 @@ use cudarc::driver::{
 use crate::error::{HistError, HistResult};
 use crate::gpu::kernel::KernelId;
 use crate::gpu::made_once::MadeOnce;
-use crate::gpu::plan::DeviceProps;
+use crate::gpu::plan::{DeviceProps, Tuning, TUNING_ENV};
 use crate::gpu::scratch::ScratchPool;
 use crate::gpu::settings::Settings;
 use crate::gpu::{bundle, compile};
@@ -25,6 +25,9 @@ use crate::gpu::{bundle, compile};
 pub struct Gpu {
     pub(crate) ctx: Arc<CudaContext>,
     pub props: DeviceProps,
+    /// The plan's constants for this device's architecture, with the overrides
+    /// `POLARS_GPU_HIST_TUNING` names (benchmarks).
+    pub tuning: Tuning,
     /// Compute capability as `major * 10 + minor` (the `sm_XX` kernels are built for).
     pub arch: u32,
     /// The driver's CUDA version, 1000 major + 10 minor (13000 for 13.0), or the older one
@@ -204,7 +207,11 @@ impl Gpu {
         let kernel_source =
             bundle::Source::parse(&std::env::var("POLARS_GPU_HIST_KERNELS").unwrap_or_default())
                 .map_err(HistError::Gpu)?;
+        let tuning = Tuning::of(props.compute_capability)
+            .overridden(&std::env::var(TUNING_ENV).unwrap_or_default())
+            .map_err(HistError::Gpu)?;
         Ok(Gpu {
+            tuning,
             scratch: ScratchPool::new(ctx.ordinal() as i32, props.total_memory),
             ctx,
             arch: major as u32 * 10 + minor as u32,

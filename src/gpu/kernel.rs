@@ -20,10 +20,12 @@ pub enum Family {
     /// One per-block histogram of packed 16-bit counters: twice the bins of `Shared`.
     Packed,
     /// The packed counters with no barriers: a counter that wraps spills 65,536 to the global
-    /// histogram.
+    /// histogram. Deprecated: the plan never chooses it (packed won on every measured row), it
+    /// is not in the kernel bundle, and pinning it warns; it goes in the next release.
     Spill,
     /// Bins grouped by partition tile by tile, then counted a partition at a time in shared
-    /// memory (`kernels/segmented.cuh`): any bin count, unweighted.
+    /// memory (`kernels/segmented.cuh`): any bin count, unweighted. Deprecated as `Spill` is
+    /// (the batched family replaced it).
     Segmented,
     /// The segmented family's passes, the first reading a tile ahead (its first loads in flight
     /// while the previous tile is scattered), the count pass a warp's 32 tiles at once
@@ -31,9 +33,31 @@ pub enum Family {
     Batched,
     /// Atomics straight into the global histogram (with each thread's runs added at once).
     Global,
+    /// Per-thread 8-bit counters in shared memory and no atomics (`PrivateCounters`): few bins
+    /// of cheap rows, bytes counted by value.
+    Private,
+    /// A copy of the u32 counters a lane, each bin's copies in distinct banks
+    /// (`BankedCounters`): few bins of cheap rows, bytes counted by value.
+    Banked,
+    /// The batched family's passes after a leaner partition pass (`kernels/radix.cuh`): rows not
+    /// counted in a partition of their own, whole tiles read without bounds checks.
+    Radix,
 }
 
 impl Family {
+    /// Every family, in the order `kernel=` lists them.
+    pub const ALL: [Family; 9] = [
+        Family::Shared,
+        Family::Packed,
+        Family::Spill,
+        Family::Segmented,
+        Family::Batched,
+        Family::Global,
+        Family::Private,
+        Family::Banked,
+        Family::Radix,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Family::Shared => "shared",
@@ -42,12 +66,26 @@ impl Family {
             Family::Segmented => "segmented",
             Family::Batched => "batched",
             Family::Global => "global",
+            Family::Private => "private",
+            Family::Banked => "banked",
+            Family::Radix => "radix",
         }
     }
 
     /// Whether the family groups bins by partition first (`kernels/segmented.cuh`).
     pub fn is_segmented(self) -> bool {
-        matches!(self, Family::Segmented | Family::Batched)
+        matches!(self, Family::Segmented | Family::Batched | Family::Radix)
+    }
+
+    /// Whether the family adds weights (the rest count rows).
+    pub fn weighs(self) -> bool {
+        matches!(self, Family::Shared | Family::Global)
+    }
+
+    /// Families on their way out: no plan chooses them and the bundle leaves them out (they
+    /// compile on first use); pinning one warns in Python, and the next release refuses them.
+    pub fn is_deprecated(self) -> bool {
+        matches!(self, Family::Spill | Family::Segmented)
     }
 
     fn define(self) -> &'static str {
@@ -58,6 +96,9 @@ impl Family {
             Family::Segmented => "FAMILY_SEGMENTED",
             Family::Batched => "FAMILY_BATCHED",
             Family::Global => "FAMILY_GLOBAL",
+            Family::Private => "FAMILY_PRIVATE",
+            Family::Banked => "FAMILY_BANKED",
+            Family::Radix => "FAMILY_RADIX",
         }
     }
 }
@@ -232,12 +273,16 @@ impl fmt::Display for AxisKernel {
     }
 }
 
-/// The axes of a counting kernel, 1 to `MAX_RANK` of them, in the job's order.
+/// The axes of a counting kernel, 1 to `MAX_RANK` of them, in the job's order, and how their
+/// rows lie.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct AxisKernels {
     rank: u8,
     /// Past `rank`: copies of the first axis, so that equal lists compare equal.
     axes: [AxisKernel; MAX_RANK],
+    /// The rows are one (n, rank) array of one type, row-major: a 16-byte load holds whole
+    /// rows (`InterleavedCells`, kernels/cells.cuh), where each column is otherwise read alone.
+    interleaved: bool,
 }
 
 impl AxisKernels {
@@ -252,7 +297,20 @@ impl AxisKernels {
         AxisKernels {
             rank: axes.len() as u8,
             axes: all,
+            interleaved: false,
         }
+    }
+
+    /// These axes read as the rows of one (n, rank) array where `interleaved` (and there are
+    /// two axes or more).
+    pub fn interleaved(mut self, interleaved: bool) -> Self {
+        self.interleaved = interleaved && self.rank > 1;
+        self
+    }
+
+    /// Whether the rows are read as one (n, rank) array.
+    pub fn is_interleaved(&self) -> bool {
+        self.interleaved
     }
 
     /// One axis.
@@ -278,6 +336,8 @@ pub enum KernelId {
     SegCount,
     /// The batched family's count pass.
     SegCountBatched,
+    /// The batched count pass taking two long runs at once (the radix family's).
+    SegCountPaired,
     Extremes {
         dtype: DType,
     },
@@ -308,7 +368,7 @@ impl KernelId {
             KernelId::Count { .. } => "count",
             KernelId::SegScan => "seg_scan",
             KernelId::SegCount => "seg_count",
-            KernelId::SegCountBatched => "seg_count_batched",
+            KernelId::SegCountBatched | KernelId::SegCountPaired => "seg_count_batched",
             KernelId::Extremes { .. } => "extremes",
             KernelId::Edges { .. } => "edges",
             KernelId::Proof { .. } => "prove",
@@ -330,6 +390,9 @@ impl KernelId {
                 out.push(format!("-DFAMILY={}", family.define()));
                 out.push(format!("-DWEIGHTED={}", *weighted as u8));
                 out.push(format!("-DRANK={}", axes.as_slice().len()));
+                if axes.is_interleaved() {
+                    out.push("-DINTERLEAVED=1".into());
+                }
                 for (d, axis) in axes.as_slice().iter().enumerate() {
                     out.push(format!(
                         "-DAXIS{d}={},{}",
@@ -341,6 +404,10 @@ impl KernelId {
             KernelId::SegScan => out.push("-DKERNEL_SEG_SCAN".into()),
             KernelId::SegCount => out.push("-DKERNEL_SEG_COUNT".into()),
             KernelId::SegCountBatched => out.push("-DKERNEL_SEG_COUNT_BATCHED".into()),
+            KernelId::SegCountPaired => {
+                out.push("-DKERNEL_SEG_COUNT_BATCHED".into());
+                out.push("-DSEG_RUNS_AT_ONCE=2".into());
+            }
             KernelId::Extremes { dtype } => {
                 out.push("-DKERNEL_EXTREMES".into());
                 out.push(value(*dtype));
@@ -367,18 +434,24 @@ impl fmt::Display for KernelId {
                 weighted,
                 axes,
             } => {
-                let axes: Vec<String> = axes.as_slice().iter().map(|a| a.to_string()).collect();
+                let names: Vec<String> = axes.as_slice().iter().map(|a| a.to_string()).collect();
                 write!(
                     f,
-                    "count_{}{}_{}",
+                    "count_{}{}_{}{}",
                     family.name(),
                     if *weighted { "_weighted" } else { "" },
-                    axes.join("_x_")
+                    names.join("_x_"),
+                    if axes.is_interleaved() {
+                        "_interleaved"
+                    } else {
+                        ""
+                    }
                 )
             }
             KernelId::SegScan => write!(f, "seg_scan"),
             KernelId::SegCount => write!(f, "seg_count"),
             KernelId::SegCountBatched => write!(f, "seg_count_batched"),
+            KernelId::SegCountPaired => write!(f, "seg_count_paired"),
             KernelId::Extremes { dtype } => write!(f, "extremes_{}", dtype.name()),
             KernelId::Edges { dtype } => write!(f, "edges_{}", dtype.name()),
             KernelId::Proof { dtype } => write!(f, "proof_{}", dtype.name()),

@@ -99,7 +99,7 @@ pub fn plan_job(gpu: &Gpu, job: &Outline<'_>, force: Option<Family>) -> HistResu
     if plan::by_value(job, force).is_none() {
         crate::gpu::proof::settle(gpu, job.axes)?;
     }
-    plan::plan(&gpu.props, job, force, None)
+    plan::plan(&gpu.props, &gpu.tuning, job, force, None)
 }
 
 /// `job` as the plan reads it: its columns' types as they reach the device (group keys may
@@ -121,7 +121,31 @@ pub fn outline<'j>(job: &'j Job<'_>) -> Outline<'j> {
         row_bytes: job.row_bytes(),
         location,
         ordinal,
+        interleaved: interleaved(&job.rows),
     }
+}
+
+/// Whether the rows are one (n, d) device array of one type, row-major (column j at offset j,
+/// stride d), each row aligned to its size and 16 bytes a whole number of rows: a 16-byte load
+/// then holds whole rows (`InterleavedCells`, kernels/cells.cuh).
+fn interleaved(rows: &Rows<'_>) -> bool {
+    let Rows::Device(rows) = rows else {
+        return false;
+    };
+    let Some(first) = rows.columns.first() else {
+        return false;
+    };
+    let d = rows.columns.len() as u64;
+    let size = first.dtype.size() as u64;
+    let row_bytes = size * d;
+    d > 1
+        && 16 % row_bytes == 0
+        && first.ptr % row_bytes == 0
+        && rows
+            .columns
+            .iter()
+            .zip(0..)
+            .all(|(c, j)| c.dtype == first.dtype && c.stride == d && c.ptr == first.ptr + j * size)
 }
 
 /// The GPU that counts `rows`: the one holding them, or for host rows the one a column is
@@ -186,7 +210,7 @@ pub fn queue(
     if plan.family.is_segmented() && !plan.forced {
         // Too many bins for shared memory: a look at the rows may find runs in one bin.
         if let Some(run) = crate::gpu::sample::mean_run(gpu, stream, job)? {
-            plan = plan::plan(&gpu.props, &outline(job), None, Some(run))?;
+            plan = plan::plan(&gpu.props, &gpu.tuning, &outline(job), None, Some(run))?;
         }
         phases.push(("look", clock.lap()));
     }
@@ -371,7 +395,7 @@ struct Launcher<'j> {
     rows_per_launch: u64,
 }
 
-/// The segmented family's two later passes and its scratch, sized for the largest launch.
+/// The partition families' two later passes and their scratch, sized for the largest launch.
 struct Segmented {
     layout: SegmentLayout,
     scan: CudaFunction,
@@ -499,14 +523,7 @@ impl Segmented {
         Ok(Segmented {
             layout: layout.clone(),
             scan: gpu.kernel(KernelId::SegScan, 0)?,
-            count: gpu.kernel(
-                if layout.batched {
-                    KernelId::SegCountBatched
-                } else {
-                    KernelId::SegCount
-                },
-                layout.count_shared_bytes,
-            )?,
+            count: gpu.kernel(layout.count.kernel(), layout.count_shared_bytes)?,
             keys,
             starts,
             cum,
@@ -569,4 +586,62 @@ impl Segmented {
 fn resident(gpu: &Gpu, id: KernelId, grid: u32, block: u32, shared: u32) -> HistResult<Launch> {
     let (func, cfg) = gpu.launch_config(id, grid, block, shared)?;
     Ok(Launch { func, cfg })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DType;
+    use crate::job::{DeviceColumn, DeviceRows};
+
+    /// Device rows of columns (offset from a 256-byte aligned base, type, stride).
+    fn rows(columns: &[(u64, DType, u64)]) -> Rows<'static> {
+        Rows::Device(DeviceRows {
+            columns: columns
+                .iter()
+                .map(|&(offset, dtype, stride)| DeviceColumn {
+                    ptr: 0x7f00_0000_0000 + offset,
+                    dtype,
+                    stride,
+                })
+                .collect(),
+            weights: None,
+            len: 1000,
+            ordinal: 0,
+        })
+    }
+
+    /// An (n, d) array's columns are interleaved rows where a 16-byte load holds whole rows and
+    /// every row starts on its alignment; anything else is read a column at a time.
+    #[test]
+    fn the_rows_of_one_array_are_found_interleaved() {
+        let f32 = DType::F32;
+        assert!(interleaved(&rows(&[(0, f32, 2), (4, f32, 2)])));
+        // A view from row 3: still aligned to a row (8 bytes).
+        assert!(interleaved(&rows(&[(24, f32, 2), (28, f32, 2)])));
+        assert!(interleaved(&rows(&[
+            (0, f32, 4),
+            (4, f32, 4),
+            (8, f32, 4),
+            (12, f32, 4)
+        ])));
+        assert!(interleaved(&rows(&[
+            (0, DType::F64, 2),
+            (8, DType::F64, 2)
+        ])));
+        let bytes: Vec<(u64, DType, u64)> = (0..8).map(|j| (j, DType::U8, 8)).collect();
+        assert!(interleaved(&rows(&bytes)));
+        // Rows of 12 bytes do not tile 16; a view starting mid-row; columns out of order, of two
+        // types, of two arrays (a stride of 1), one column alone.
+        assert!(!interleaved(&rows(&[
+            (0, f32, 3),
+            (4, f32, 3),
+            (8, f32, 3)
+        ])));
+        assert!(!interleaved(&rows(&[(4, f32, 2), (8, f32, 2)])));
+        assert!(!interleaved(&rows(&[(4, f32, 2), (0, f32, 2)])));
+        assert!(!interleaved(&rows(&[(0, DType::I32, 2), (4, f32, 2)])));
+        assert!(!interleaved(&rows(&[(0, f32, 1), (1 << 20, f32, 1)])));
+        assert!(!interleaved(&rows(&[(0, f32, 1)])));
+    }
 }

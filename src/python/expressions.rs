@@ -39,8 +39,49 @@ fn histogram_field(inputs: &[Field], options: &HistogramOptions) -> PolarsResult
     Ok(Field::new(x.name().clone(), dtype))
 }
 
+/// Inputs of at least this many bytes, gathered from many pieces, are worth a warning: a plugin
+/// that is not elementwise gets its whole input at once (see [`warn_if_gathered`]).
+const WARN_GATHERED_BYTES: usize = 1 << 30;
+
+/// Warns once per process where an expression is given a large column gathered from many
+/// pieces: what Polars hands a plugin that is not elementwise inside a lazy query (its
+/// streaming engine gathers the input in memory first: a file larger than memory fails), with
+/// the way to stream it. The warning is Python's (`UserWarning`), which filters can silence.
+pub(super) fn warn_if_gathered(inputs: &[Series]) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    let Some(first) = inputs.first() else { return };
+    if first.n_chunks() < 2 || WARNED.load(Ordering::Relaxed) {
+        return;
+    }
+    let bytes: usize = inputs.iter().map(|s| s.estimated_size()).sum();
+    if bytes < WARN_GATHERED_BYTES || WARNED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    let text = format!(
+        "a gpu_hist expression was given {:.1} GB at once ({} rows in {} pieces): Polars hands \
+         a plugin expression that is not elementwise its whole input, so a lazy query reads \
+         the column into memory before it is counted (a file larger than memory fails). To \
+         count a file's column as it is read, in bounded memory, use \
+         lf.gpu_hist.histogram(column, ...) or polars_gpu_hist.histogram_scan(...): the same \
+         frame.",
+        bytes as f64 / 1e9,
+        first.len(),
+        first.n_chunks()
+    );
+    let Ok(text) = std::ffi::CString::new(text) else {
+        return;
+    };
+    pyo3::Python::attach(|py| {
+        let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+        // An error here (warnings made errors by a filter) must not fail the histogram.
+        let _ = pyo3::PyErr::warn(py, &category, &text, 1);
+    });
+}
+
 /// `inputs`: the column, then optionally its weights.
 fn histogram(inputs: &[Series], options: &HistogramOptions) -> PolarsResult<Series> {
+    warn_if_gathered(inputs);
     for_python(crate::api::hist1d::histogram_series(
         &inputs[0],
         inputs.get(1),
@@ -92,6 +133,7 @@ fn histogram_by_field(inputs: &[Field], kwargs: &ByKwargs) -> PolarsResult<Field
 
 /// `inputs`: the column, the group keys, then optionally the weights.
 fn histogram_by(inputs: &[Series], kwargs: &ByKwargs) -> PolarsResult<Series> {
+    warn_if_gathered(inputs);
     let (x, keys, weights) = kwargs.split(inputs, |s, name| {
         s.rename(name.into());
     });
@@ -131,6 +173,7 @@ fn histogramdd_field(inputs: &[Field], kwargs: &DdKwargs) -> PolarsResult<Field>
 
 /// `inputs`: the 1 to 8 columns, then optionally the weights.
 fn histogramdd(inputs: &[Series], kwargs: &DdKwargs) -> PolarsResult<Series> {
+    warn_if_gathered(inputs);
     let (dims, weights) = kwargs.dims(inputs);
     for_python(crate::api::histdd::histogramdd_series(
         dims,

@@ -118,6 +118,7 @@ pub(super) fn hist_series(
 }
 
 fn hist(inputs: &[Series], kwargs: &HistKwargs) -> PolarsResult<Series> {
+    super::expressions::warn_if_gathered(inputs);
     let s = &inputs[0];
     check_dtype(s.dtype())?;
     // Polars bins every value as its float64; these widths only as float64 here.

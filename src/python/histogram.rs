@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3_polars::PySeries;
 
 use crate::accumulator::{
-    AccumulatorOptions, Axis, DataExtremes, DeviceCells, DeviceWeights, Storage,
+    AccumulatorOptions, Axis, DataExtremes, DeviceCells, DeviceWeights, FlowCells, Storage,
 };
 use crate::alloc;
 use crate::counts::Counts;
@@ -68,11 +68,11 @@ fn axis(a: AxisArgument, data_range: Option<DataExtremes>) -> PyResult<Axis> {
 pub struct PyHistogram(Mutex<crate::Histogram>);
 
 impl PyHistogram {
-    fn new_from(h: crate::Histogram) -> Self {
+    pub(super) fn new_from(h: crate::Histogram) -> Self {
         PyHistogram(Mutex::new(h))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, crate::Histogram> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, crate::Histogram> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -204,22 +204,29 @@ impl PyHistogram {
         })
     }
 
-    /// Replaces the counts (UInt64, or Float64 sums of weights), the squared weights and the
-    /// flow, keeping the binning and the dtypes: a total summed elsewhere.
-    #[pyo3(signature = (counts, squares, flow))]
+    /// Replaces the counts (UInt64, or Float64 sums of weights), the squared weights, the flow
+    /// and (several axes) the flow cells, keeping the binning and the dtypes: a total summed
+    /// elsewhere, a slice. Without `cells`, those of several axes are not known from then on.
+    #[pyo3(signature = (counts, squares, flow, cells=None))]
     fn set_contents(
         &self,
         py: Python<'_>,
         counts: PySeries,
         squares: Option<PySeries>,
         flow: FlowTuple,
+        cells: Option<(PySeries, Option<PySeries>)>,
     ) -> PyResult<()> {
         call(py, "Histogram.set_contents", || {
-            let counts = match counts.0.dtype() {
-                DataType::UInt64 => Counts::Exact(values_of(counts.0.u64()?)?),
-                _ => Counts::Weighted(values_of(counts.0.f64()?)?),
-            };
+            let counts = counts_of(&counts.0)?;
             let squares = squares.map(|q| values_of(q.0.f64()?)).transpose()?;
+            let cells = cells
+                .map(|(c, q)| {
+                    Ok::<_, HistError>(FlowCells {
+                        counts: counts_of(&c.0)?,
+                        squares: q.map(|q| values_of(q.0.f64()?)).transpose()?,
+                    })
+                })
+                .transpose()?;
             let (rows, null, nan, underflow, overflow, uw, ow, us, os) = flow;
             let flow = crate::accumulator::Flow {
                 rows,
@@ -232,7 +239,16 @@ impl PyHistogram {
                 underflow_squares: us,
                 overflow_squares: os,
             };
-            self.lock().set_contents(counts, squares, flow)
+            self.lock().set_contents(counts, squares, flow, cells)
+        })
+    }
+
+    /// The flow cells: of several axes, the cells of the grid with a flow bin on each side of
+    /// every axis that are not bins, row-major (None where not known); of one axis, below and
+    /// above. Counts (UInt64) or sums of weights (Float64), and their squares.
+    fn flow_cells(&self, py: Python<'_>) -> PyResult<Option<CellsTuple>> {
+        call(py, "Histogram.flow_cells", || {
+            Ok(self.lock().flow_cells()?.map(cells_tuple))
         })
     }
 
@@ -252,6 +268,25 @@ impl PyHistogram {
     fn empty_like(&self, py: Python<'_>) -> PyResult<PyHistogram> {
         call(py, "Histogram.empty_like", || {
             Ok(PyHistogram::new_from(self.lock().empty_like()?))
+        })
+    }
+
+    /// An empty histogram of some of these axes, in their order: `(i, None)` keeps axis `i`,
+    /// `(i, [j, ...])` cuts it to its edges at those indices; counts or sums of weights
+    /// (`weighted`); the options and dtypes this one's.
+    fn reshaped(
+        &self,
+        py: Python<'_>,
+        axes: Vec<(usize, Option<Vec<usize>>)>,
+        weighted: bool,
+    ) -> PyResult<PyHistogram> {
+        let storage = if weighted {
+            Storage::Weight
+        } else {
+            Storage::Count
+        };
+        call(py, "Histogram.reshaped", || {
+            Ok(PyHistogram::new_from(self.lock().reshaped(&axes, storage)?))
         })
     }
 
@@ -403,6 +438,14 @@ fn device_fill(
     Ok((columns, weights))
 }
 
+/// Counts from Python: UInt64 exact counts, else Float64 sums of weights.
+fn counts_of(series: &Series) -> Result<Counts, HistError> {
+    Ok(match series.dtype() {
+        DataType::UInt64 => Counts::Exact(values_of(series.u64()?)?),
+        _ => Counts::Weighted(values_of(series.f64()?)?),
+    })
+}
+
 /// The values of a column without nulls, copied out of its chunks.
 fn values_of<T>(column: &ChunkedArray<T>) -> Result<Vec<T::Native>, HistError>
 where
@@ -423,19 +466,37 @@ where
 /// A flow as Python reads it: (rows, null, nan, underflow, overflow, underflow weight, overflow
 /// weight, their squared weights).
 type FlowTuple = (u64, u64, u64, u64, u64, f64, f64, f64, f64);
-type FilledTuple = (PySeries, Option<PySeries>, FlowTuple);
+/// Flow cells as Python reads them: the counts (or sums of weights) and their squares.
+type CellsTuple = (PySeries, Option<PySeries>);
+type FilledTuple = (PySeries, Option<PySeries>, FlowTuple, Option<CellsTuple>);
 
-/// A fill's counts (moved, not copied: a million are 8 MB), squared weights and flow.
+/// Counts as a Series named `name` (moved, not copied: a million are 8 MB).
+fn counts_series(name: &str, counts: Counts) -> PySeries {
+    PySeries(match counts {
+        Counts::Exact(c) => UInt64Chunked::from_vec(name.into(), c).into_series(),
+        Counts::Weighted(s) => Float64Chunked::from_vec(name.into(), s).into_series(),
+    })
+}
+
+fn squares_series(squares: Option<Vec<f64>>) -> Option<PySeries> {
+    squares.map(|q| PySeries(Float64Chunked::from_vec("squares".into(), q).into_series()))
+}
+
+fn cells_tuple(cells: FlowCells) -> CellsTuple {
+    (
+        counts_series("flow", cells.counts),
+        squares_series(cells.squares),
+    )
+}
+
+/// A fill's counts, squared weights, flow and flow cells (several axes).
 fn filled_tuple(filled: crate::accumulator::Filled) -> FilledTuple {
-    let name = "count".into();
-    let counts = match filled.counts {
-        Counts::Exact(c) => UInt64Chunked::from_vec(name, c).into_series(),
-        Counts::Weighted(s) => Float64Chunked::from_vec(name, s).into_series(),
-    };
-    let squares = filled
-        .squares
-        .map(|q| PySeries(Float64Chunked::from_vec("squares".into(), q).into_series()));
-    (PySeries(counts), squares, flow_tuple(&filled.flow))
+    (
+        counts_series("count", filled.counts),
+        squares_series(filled.squares),
+        flow_tuple(&filled.flow),
+        filled.cells.map(cells_tuple),
+    )
 }
 
 fn flow_tuple(f: &crate::accumulator::Flow) -> FlowTuple {

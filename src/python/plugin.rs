@@ -142,13 +142,59 @@ pub(super) unsafe fn field<T: DeserializeOwned + 'static>(
     let result = catch_unwind(AssertUnwindSafe(|| {
         let inputs = std::slice::from_raw_parts(inputs, len)
             .iter()
-            .map(|schema| Ok(Field::from(&import_field_from_c(schema)?)))
+            .map(|schema| {
+                let arrow = import_field_from_c(schema)?;
+                refuse_extension(&arrow)?;
+                Ok(Field::from(&arrow))
+            })
             .collect::<PolarsResult<Vec<Field>>>()?;
         let kwargs = kwargs::<T>(bytes(kwargs_ptr, kwargs_len))?;
         let field = output(&inputs, &kwargs)?;
         Ok(export_field_to_c(&field.to_arrow(CompatLevel::newest())))
     }));
     settle(result, |schema| *out = schema);
+}
+
+/// A column of an Arrow extension type (awkward's, pyarrow's, a Polars `Extension`), refused
+/// in Polars' own words before its field is converted: polars-core, built here without its
+/// `dtype-extension` feature, panics converting one (and with the feature it would read an
+/// unknown extension as its storage without a word, where Polars' own `hist` refuses it).
+fn refuse_extension(field: &polars_arrow::datatypes::Field) -> PolarsResult<()> {
+    let Some(extension) = extension_in(&field.dtype) else {
+        return Ok(());
+    };
+    let (column, kind) = (field.name.as_str(), extension.name.as_str());
+    if !matches!(field.dtype, ArrowDataType::Extension(_)) {
+        polars_bail!(
+            InvalidOperation: "`gpu_hist` operation not supported for column {column:?}: its \
+            dtype holds the Arrow extension type `ext[{kind}]` inside a nested type; select a \
+            numeric field and histogram its storage with `.ext.storage()`"
+        );
+    }
+    let storage = match extension_in(&extension.inner) {
+        None => crate::dtype::name(&DataType::from_arrow_dtype(&extension.inner)),
+        Some(_) => "another extension type".into(),
+    };
+    polars_bail!(
+        InvalidOperation: "`gpu_hist` operation not supported for dtype `ext[{kind}]` (an Arrow \
+        extension type) of column {column:?}: histogram its storage ({storage}) with \
+        `pl.col({column:?}).ext.storage()`"
+    )
+}
+
+/// The extension type `dtype` is, or holds at any depth.
+fn extension_in(dtype: &ArrowDataType) -> Option<&polars_arrow::datatypes::ExtensionType> {
+    use ArrowDataType as A;
+    match dtype {
+        A::Extension(extension) => Some(extension),
+        A::List(f) | A::LargeList(f) | A::FixedSizeList(f, _) | A::Map(f, _) => {
+            extension_in(&f.dtype)
+        }
+        A::Struct(fields) => fields.iter().find_map(|f| extension_in(&f.dtype)),
+        A::Union(union) => union.fields.iter().find_map(|f| extension_in(&f.dtype)),
+        A::Dictionary(_, values, _) => extension_in(values),
+        _ => None,
+    }
 }
 
 /// The result of an expression: `run(input series, kwargs)`.

@@ -10,8 +10,10 @@ import builtins
 import datetime as dt
 import math
 import operator
+import os
 import re
 import sys
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, SupportsFloat, SupportsIndex, TypeVar, Union, cast
 
@@ -57,10 +59,20 @@ DdRangeArg = Union[Sequence[RangeArg], None]
 HistBins = Union[pl.Expr, Iterable[SupportsFloat], None]
 Closed = Literal["left", "right"]
 Device = Literal["auto", "cpu", "gpu"]
-Kernel = Literal["auto", "shared", "packed", "spill", "segmented", "batched", "global"]
+Kernel = Literal[
+    "auto", "shared", "packed", "batched", "global", "private", "banked", "radix", "spill",
+    "segmented",
+]  # fmt: skip
+# The families pinning still takes with a DeprecationWarning (the plan never chooses them, the
+# kernel bundle leaves them out); the next release refuses them.
+_DEPRECATED_KERNELS = ("spill", "segmented")
+_KERNELS = ("auto", "shared", "packed", "batched", "global", "private", "banked", "radix")
 # `by=`: one key (a column name, an expression or a Series), or a list of them.
 ByKey = Union[pl.Expr, str, pl.Series]
 ByArg = Union[ByKey, Sequence[ByKey], None]
+
+# The package's folder: frames there are the package's own (`_caller_outside`).
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 # Integers of this magnitude or more travel as floats (the plugin's integers hold 127 bits).
 _EXACT_INT_LIMIT = 1 << 127
@@ -100,6 +112,7 @@ def scalar(value: Any, what: str) -> Scalar:
     """One number of `bins` or `range`: a float, ``{"int": "<decimal>"}`` for an integer,
     ``{"float32": x}`` for a numpy float32 scalar, or a temporal value as an exact integer count
     of a unit."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(value, (bool, str, bytes)) or value is None:
         raise TypeError(f"{what} must be a number, date, datetime or duration, got {value!r}")
     if isinstance(value, int):
@@ -126,6 +139,7 @@ def scalar(value: Any, what: str) -> Scalar:
 
 def _numpy_scalar(value: Any, what: str) -> Scalar | None:
     """numpy scalars: float32 keeps its precision; datetime64/timedelta64 keep their unit."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     np = _numpy()
     if np is None or not isinstance(value, np.generic):
         return None
@@ -160,6 +174,7 @@ def bins(value: Any, repeated_edges: bool = False) -> Bins:
     """`bins`: a positive count, a rule's name, time bins (a Polars duration string, a
     timedelta or a Polars duration), or a sequence of edges (strictly increasing, or with
     `repeated_edges` never decreasing, as numpy takes them)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(value, bool):
         raise TypeError(f"`bins` must be an int, a rule name or a sequence of edges, got {value!r}")
     if isinstance(value, str):
@@ -212,6 +227,7 @@ _TIME_BINS_HELP = (
 def every(text: str) -> EveryBins:
     """Time bins of a Polars duration string, checked here; the plugin checks them against
     the column's dtype (time bins need a Date, Datetime or Duration column)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if text.startswith("-") and _DURATION.fullmatch(text[1:]):
         raise ValueError(f"`bins={text!r}` is negative: {_TIME_BINS_HELP}")
     if not _DURATION.fullmatch(text):
@@ -239,6 +255,7 @@ def _duration_text(value: Any) -> str | None:
     """A timedelta, numpy timedelta64 or Polars duration (an expression such as
     ``pl.duration(weeks=1)``) as a Polars duration string: whole days stay calendar days, as
     ``pl.datetime_range`` reads a timedelta. ``None`` for anything else."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(value, pl.Expr):
         try:
             series = pl.select(value).to_series()
@@ -289,6 +306,7 @@ def _check_edges(edges: list[Scalar], repeated_edges: bool) -> None:
     """Explicit edges: at least two, not NaN, strictly increasing, or with `repeated_edges`
     never decreasing (checked again in the plugin, for Rust callers). Infinite edges are
     numpy's catch-all bins: `[-inf, 0, inf]` counts every value but NaN."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if len(edges) < 2:
         raise ValueError(
             f"`bins` as edges needs at least two edges, got {len(edges)}: give two or more, or a "
@@ -316,6 +334,7 @@ def _check_edges(edges: list[Scalar], repeated_edges: bool) -> None:
 
 def range_(value: Any) -> Range:
     """`range`: None, or a pair (min, max)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if value is None:
         return None
     if isinstance(value, (str, bytes, dict, set)) or not isinstance(value, Iterable):
@@ -358,8 +377,20 @@ def _float64(value: Scalar) -> Scalar:
 _Name = TypeVar("_Name", bound=str)
 
 
+def _caller_outside() -> int:
+    """The `stacklevel` (for the function calling this one) of the first caller outside the
+    package: a warning names the line the user wrote, however deep the package's calls."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
 def choice(value: Any, name: str, allowed: tuple[_Name, ...]) -> _Name:
     """`value` if it is one of the names `allowed`, else a ValueError naming them."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     for a in allowed:
         if value == a:
             return a
@@ -368,6 +399,7 @@ def choice(value: Any, name: str, allowed: tuple[_Name, ...]) -> _Name:
 
 
 def flag(value: Any, name: str) -> bool:
+    __tracebackhide__ = True  # IPython shows the caller's frame
     np = _numpy()
     if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
         return bool(value)
@@ -379,6 +411,7 @@ def common(
 ) -> CommonKwargs:
     """The options every histogram takes, checked; `repeated_edges` (numpy's rule for explicit
     edges, the numpy drop-in's) only where set."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     out: CommonKwargs = {
         "density": flag(density, "density"),
         "closed": choice(closed, "closed", ("left", "right")),
@@ -387,20 +420,22 @@ def common(
         # "auto" is the plan's choice: no family.
         "kernel": None
         if kernel == "auto"
-        else cast(
-            FamilyName,
-            choice(
-                kernel,
-                "kernel",
-                ("auto", "shared", "packed", "spill", "segmented", "batched", "global"),
-            ),
-        ),
+        else cast(FamilyName, choice(kernel, "kernel", (*_KERNELS, *_DEPRECATED_KERNELS))),
     }
     if out["kernel"] is not None and out["device"] == "cpu":
         # An explicit choice that cannot apply is a mistake, not a preference to drop quietly.
         raise ValueError(
             f"`kernel={kernel!r}` pins a GPU kernel family, but `device='cpu'` never runs one: "
             "drop `kernel`, or use device='gpu' (or 'auto')"
+        )
+    if out["kernel"] in _DEPRECATED_KERNELS:
+        families = ", ".join(repr(k) for k in _KERNELS[1:])
+        warnings.warn(
+            f"`kernel={kernel!r}` is deprecated: the plan never chooses the {kernel} family, "
+            f"and the next release refuses it; pin one of {families}, or leave `kernel` to "
+            "the plan",
+            DeprecationWarning,
+            stacklevel=_caller_outside(),
         )
     if repeated_edges:
         out["repeated_edges"] = True
@@ -410,6 +445,7 @@ def common(
 def refuse_weighted_estimator(bins: Any) -> None:
     """numpy's estimators take no weights: ``TypeError`` (numpy's) where the call is written,
     not when the query runs."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(bins, str) and bins in ESTIMATORS:
         raise TypeError(
             f'`bins="{bins}"` cannot be combined with `weights`: numpy estimates bin counts '
@@ -422,6 +458,7 @@ def by_keys(by: Any) -> tuple[list[pl.Expr], list[str | None]]:
     """The keys of `by=` as expressions, and their names where known: one key, or each of a
     list or tuple of them (a ``pl.struct`` key stays one expression; the plugin reads its fields
     as keys)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     keys = list(by) if isinstance(by, (list, tuple)) else [by]
     if not keys:
         raise ValueError("`by` got an empty list: give at least one key column")
@@ -437,6 +474,7 @@ def by_keys(by: Any) -> tuple[list[pl.Expr], list[str | None]]:
 
 
 def _by_key(key: Any) -> pl.Expr:
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(key, str):
         return pl.col(key)
     if isinstance(key, pl.Series):
@@ -461,6 +499,7 @@ def histogram_kwargs(
 ) -> HistogramKwargs:
     """The plugin's kwargs for a 1-D histogram (and `by=`); `repeated_edges` takes numpy's rule
     for explicit edges (the numpy drop-in's)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     given = bins(bins_, repeated_edges)
     pair = range_(range)
     out: HistogramKwargs = {
@@ -478,6 +517,7 @@ def histogram_kwargs(
 def _check_flow_bins(per_dim: list[Bins]) -> None:
     """With ``flow=True`` each axis gets two more bins: the cells, flow bins included, must fit
     the limit (rules are checked where the data resolves them)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     sizes = [b if isinstance(b, int) else len(b) - 1 for b in per_dim if isinstance(b, (int, list))]
     if len(sizes) != len(per_dim):
         return
@@ -503,6 +543,7 @@ def dd_kwargs(
     repeated_edges: bool = False,
 ) -> HistogramDdKwargs:
     """The plugin's kwargs for `histogramdd`: one `bins` (and `range`) per dimension."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(bins_, (str, bytes, bool, dt.timedelta, pl.Expr)) or _is_count(bins_):
         per_dim = [bins(bins_, repeated_edges)] * dims
     else:
@@ -546,6 +587,7 @@ def _is_count(value: Any) -> bool:
 def refuse_object(series: pl.Series, what: str = "column") -> None:
     """An Object Series cannot be binned; the plugin would see it as Binary (its pointers), so
     it is named here, where its dtype is still known."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if series.dtype == pl.Object:
         if what == "weights":
             raise TypeError("`weights` must be numeric, got dtype Object: convert them to numbers")

@@ -15,7 +15,9 @@ below and above the range.
 CSV files are read as they come (``histogram_scan``'s defaults): ``NA`` and the other usual
 spellings of a missing value are nulls (``--null-values`` adds more), timestamps are parsed as
 Date/Datetime, and where the dtypes of the first rows do not hold the whole file decides them.
-``--where`` keeps the rows of a SQL predicate.
+``--where`` keeps the rows of a SQL predicate; ``--by`` draws one histogram per group of one or
+more key columns (one binning for all, groups in order of first appearance). A directory of
+files (hive-partitioned ones too: ``data/year=2024/*.parquet``) is read whole.
 
 A bad argument, a file that cannot be read or a column that cannot be histogrammed prints one
 ``error: ...`` line on stderr and exits with status 2 (arguments are checked before the data is
@@ -42,7 +44,8 @@ from polars_gpu_hist._args.arguments import BIN_RULES
 from polars_gpu_hist._histogram.histogram import Histogram
 from polars_gpu_hist._scan.csv import CSV_NULL_VALUES, TextColumnError, csv_hint, text_column_error
 from polars_gpu_hist._scan.passes import SUPPORTED_DTYPES, supported_dtype
-from polars_gpu_hist._scan.scan import histogram_scan, is_csv, scan_source
+from polars_gpu_hist._scan.scan import grouped, histogram_scan
+from polars_gpu_hist._scan.source import is_csv, scan_source
 
 PLOT_SUFFIXES = (".html", ".json", ".png", ".svg")
 # Altair writes these through vl-convert; .html and .json need Altair only.
@@ -242,6 +245,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="EXPR",
         help="only the rows where this SQL predicate holds, e.g. \"origin = 'JFK'\"",
     )
+    p.add_argument(
+        "--by",
+        action="append",
+        metavar="KEY",
+        help="one histogram per group of this key column (comma-separated or repeated for "
+        "several keys); groups in order of first appearance, one binning for all",
+    )
     csv = p.add_argument_group("CSV files")
     csv.add_argument(
         "--null-values",
@@ -333,28 +343,32 @@ def run(args: argparse.Namespace) -> int:
             schema = lf.collect_schema()
         if options is not None and args.column in schema and schema[args.column] == pl.String:
             raise UsageError(text_column_error(lf, args.column).message(cli=True))
+    keys = by_keys(args.by, schema, source)
     column = choose_column(
-        schema, args.column, args.weights, source, None if args.file is None else lf
+        schema, args.column, args.weights, source, None if args.file is None else lf, keys
     )
     bins = args.bins
     t0 = time.perf_counter()
+    scanned: Histogram | None = None
     try:
         # Asked for, a bar from the start; else one on a terminal for a long read.
         progress: Literal[True, "auto"] = True if args.progress else "auto"
         auto = args.range is None and isinstance(bins, int)
-        scanned = histogram_scan(
-            demo_frame(args.rows or DEMO_ROWS) if args.file is None else args.file,
-            column,
-            bins,
-            range="auto" if auto else args.range,
-            weights=args.weights,
-            closed=args.closed,
-            device=args.device,
-            progress=progress,
-            reader_options=options,
-            where=args.where,
-        )
-        hist = scanned.to_frame(density=args.density)
+        data = demo_frame(args.rows or DEMO_ROWS) if args.file is None else args.file
+        common: dict[str, Any] = {
+            "range": "auto" if auto else args.range,
+            "weights": args.weights,
+            "closed": args.closed,
+            "device": args.device,
+            "progress": progress,
+            "reader_options": options,
+            "where": args.where,
+        }
+        if keys:
+            hist = grouped(data, column, bins, by=keys, density=args.density, **common)
+        else:
+            scanned = histogram_scan(data, column, bins, **common)
+            hist = scanned.to_frame(density=args.density)
     except TextColumnError as e:
         raise UsageError(e.message(cli=True)) from None
     except pl.exceptions.ComputeError as e:
@@ -366,14 +380,23 @@ def run(args: argparse.Namespace) -> int:
     except MemoryError:
         raise UsageError("out of memory") from None
     elapsed = time.perf_counter() - t0
-    print(f"{source}: column {column!r}, {hist.height:,} bins, {elapsed * 1e3:.1f} ms")
-    limit = None if args.all_bins else MAX_LINES
-    print(
-        terminal_bars(
-            hist, closed=args.closed, width=args.width, max_lines=limit, density=args.density
+    if scanned is None:
+        groups = hist.select(keys).unique().height
+        print(
+            f"{source}: column {column!r} by {', '.join(map(repr, keys))}, {groups:,} groups "
+            f"of {hist.height // max(groups, 1):,} bins, {elapsed * 1e3:.1f} ms"
         )
-    )
-    print(summary(scanned))
+        print(plot.bars(hist, closed=args.closed, width=args.width))
+        print(group_summary(hist, keys, args.density))
+    else:
+        print(f"{source}: column {column!r}, {hist.height:,} bins, {elapsed * 1e3:.1f} ms")
+        limit = None if args.all_bins else MAX_LINES
+        print(
+            terminal_bars(
+                hist, closed=args.closed, width=args.width, max_lines=limit, density=args.density
+            )
+        )
+        print(summary(scanned))
     if plot_path is not None:
         try:
             plot.save(hist, plot_path, title=f"{column} ({source})")
@@ -413,12 +436,38 @@ def check_plot_path(path: Path) -> Path:
     return path
 
 
+def by_keys(by: list[str] | None, schema: pl.Schema, source: str) -> list[str]:
+    """``--by``'s keys (comma-separated or repeated), each a column of the data."""
+    keys = [k.strip() for flag in by or [] for k in flag.split(",") if k.strip()]
+    names = ", ".join(schema.names())
+    for key in keys:
+        if key not in schema:
+            raise UsageError(f"no column {key!r} for --by in {source}; columns: {names}")
+        if schema[key].is_float():
+            raise UsageError(
+                f"--by {key}: group keys are integers, strings, booleans, dates or categories, "
+                f"not floats ({schema[key]})"
+            )
+    return list(dict.fromkeys(keys))
+
+
+def group_summary(hist: pl.DataFrame, keys: list[str], density: bool) -> str:
+    """One line of the groups and the rows (or weights) counted in them."""
+    groups = hist.select(keys).unique().height
+    if density:
+        return f"{groups:,} groups, each a density"
+    total = hist["count"].sum()
+    shown = f"{total:,}" if isinstance(total, int) else f"{total:.6g}"
+    return f"{shown} counted in {groups:,} groups"
+
+
 def choose_column(
     schema: pl.Schema,
     column: str | None,
     weights: str | None,
     source: str,
     lf: pl.LazyFrame | None = None,
+    keys: list[str] | None = None,
 ) -> str:
     """``--column``, or the first column that can be histogrammed (other than the weights) and
     holds more than one distinct value (found in one pass over ``lf``; the first such column
@@ -427,7 +476,8 @@ def choose_column(
     if weights is not None and weights not in schema:
         raise UsageError(f"no column {weights!r} for --weights in {source}; columns: {names}")
     if column is None:
-        candidates = [n for n, t in schema.items() if n != weights and supported_dtype(t)]
+        skip = {weights, *(keys or [])}
+        candidates = [n for n, t in schema.items() if n not in skip and supported_dtype(t)]
         if not candidates:
             raise UsageError(
                 f"no column of {source} can be histogrammed (it takes {SUPPORTED_DTYPES} column); "

@@ -28,6 +28,7 @@ from polars_gpu_hist._args.arguments import (
 from polars_gpu_hist._expr import docstrings as _docstrings
 from polars_gpu_hist._expr.polars_hist import build_plugin_call, hist_call, hist_expr, hist_of_call
 from polars_gpu_hist._expr.row_namespace import RowBinningMethods, RowBinningSeriesMethods
+from polars_gpu_hist._inputs import host as _host
 from polars_gpu_hist._native import cuda_arrays as _cuda
 from polars_gpu_hist._native import options as _options
 
@@ -132,8 +133,9 @@ def histogram_expr(
         ``"auto"`` (the fastest available: see :func:`explain`), ``"cpu"`` or ``"gpu"``.
     kernel
         On the GPU, pin the kernel family instead of letting the plan choose (benchmarks and
-        tests): ``"shared"``, ``"packed"``, ``"spill"``, ``"segmented"``, ``"batched"`` or
-        ``"global"``.
+        tests): ``"shared"``, ``"packed"``, ``"batched"``, ``"global"``, ``"private"``,
+        ``"banked"`` or ``"radix"``. ``"spill"`` and ``"segmented"`` are deprecated (a
+        ``DeprecationWarning``; the next release refuses them).
     by
         Group keys: a column (integers, strings, booleans, temporal, Categorical, Enum; not
         floats), a list of them, or a ``pl.struct`` of them: every group's histogram in one
@@ -151,6 +153,7 @@ def histogram_expr(
         (its time zone kept) and Duration. ``count`` is UInt64, or Float64 with ``weights`` or
         ``density``.
     """
+    __tracebackhide__ = True  # IPython shows the caller's frame
     plain = _plain_kwargs.plain_histogram_kwargs(bins, range, density, closed, flow, device, kernel)
     if plain is not None and by is None and weights is None:
         return _plugin("histogram", [_expr(expr)], plain)
@@ -210,6 +213,7 @@ class GpuHistNamespace(RowBinningMethods):
         >>> df.select(pl.col("x").gpu_hist.histogram(bins=3, range=(0, 3))).unnest("x").rows()
         [(0.0, 1.0, 1), (1.0, 2.0, 2), (2.0, 3.0, 1)]
         """
+        __tracebackhide__ = True  # IPython shows the caller's frame
         return histogram_expr(
             self._expr,
             bins,
@@ -295,6 +299,7 @@ class GpuHistSeriesNamespace(RowBinningSeriesMethods):
         >>> s.gpu_hist.histogram(bins=3, range=(0, 3)).struct.unnest().rows()
         [(0.0, 1.0, 1), (1.0, 2.0, 2), (2.0, 3.0, 1)]
         """
+        __tracebackhide__ = True  # IPython shows the caller's frame
         s = self._series
         kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
         if weights is not None:
@@ -388,6 +393,7 @@ def histogram(
     where they lie, without a copy to the host; their ``weights`` must be a float64 array in GPU
     memory of the same length.
     """
+    __tracebackhide__ = True  # IPython shows the caller's frame
     kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
     if weights is not None:
         _args.refuse_weighted_estimator(bins)
@@ -408,7 +414,8 @@ def _host_histogram(data: Any, weights: Any, kwargs: _options.HistogramKwargs) -
     (at 1,000 rows the query costs more than the counting). Where that fails, the same call as
     a query raises the error exactly as the expression does: the data and its weights sit in a
     frame of their own under fixed names, so no name of the caller's can collide."""
-    values = _host_series(data, "x")
+    __tracebackhide__ = True  # IPython shows the caller's frame
+    values = _host_series(data, "x", "data")
     w = None if weights is None else _host_series(weights, "w", "weights")
     if w is not None and w.len() != values.len():
         raise ValueError(
@@ -433,8 +440,8 @@ def _host_histogram(data: Any, weights: Any, kwargs: _options.HistogramKwargs) -
 def _host_series(data: Any, name: str, what: str = "column") -> pl.Series:
     """A Series of host data: Series as they are, arrays flattened as numpy flattens them;
     ``what`` names it in the error an Object Series raises."""
-    flat = data.reshape(-1) if getattr(data, "ndim", 1) > 1 else data
-    series = data if isinstance(data, pl.Series) else pl.Series(name, flat)
+    __tracebackhide__ = True  # IPython shows the caller's frame
+    series = _host.series(data, name, what)
     _args.refuse_object(series, what)
     return series
 
@@ -478,6 +485,7 @@ def histogramdd(
     closed, flow, device, kernel
         As for :func:`histogram_expr` (``flow`` adds flow bins to every axis).
     """
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if not columns:
         raise ValueError("histogramdd needs 2 to 8 columns, got none")
     sample = _cuda.columns(columns, weights)
@@ -514,9 +522,8 @@ def _host_histogramdd(
 ) -> pl.DataFrame:
     """The n-D histogram of host Series or array-likes under the plugin's `options`: a frame of
     them, then the plugin."""
-    series = [
-        c if isinstance(c, pl.Series) else pl.Series(f"x{i}", c) for i, c in enumerate(columns)
-    ]
+    __tracebackhide__ = True  # IPython shows the caller's frame
+    series = [_host.series(c, f"x{i}", flatten=False) for i, c in enumerate(columns)]
     for c in series:
         _args.refuse_object(c)
     names = [c.name for c in series]
@@ -558,6 +565,7 @@ def histogram2d(
 ) -> Any:
     """The 2-D histogram of ``x`` and ``y``: :func:`histogramdd` of two columns (the basis of
     heatmaps and of mutual information); counts identical to ``numpy.histogram2d``."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     return histogramdd(
         x,
         y,

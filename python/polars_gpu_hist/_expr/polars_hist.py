@@ -208,6 +208,7 @@ def hist_expr(
     always counted by Polars' rule, literally. Int128, UInt128 and Float16 columns are binned
     as their float64 values, as Polars does.
     """
+    __tracebackhide__ = True  # IPython shows the caller's frame
     column = pl.col(expr) if isinstance(expr, str) else expr
     call = hist_call(
         bins,

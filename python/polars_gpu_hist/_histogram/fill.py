@@ -9,9 +9,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polars_gpu_hist._inputs import host as _host
+
 
 def columns(data: tuple[Any, ...], d: int) -> list[Any]:
     """One column per axis, from ``fill``'s positional arguments."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if len(data) == d:
         return list(data)
     if len(data) != 1:
@@ -38,27 +41,23 @@ def columns(data: tuple[Any, ...], d: int) -> list[Any]:
     )
 
 
-def as_series(data: Any, name: str) -> pl.Series:
-    """A Polars Series of ``data`` without a copy where Polars can avoid one."""
-    if isinstance(data, pl.Series):
-        return data
+def as_series(data: Any, name: str, *, flatten: bool) -> pl.Series:
+    """A Polars Series of ``data`` without a copy where Polars can avoid one (``_inputs``' one
+    rule for host data); ``flatten`` (one axis) flattens arrays of several dimensions as numpy
+    does, else a column must be 1-D."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(data, pl.DataFrame):
         if data.width != 1:
             raise TypeError(
                 f"fill takes one column; got a DataFrame of {data.width} columns: pass df[column]"
             )
-        return data.to_series()
+        return _host.storage(data.to_series())
     if isinstance(data, (pl.LazyFrame, pl.Expr)):
         raise TypeError(
             f"fill takes data, not a {type(data).__name__}: use histogram_scan for a LazyFrame"
         )
-    if type(data).__module__.split(".")[0] == "pandas":
-        converted = pl.from_pandas(data, nan_to_null=False)
-        return converted if isinstance(converted, pl.Series) else as_series(converted, name)
-    ndim = getattr(data, "ndim", 1)
-    if ndim != 1:
-        raise ValueError(f"fill takes a 1-D array per axis, got {ndim} dimensions")
-    return pl.Series(name, data)
+    what = "weights" if name == "weights" else "data"
+    return _host.series(data, name, what, flatten=flatten)
 
 
 def is_sequence(x: Any) -> bool:

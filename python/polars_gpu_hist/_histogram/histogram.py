@@ -18,19 +18,24 @@ from polars_gpu_hist import _native
 from polars_gpu_hist._args import arguments as _args
 from polars_gpu_hist._args.arguments import BinsArg, Closed, Device, RangeArg
 from polars_gpu_hist._histogram import binning as _binning
+from polars_gpu_hist._histogram import display as _display
 from polars_gpu_hist._histogram import fill as _fill
-from polars_gpu_hist._histogram import interop as _interop
 from polars_gpu_hist._histogram import statistics as _stats
-from polars_gpu_hist._histogram.protocol import Axis, CountsArray, Kind, svg_bars, svg_heatmap
+from polars_gpu_hist._histogram.axes import AxisKind
+from polars_gpu_hist._histogram.protocol import CountsArray, Kind
+from polars_gpu_hist._histogram.uhi import UhiMethods
+from polars_gpu_hist._inputs import host as _host
 from polars_gpu_hist._native import cuda_arrays as _cuda
 from polars_gpu_hist._native import options as _options
 
-_AXIS_NAMES = ("x", "y", "z")
-
 _T = TypeVar("_T")
-# What a fill adds (``Histogram._counted``): flat counts, squared weights or None, flow tuple.
+# What a fill adds (``Histogram._counted``): flat counts, squared weights or None, the flow
+# tuple, and for several axes the flow cells (counts or sums, and squares or None).
 _Filled = tuple[
-    pl.Series, pl.Series | None, tuple[int, int, int, int, int, float, float, float, float]
+    pl.Series,
+    pl.Series | None,
+    tuple[int, int, int, int, int, float, float, float, float],
+    tuple[pl.Series, pl.Series | None] | None,
 ]
 
 
@@ -51,7 +56,7 @@ class Flow(NamedTuple):
     overflow: int
 
 
-class Histogram:
+class Histogram(UhiMethods):
     """A histogram with a fixed binning that batches fill and other histograms merge into.
 
     Counts are exact: filling any number of batches (or merging histograms filled on other
@@ -108,7 +113,7 @@ class Histogram:
            [1, 0, 0]], dtype=uint64)
     """
 
-    __slots__ = ("_core", "_labels", "_names")
+    __slots__ = ()  # UhiMethods holds them
     __hash__ = None  # type: ignore[assignment]  # mutable: fills change it
 
     def __init__(
@@ -122,15 +127,24 @@ class Histogram:
         name: str | Sequence[str | None] | None = None,
         label: str | Sequence[str | None] | None = None,
     ) -> None:
+        __tracebackhide__ = True  # IPython shows the caller's frame
         if isinstance(range, str):
             raise ValueError(
                 f"range={range!r}: a range from the data needs a pass over all of it; use "
                 "histogram_scan(..., range='auto') or give range=(min, max)"
             )
-        self._core = _binning.native(_binning.axes(bins, range), closed, weights, device)
+        axes = _binning.axes(bins, range)
+        self._core = _binning.native([a for a, _ in axes], closed, weights, device)
+        self._kinds = [kind for _, kind in axes]
         d = len(self._core.shape)
         self._names = _binning.per_axis(name, d, "name")
         self._labels = _binning.per_axis(label, d, "label")
+        # Date, datetime and duration edges fix the axis' dtype (their units) now.
+        temporal = _binning.temporal_dtypes(bins, range, d)
+        if temporal is not None:
+            empty = [pl.Series(f"x{i}", [], dtype=t) for i, t in enumerate(temporal)]
+            no_weights = pl.Series("w", [], dtype=pl.Float64) if weights else None
+            self._core.fill(empty, no_weights)
 
     @classmethod
     def _from_data_range(
@@ -144,19 +158,25 @@ class Histogram:
     ) -> Histogram:
         """Equal bins over the extremes of all the data (exact values of the column's kind)."""
         axis: _options.AccumulatorAxis = {"bins": _binning.numbers(_args.bins(bins), "`bins`")}
-        return cls._wrap(_binning.native([axis], closed, weights, device, extremes))
+        h = cls._wrap(_binning.native([axis], closed, weights, device, extremes))
+        edges = h._edges()[0]
+        h._kinds = [AxisKind("regular", bins, float(edges[0]), float(edges[-1]))]
+        return h
 
     @classmethod
     def _wrap(cls, native: _native.Histogram) -> Histogram:
         h = cls.__new__(cls)
         h._core = native
         h._names, h._labels = [None] * len(native.shape), [None] * len(native.shape)
+        h._kinds = [AxisKind.of_edges(e) for e in h._edges()]
         return h
 
     def _with_metadata_of(self, other: Histogram) -> Histogram:
-        """This histogram with the names and labels of ``other`` where it has none."""
+        """This histogram with the names and labels of ``other`` where it has none, and the
+        kinds of its axes (of one binning: they agree)."""
         self._names = [a or b for a, b in zip(self._names, other._names)]
         self._labels = [a or b for a, b in zip(self._labels, other._labels)]
+        self._kinds = list(other._kinds)
         return self
 
     def fill(self, *data: Any, weights: Any = None) -> Histogram:
@@ -169,6 +189,7 @@ class Histogram:
         length (float64 in GPU memory for GPU arrays); ``h.fill(x, w)`` also works for one
         axis. A row with a null (or a NaN) anywhere is not counted; nothing changes on error.
         """
+        __tracebackhide__ = True  # IPython shows the caller's frame
         columns = self._count(data, weights, self._core.fill, self._core.fill_cuda)[0]
         self._take_names(columns)
         return self
@@ -177,6 +198,7 @@ class Histogram:
         """What ``fill`` would add, without adding it: the counts (flat, row-major), the
         squared weights (or None) and the flow tuple. A Dask partial needs no histogram of its
         own (a million counts are 8 MB of zeros to write)."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         return self._count(data, weights, self._core.counted, self._core.counted_cuda)[1]
 
     def _count(
@@ -188,6 +210,7 @@ class Histogram:
     ) -> tuple[list[Any], _T]:
         """``fill``'s columns, and what ``host`` (Series) or ``cuda`` (GPU arrays, counted where
         they lie) returns for them."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         d = len(self.shape)
         if d == 1 and len(data) == 2 and weights is None:
             weights = data[1]
@@ -195,11 +218,15 @@ class Histogram:
         columns = _fill.columns(data, d)
         if any(_cuda.cuda_array(c) is not None for c in columns):
             return columns, self._count_cuda(columns, weights, cuda)
-        series = [_fill.as_series(c, f"x{i}") for i, c in enumerate(columns)]
+        one_axis = d == 1
+        series = [_fill.as_series(c, f"x{i}", flatten=one_axis) for i, c in enumerate(columns)]
         for c in series:
             _args.refuse_object(c)
-        w = None if weights is None else _fill.as_series(weights, "weights")
-        if w is not None:
+        w = None
+        if weights is not None:
+            if one_axis:
+                _host.same_shape(columns[0], weights)
+            w = _fill.as_series(weights, "weights", flatten=one_axis)
             _args.refuse_object(w, "weights")
         return columns, host(series, w)
 
@@ -211,6 +238,7 @@ class Histogram:
     ) -> _T:
         """What ``cuda`` returns for columns in GPU memory, called on the GPU holding them,
         their producers' streams honoured (the squared weights made there, alive meanwhile)."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         found = [iface for c in columns if (iface := _cuda.cuda_array(c)) is not None]
         if len(found) != len(columns):
             raise TypeError("fill takes columns all in GPU memory or all in host memory")
@@ -237,10 +265,11 @@ class Histogram:
     def merge(self, other: Histogram) -> Histogram:
         """A new histogram with the counts of both; ``ValueError`` if their binnings differ.
         Axis names and labels are this histogram's, else ``other``'s."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         if not isinstance(other, Histogram):
             raise TypeError(f"can only merge a Histogram, got {type(other).__name__}")
         merged = Histogram._wrap(self._core.merge(other._core))
-        return merged._with_metadata_of(self)._with_metadata_of(other)
+        return merged._with_metadata_of(other)._with_metadata_of(self)
 
     def __add__(self, other: Histogram) -> Histogram:
         if not isinstance(other, Histogram):
@@ -282,10 +311,7 @@ class Histogram:
         :attr:`shape` (row-major cells) for several axes. Called, ``h.counts()`` gives the
         plotting protocol's effective counts (see :meth:`values`)."""
         counts = self._core.counts().to_numpy().reshape(self.shape).view(CountsArray)
-        if self.weighted:
-            values, variances = self.values(), self.variances()
-            with np.errstate(divide="ignore", invalid="ignore"):
-                counts.effective = np.where(variances > 0, values**2 / variances, 0.0)
+        counts.effective = self._effective_counts
         return counts
 
     @property
@@ -294,9 +320,6 @@ class Histogram:
         tuple of them, one per axis. Before the first fill, the edges a Float64 column gets."""
         edges = self._edges()
         return edges[0] if len(edges) == 1 else tuple(edges)
-
-    def _edges(self) -> list[np.ndarray]:
-        return [self._core.edges(i).to_numpy() for i in range(len(self.shape))]
 
     @property
     def weighted(self) -> bool:
@@ -353,61 +376,6 @@ class Histogram:
         """``Kind.COUNT``: the values are counts or sums of weights."""
         return Kind.COUNT
 
-    @property
-    def axes(self) -> tuple[Axis, ...]:
-        """One :class:`Axis` per dimension: ``len``, ``axis[i] -> (lo, hi)``, ``edges``."""
-        flow = len(self.shape) == 1  # flow bins are kept per bin for one axis only
-        return tuple(
-            Axis(e, name, flow, label)
-            for e, name, label in zip(self._edges(), self._axis_names(), self._axis_labels())
-        )
-
-    def values(self, flow: bool = False) -> np.ndarray:
-        """The counts (or sums of weights) as float64, of :attr:`shape`; with ``flow=True``
-        (one axis), the underflow first and the overflow last, as boost-histogram's flow bins
-        (rows, or their weights for a weighted histogram). NaN rows are not in the overflow
-        here, unlike boost-histogram's and the expression's ``flow=True``: they are
-        :attr:`nan`, and nulls :attr:`null`.
-        n-D axes have no flow bins (``axes[i].traits.underflow`` is False): ``flow=True``
-        changes nothing there, and :attr:`flow` holds the rows not counted."""
-        values = self._core.counts().to_numpy().reshape(self.shape).astype(np.float64)
-        return self._with_flow(values, flow, squares=False)
-
-    def variances(self, flow: bool = False) -> np.ndarray:
-        """The variance of each value: the sum of the squared weights for ``weights=True``
-        (boost-histogram's weighted storage), else the count itself (Poisson); ``flow=True``
-        as for :meth:`values`."""
-        squares = self._core.squared_weights()
-        if squares is None:
-            return self.values(flow)
-        return self._with_flow(squares.to_numpy().reshape(self.shape), flow, squares=True)
-
-    def _with_flow(self, values: np.ndarray, flow: bool, *, squares: bool) -> np.ndarray:
-        _args.flag(flow, "flow")
-        if not flow:
-            return values
-        if len(self.shape) != 1:
-            # As the protocol has it for axes without flow bins (their traits say so): the
-            # values as they are. `.flow` gives the rows an n-D histogram did not count.
-            return values
-        _, _, _, rows_under, rows_over, under_w, over_w, under_q, over_q = self._core.flow()
-        under, over = float(rows_under), float(rows_over)
-        if self.weighted:
-            under, over = (under_q, over_q) if squares else (under_w, over_w)
-        return np.concatenate([[under], values, [over]])
-
-    def _axis_names(self) -> list[str]:
-        """The axes' names, or ``x``, ``y``, ``z`` (``x0``, ``x1``, ... past three) where some
-        axis has none or two share one."""
-        names = self._names
-        if all(names) and len(set(names)) == len(names):
-            return list(names)  # type: ignore[arg-type]
-        d = len(self.shape)
-        return list(_AXIS_NAMES[:d]) if d <= len(_AXIS_NAMES) else [f"x{i}" for i in range(d)]
-
-    def _axis_labels(self) -> list[str]:
-        return [label or name for label, name in zip(self._labels, self._axis_names())]
-
     def to_frame(self, *, density: bool = False) -> pl.DataFrame:
         """The rows of the ``gpu_hist.histogram`` expression: ``bin_start``, ``bin_end``,
         ``count`` for one axis; those of :func:`histogramdd` (``<name>_start``, ``<name>_end``
@@ -428,75 +396,102 @@ class Histogram:
             return plot.chart(self._struct(density), title=title)
         return plot.chart(self.to_frame(density=density), title=title)
 
-    # Statistics of the bins (_stats.py says how): one axis, or one axis' marginal.
+    # Statistics of the bins (statistics.py says how): one axis, or one axis' marginal, in the
+    # axis' own terms: intervals spread evenly, an integer axis' values as they are, temporal
+    # axes' results as their dates, datetimes and durations.
 
     @overload
-    def quantile(self, q: float, *, axis: int | None = None) -> float: ...
+    def quantile(self, q: float, *, axis: int | None = None, method: str | None = None) -> Any: ...
 
     @overload
     def quantile(
-        self, q: Sequence[float] | np.ndarray, *, axis: int | None = None
-    ) -> np.ndarray: ...
+        self, q: Sequence[float] | np.ndarray, *, axis: int | None = None, method: str | None = None
+    ) -> Any: ...
 
-    def quantile(self, q: Any, *, axis: int | None = None) -> Any:
-        """The ``q``-quantile (``q`` in [0, 1], or a sequence of them) of the counted values,
-        with the values in each bin taken as spread evenly over it: the piecewise-linear CDF
-        through the edges is inverted, the bin where the cumulative counts pass ``q`` found and
-        the point that far into it taken linearly. It equals numpy's ``"linear"``
-        ``np.quantile`` of the sample that spreads each bin's ``c`` counts evenly from its left
-        edge (``a + j * (b - a) / c`` for ``j < c``) plus the last edge, wherever no empty bin
-        lies between two counted ones; across empty bins ours jumps from one bin's end to the
-        next one's start (at a flat stretch of the CDF, the start of the next non-empty bin).
+    def quantile(self, q: Any, *, axis: int | None = None, method: str | None = None) -> Any:
+        """The ``q``-quantile (``q`` in [0, 1], or a sequence of them) of the counted values.
+
+        An axis of intervals (``bins=n`` or edges) takes the values in each bin as spread evenly
+        over it: the piecewise-linear CDF through the edges is inverted, the bin where the
+        cumulative counts pass ``q`` found and the point that far into it taken linearly. It
+        equals numpy's ``"linear"`` ``np.quantile`` of the sample that spreads each bin's ``c``
+        counts evenly from its left edge (``a + j * (b - a) / c`` for ``j < c``) plus the last
+        edge, wherever no empty bin lies between two counted ones; across empty bins ours jumps
+        from one bin's end to the next one's start. ``method`` is for integer axes.
+
+        An integer axis (``bins="integer"``) holds one value a bin, so its quantile is numpy's
+        own ``np.quantile`` of the values repeated by their counts, with numpy's ``method``
+        (``"linear"`` by default: the median of [1, 2, 3, 4] is 2.5; ``"lower"``,
+        ``"higher"``, ``"midpoint"``, ``"nearest"``, ``"inverted_cdf"``); a weighted one's is
+        ``"inverted_cdf"``, the one method numpy weights.
 
         Only the bins count: under/overflow, NaN and null rows (:attr:`flow`) are left out.
         Weighted histograms use the sums of weights (negative ones are refused). An empty
         histogram gives NaN with a ``RuntimeWarning``. For several axes, ``axis=i`` gives the
         quantile of axis ``i``'s marginal (the counts summed over the other axes); without it
-        an n-D histogram raises ``ValueError``.
-
-        A float for a scalar ``q``, a float64 array of ``q``'s shape otherwise.
+        an n-D histogram raises ``ValueError``. A float for a scalar ``q``, a float64 array of
+        ``q``'s shape otherwise; for a Date, Datetime or Duration axis, dates, datetimes or
+        durations (numpy datetime64/timedelta64 arrays for a sequence of ``q``).
 
         >>> import numpy as np
         >>> from polars_gpu_hist import Histogram
         >>> Histogram(4, range=(0, 4)).fill(np.array([0.5, 1.5, 1.6, 3.5])).quantile(0.5)
         1.5
+        >>> Histogram("integer", range=(0, 9)).fill(np.array([1, 2, 3, 4])).quantile(0.5)
+        2.5
         """
-        edges, contents = self._marginal(axis, "quantile")
-        return _stats.quantile(edges, contents, q)
+        __tracebackhide__ = True  # IPython shows the caller's frame
+        i, edges, contents = self._marginal(axis, "quantile")
+        if self._kinds[i].kind == "integer":
+            found = _stats.discrete_quantile(
+                edges[:-1],
+                contents,
+                q,
+                method or ("inverted_cdf" if self.weighted else "linear"),
+                self.weighted,
+            )
+        else:
+            if method is not None:
+                raise ValueError(
+                    f'method={method!r} is for an integer axis (bins="integer"), whose bins '
+                    "hold values; an axis of intervals spreads each bin's values over it"
+                )
+            found = _stats.quantile(edges, contents, q)
+        return self._in_axis_terms(i, found)
 
-    def mean(self, *, axis: int | None = None) -> float:
-        """The mean of the bin centres weighted by the counts (sums of weights): the data's own
-        mean is not kept, so a value counts as its bin's centre. Flow, empty histograms and
-        ``axis`` as for :meth:`quantile`.
+    def mean(self, *, axis: int | None = None) -> Any:
+        """The mean of the counted values: each bin's centre weighted by the counts (sums of
+        weights) for an axis of intervals (the data's own mean is not kept), the value each bin
+        holds for an integer axis; a date, datetime or duration for a temporal axis. Flow, empty
+        histograms and ``axis`` as for :meth:`quantile`.
 
         >>> Histogram(4, range=(0, 4)).fill(np.array([0.5, 1.5, 1.6, 3.5])).mean()
         1.75
+        >>> Histogram("integer", range=(0, 9)).fill(np.array([1, 2, 3])).mean()
+        2.0
         """
-        edges, contents = self._marginal(axis, "mean")
-        return _stats.mean(edges, contents)
+        __tracebackhide__ = True  # IPython shows the caller's frame
+        i, edges, contents = self._marginal(axis, "mean")
+        if self._kinds[i].kind == "integer":
+            return self._in_axis_terms(i, _stats.discrete_mean(edges[:-1], contents))
+        return self._in_axis_terms(i, _stats.mean(edges, contents))
 
-    def std(self, *, ddof: int = 0, axis: int | None = None) -> float:
-        """The standard deviation of the bin centres weighted by the counts (sums of weights),
-        dividing by ``total - ddof`` as numpy's ``std`` (``ddof=0``, the default, is the
-        population's; ``ddof=1`` treats the counts as frequencies of a sample). Flow, empty
-        histograms and ``axis`` as for :meth:`quantile`; NaN where ``total <= ddof``."""
-        edges, contents = self._marginal(axis, "std")
-        return _stats.std(edges, contents, ddof)
+    def std(self, *, ddof: int = 0, axis: int | None = None) -> Any:
+        """The standard deviation of the counted values (bin centres, or an integer axis'
+        values, weighted by the counts), dividing by ``total - ddof`` as numpy's ``std``
+        (``ddof=0``, the default, is the population's); a duration for a temporal axis. Flow,
+        empty histograms and ``axis`` as for :meth:`quantile`; NaN where ``total <= ddof``."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
+        i, edges, contents = self._marginal(axis, "std")
+        if self._kinds[i].kind == "integer":
+            spread = _stats.discrete_std(edges[:-1], contents, ddof)
+        else:
+            spread = _stats.std(edges, contents, ddof)
+        return self._in_axis_terms(i, spread, span=True)
 
-    def sum(self, flow: bool = False) -> float | int:
-        """The total in the bins: an int (rows) for counts, a float (the sum of weights) for
-        ``weights=True``. ``flow=True`` adds the under- and overflow as :meth:`values` does
-        (one axis); NaN and null rows are never in it (see :attr:`flow`)."""
-        values = self.values(flow) if self.weighted else None
-        if values is not None:
-            return float(values.sum())
-        total = int(np.asarray(self.counts).sum(dtype=np.uint64))
-        if flow and len(self.shape) == 1:
-            total += self.flow.underflow + self.flow.overflow
-        return total
-
-    def _marginal(self, axis: int | None, what: str) -> tuple[np.ndarray, np.ndarray]:
-        """The edges and contents of one axis (summed over the others)."""
+    def _marginal(self, axis: int | None, what: str) -> tuple[int, np.ndarray, np.ndarray]:
+        """The number, edges and contents of one axis (summed over the others)."""
+        __tracebackhide__ = True  # IPython shows the caller's frame
         d = len(self.shape)
         if axis is None:
             if d != 1:
@@ -510,97 +505,62 @@ class Histogram:
         axis %= d
         others = tuple(i for i in range(d) if i != axis)
         contents = self.values().sum(axis=others) if others else self.values()
-        return self._edges()[axis], contents
+        return axis, self._edges()[axis], contents
 
-    # scikit-hep's histograms (optional packages, imported when asked for).
+    def _in_axis_terms(self, i: int, found: Any, *, span: bool = False) -> Any:
+        """A statistic of axis ``i`` in its dtype's terms: numbers stay; the physical values of
+        a Date, Datetime or Duration axis become dates, datetimes (time zone kept) and
+        durations (``span``: a difference, a duration)."""
+        dtype = self._axis_dtype(i)
+        if dtype is None or not dtype.is_temporal():
+            return found
+        values = np.atleast_1d(np.asarray(found, dtype=np.float64))
+        physical = pl.Series(values).cast(dtype, strict=False)
+        if span:
+            physical = physical - pl.Series([0.0] * len(values)).cast(dtype, strict=False)
+        if np.ndim(found) == 0:
+            return physical.item(0)
+        return physical.to_numpy().reshape(np.shape(found))
 
-    def to_boost(self) -> Any:
-        """This histogram as a ``boost_histogram.Histogram`` (needs boost-histogram): the same
-        edges (a ``Regular`` axis where boost's edges are ours exactly, else ``Variable``), axis
-        names and labels (axis ``__dict__``), counts (``Int64`` storage) or sums of weights and
-        their squares (``Weight`` storage), and for one axis the under- and overflow in its flow
-        bins. ``bh.Histogram(h)`` gives the same. Differences: boost-histogram bins are
-        ``[a, b)`` with the last edge in the overflow, so a later fill of the result bins a
-        value on the last edge (and ``closed="right"``'s edges) by boost's rule; NaN rows,
-        :attr:`nan` here, are no part of the result (boost puts NaN in the overflow); n-D axes
-        get no flow bins (the rows not counted are known in total only)."""
-        return _interop.to_boost(self._boost_parts())
-
-    def to_hist(self) -> Any:
-        """This histogram as a ``hist.Hist`` (needs hist): :meth:`to_boost`, as hist's class,
-        which names its axes; ``hist.Hist(h)`` gives the same."""
-        return _interop.to_hist(self._boost_parts())
-
-    def _to_boost_histogram_(self) -> Any:
-        # boost-histogram's conversion hook: bh.Histogram(h) and hist.Hist(h) call it.
-        return _interop.to_boost(self._boost_parts())
-
-    def _boost_parts(self) -> _interop.BoostParts:
-        flow = len(self.shape) == 1  # only one axis keeps its flow per bin
-        axes = list(zip(self._edges(), self._axis_names(), self._axis_labels()))
-        if self.weighted:
-            values, variances = self.values(flow=flow), self.variances(flow=flow)
-            return _interop.BoostParts(axes, flow, None, values, variances)
-        counts = np.asarray(self.counts)
-        if flow:
-            counts = np.concatenate([[self.underflow], counts, [self.overflow]])
-        return _interop.BoostParts(axes, flow, counts, None, None)
+    def _axis_dtype(self, i: int) -> pl.DataType | None:
+        """The dtype the first fill fixed on axis ``i`` (None before any fill)."""
+        if self._core.dtypes[i] is None:
+            return None
+        fields = self._struct(False).dtype.fields  # type: ignore[attr-defined]
+        dtype: pl.DataType = fields[2 * i].dtype
+        return dtype
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"state": self._core.to_bytes(), "names": self._names, "labels": self._labels}
+        return {
+            "state": self._core.to_bytes(),
+            "names": self._names,
+            "labels": self._labels,
+            "kinds": [tuple(k) for k in self._kinds],
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._core = _native.Histogram.from_bytes(state["state"])
         unnamed = [None] * len(self._core.shape)  # pickled before axes had names
         self._names = list(state.get("names", unnamed))
         self._labels = list(state.get("labels", unnamed))
+        kinds = state.get("kinds")  # pickled before axes kept their kind: told by the edges
+        self._kinds = (
+            [AxisKind(*k) for k in kinds]
+            if kinds is not None
+            else [AxisKind.of_edges(e) for e in self._edges()]
+        )
 
     def __dask_tokenize__(self) -> tuple[str, bytes]:
         # Equal histograms get equal Dask keys (a template in many tasks is hashed once).
         return ("polars_gpu_hist.Histogram", self._core.to_bytes())
 
     def __repr__(self) -> str:
-        return repr(self._core)
+        return _display.text(self)
 
     def _repr_html_(self) -> str:
         """A notebook's view: the bars (one axis) or a heatmap (two) beside the binning and the
         totals; for more axes, the table alone (with the number of non-empty cells)."""
-        values = self.values()
-        rows = [
-            (
-                "axes",
-                " x ".join(
-                    f"{n} bins on [{e[0]:.6g}, {e[-1]:.6g}]"
-                    for n, e in zip(self.shape, self._edges())
-                ),
-            ),
-            ("closed", self._core.closed),
-            ("dtype", " x ".join(d or "(not filled yet)" for d in self._core.dtypes)),
-            ("storage", "weights (sums and squares)" if self.weighted else "counts (exact)"),
-            ("total", f"{values.sum():.6g}"),
-        ]
-        flow = self.flow
-        if flow.counted != flow.rows:
-            rows.append(
-                (
-                    "not counted",
-                    f"{flow.null} null, {flow.nan} NaN, {flow.underflow} below, "
-                    f"{flow.overflow} above (of {flow.rows} rows)",
-                )
-            )
-        if len(self.shape) > 2:
-            rows.append(("cells", f"{values.size} ({np.count_nonzero(values)} not empty)"))
-        table = "".join(
-            f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td></tr>"
-            for k, v in rows
-        )
-        pictures = {1: svg_bars, 2: svg_heatmap}
-        draw = pictures.get(len(self.shape))
-        picture = "" if draw is None else draw(values)
-        return (
-            "<div style='display:flex;gap:1.5em;align-items:center'>"
-            f"{picture}<table><caption><b>Histogram</b></caption>{table}</table></div>"
-        )
+        return _display.html(self)
 
 
 # Pickles and reprs name the public path, whichever folder defines the classes.

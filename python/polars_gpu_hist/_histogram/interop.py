@@ -1,5 +1,6 @@
 """scikit-hep's histograms from a :class:`polars_gpu_hist.Histogram`: ``boost_histogram``'s
-``Histogram`` and ``hist``'s ``Hist``, with the same edges, counts, variances and flow.
+``Histogram`` and ``hist``'s ``Hist``, with the same axes (``Regular``, ``Integer`` or
+``Variable`` as the histogram was made), counts, variances and flow bins.
 
 Both packages are optional and imported only here, when a conversion is asked for.
 """
@@ -11,58 +12,60 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from polars_gpu_hist._histogram.axes import AxisKind
+
 
 class BoostParts(NamedTuple):
-    """What a conversion needs of a histogram: each axis' edges, name and label; whether it
-    keeps its flow per bin (one axis); the counts (with the flow bins where kept) or, weighted,
-    the sums of weights and of their squares (with the flow bins where kept)."""
+    """What a conversion needs of a histogram: each axis' edges, name, label and kind; whether
+    the contents have the flow bins of every axis; the values (counts, or sums of weights) and,
+    weighted, the sums of their squares."""
 
-    axes: Sequence[tuple[np.ndarray, str, str]]
+    axes: Sequence[tuple[np.ndarray, str, str, AxisKind]]
     flow: bool
-    counts: np.ndarray | None
-    values: np.ndarray | None
+    values: np.ndarray
     variances: np.ndarray | None
 
 
 def to_boost(parts: BoostParts) -> Any:
     """A ``boost_histogram.Histogram`` of ``parts`` (see :meth:`Histogram.to_boost`)."""
-    bh = _require("boost_histogram", "boost-histogram")
-    axes = [_boost_axis(bh, edges, name, label, parts.flow) for edges, name, label in parts.axes]
-    weighted = parts.counts is None
-    storage = bh.storage.Weight() if weighted else bh.storage.Int64()
-    out = bh.Histogram(*axes, storage=storage)
-    view = out.view(flow=True)
+    bh = require("boost_histogram", "boost-histogram")
+    axes = [boost_axis(bh, *axis, flow=parts.flow) for axis in parts.axes]
+    weighted = parts.variances is not None
+    out = bh.Histogram(*axes, storage=bh.storage.Weight() if weighted else bh.storage.Int64())
+    view = out.view(flow=parts.flow)
     if weighted:
         view.value = parts.values
         view.variance = parts.variances
     else:
-        view[...] = parts.counts
+        view[...] = parts.values
     return out
 
 
 def to_hist(parts: BoostParts) -> Any:
     """A ``hist.Hist`` of ``parts`` (see :meth:`Histogram.to_hist`)."""
-    hist = _require("hist", "hist")
+    hist = require("hist", "hist")
     return hist.Hist(to_boost(parts))
 
 
-def _boost_axis(bh: Any, edges: np.ndarray, name: str, label: str, flow: bool) -> Any:
-    """A ``Regular`` axis where boost's own edges of one are ours to the bit, else a
-    ``Variable`` one of our edges."""
+def boost_axis(
+    bh: Any, edges: np.ndarray, name: str, label: str, kind: AxisKind, *, flow: bool
+) -> Any:
+    """boost's axis of that kind: ``Regular(n, lo, hi)`` for equal bins (boost's own edges,
+    within a rounding of numpy's), ``Integer(lo, hi)``, else ``Variable`` of the edges."""
     options: dict[str, Any] = {
         "underflow": flow,
         "overflow": flow,
         "__dict__": {"name": name, "label": label},
     }
     n = len(edges) - 1
-    if np.all(np.isfinite(edges)):
-        regular = bh.axis.Regular(n, float(edges[0]), float(edges[-1]), **options)
-        if np.array_equal(regular.edges, edges):
-            return regular
+    if kind.kind == "regular" and kind.bins == n and np.isfinite([kind.lo, kind.hi]).all():
+        return bh.axis.Regular(n, kind.lo, kind.hi, **options)
+    if kind.kind == "integer" and kind.hi - kind.lo == n:
+        return bh.axis.Integer(int(kind.lo), int(kind.hi), **options)
     return bh.axis.Variable(edges, **options)
 
 
-def _require(module: str, package: str) -> Any:
+def require(module: str, package: str) -> Any:
     import importlib
 
     try:

@@ -120,3 +120,88 @@ def _warn_empty(what: str, detail: str = "") -> None:
         RuntimeWarning,
         stacklevel=4,
     )
+
+
+# Integer axes: each bin holds one value, v (boost's Integer axis; its centre v + 0.5 is only
+# where a plot puts it). Their statistics are the sample's own: np.quantile of the values
+# repeated by their counts, by numpy's method, and the mean and spread of the values.
+DISCRETE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
+
+
+def discrete_quantile(
+    values: np.ndarray, contents: np.ndarray, q: Any, method: str, weighted: bool
+) -> float | np.ndarray:
+    """numpy's ``np.quantile(sample, q, method=method)`` of the sample that holds each value
+    ``contents`` times (weighted: ``np.quantile(values, q, weights=contents,
+    method="inverted_cdf")``, the one method numpy weights), without making the sample."""
+    qs = check_q(q)
+    if method not in DISCRETE_METHODS:
+        raise ValueError(
+            f"method={method!r}: an integer axis' quantile takes one of numpy's methods "
+            f"{DISCRETE_METHODS}"
+        )
+    if weighted and method != "inverted_cdf":
+        raise ValueError(
+            f"method={method!r} takes no weights in numpy: a weighted histogram's quantile of an "
+            'integer axis is method="inverted_cdf"'
+        )
+    c = _contents(contents, "quantile")
+    cumulative = np.cumsum(c)
+    total = cumulative[-1] if len(c) else 0.0
+    if not total > 0:
+        _warn_empty("quantile")
+        out = np.full(qs.shape, np.nan)
+        return float(out) if out.ndim == 0 else out
+
+    def at(k: np.ndarray) -> np.ndarray:
+        """The ``k``-th value of the sorted sample (0-based)."""
+        return values[np.minimum(np.searchsorted(cumulative, k, side="right"), len(c) - 1)]
+
+    n = total
+    if method == "inverted_cdf":
+        # The smallest value whose cumulative share reaches q (numpy's, weighted or not).
+        found = np.searchsorted(cumulative, qs * n, side="left")
+        first = int(np.flatnonzero(c)[0])
+        out = values[np.clip(np.maximum(found, first), 0, len(c) - 1)]
+    elif method == "linear":
+        h = (n - 1) * qs
+        lo = np.floor(h)
+        gamma = h - lo
+        a, b = at(lo), at(np.minimum(lo + 1, n - 1))
+        diff = b - a
+        out = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
+    else:
+        h = (n - 1) * qs
+        if method == "lower":
+            out = at(np.floor(h))
+        elif method == "higher":
+            out = at(np.ceil(h))
+        elif method == "nearest":
+            out = at(np.around(h))
+        else:
+            out = (at(np.floor(h)) + at(np.ceil(h))) / 2
+    out = np.asarray(out, dtype=np.float64)
+    return float(out) if out.ndim == 0 else out
+
+
+def discrete_mean(values: np.ndarray, contents: np.ndarray) -> float:
+    """The mean of the values each bin holds, weighted by the contents."""
+    c = _contents(contents, "mean")
+    total = c.sum()
+    if total == 0:
+        _warn_empty("mean")
+        return float("nan")
+    return float(np.dot(c, values) / total)
+
+
+def discrete_std(values: np.ndarray, contents: np.ndarray, ddof: int = 0) -> float:
+    """The standard deviation of the values each bin holds, as numpy's ``std``."""
+    if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)) or ddof < 0:
+        raise ValueError(f"`ddof` must be an int >= 0, got {ddof!r}")
+    c = _contents(contents, "std")
+    total = c.sum()
+    if total - ddof <= 0:
+        _warn_empty("std", f" (total {total:g}, ddof {ddof})" if total else "")
+        return float("nan")
+    centre = np.dot(c, values) / total
+    return float(np.sqrt(np.dot(c, (values - centre) ** 2) / (total - ddof)))

@@ -59,7 +59,9 @@ Range = Union[tuple[Scalar, Scalar], None]
 ClosedName = Literal["left", "right"]
 DeviceName = Literal["auto", "cpu", "gpu"]
 # `gpu::Family`, or None for the plan's choice.
-FamilyName = Literal["shared", "packed", "spill", "segmented", "batched", "global"]
+FamilyName = Literal[
+    "shared", "packed", "spill", "segmented", "batched", "global", "private", "banked", "radix"
+]
 
 
 class CommonKwargs(TypedDict, total=False):

@@ -1,7 +1,8 @@
-"""The passes `histogram_scan` makes before it counts: which dtypes it reads, the first
+"""The passes a scan makes over the data besides its fill: which dtypes it reads, the first
 streaming pass of a range from the data (the extremes of the rows that count, with their number
-for the estimators that need nothing else), and the second pass's check that each batch stays
-within them."""
+for the estimators that need nothing else: :mod:`statistics` answers it without reading where
+Parquet files can), and the check the fill makes that its data spans the same extremes (in the
+fill's own query, or batch by batch)."""
 
 from __future__ import annotations
 
@@ -118,28 +119,58 @@ def data_extremes(
     return first_pass(lf, column, dtype, weights).value()
 
 
-def first_pass(lf: pl.LazyFrame, column: str, dtype: pl.DataType, weights: str | None) -> Extremes:
-    """The first pass of ``range="auto"``: the extremes of the rows that count."""
+def extremes_kind(dtype: pl.DataType) -> ExtremesKind:
+    """How the native histogram takes extremes of a column of ``dtype``."""
+    if dtype == pl.Float16:
+        return "float16"  # the float16 extremes, exact as float32
+    if dtype == pl.Float32:
+        return "float32"
+    if dtype == pl.Float64 or as_float64(dtype):
+        return "float64"
+    return "integer"
+
+
+def extremes_exprs(column: str, dtype: pl.DataType, weights: str | None) -> list[pl.Expr]:
+    """The min and max (``lo``, ``hi``) of the values that count for ``range="auto"``:
+    comparable, NaN left out (Polars' min/max skip nulls), and rows with a null weight."""
     x = pl.col(column)
     keep = x.is_not_nan() if dtype.is_float() else pl.lit(True)
     if weights is not None:
         keep = keep & pl.col(weights).is_not_null()
-    x = comparable(x, dtype)
-    kind: ExtremesKind
-    if dtype == pl.Float16:
-        kind = "float16"  # the float16 extremes, exact as float32
-    elif dtype == pl.Float32:
-        kind = "float32"
-    elif dtype == pl.Float64 or as_float64(dtype):
-        kind = "float64"
-    else:
-        kind = "integer"
-    lo, hi = (
-        lf.select(x.filter(keep).min().alias("lo"), x.filter(keep).max().alias("hi"))
-        .collect(engine="streaming")
-        .row(0)
-    )
-    return Extremes(kind, lo, hi)
+    x = comparable(x, dtype).filter(keep)
+    return [x.min().alias("lo"), x.max().alias("hi")]
+
+
+def first_pass(lf: pl.LazyFrame, column: str, dtype: pl.DataType, weights: str | None) -> Extremes:
+    """The first pass of ``range="auto"``: the extremes of the rows that count."""
+    lo, hi = lf.select(extremes_exprs(column, dtype, weights)).collect(engine="streaming").row(0)
+    return Extremes(extremes_kind(dtype), lo, hi)
+
+
+def extremes_exprs_dd(
+    columns: list[str], dtypes: list[pl.DataType], weights: str | None
+) -> list[pl.Expr]:
+    """The min and max (``lo{i}``, ``hi{i}``) of each axis of an n-D histogram from the data,
+    as ``histogramdd`` takes them: over the rows without a null in any column (or weight), NaN
+    left out per column."""
+    names = columns + ([weights] if weights is not None else [])
+    whole = pl.all_horizontal(pl.col(n).is_not_null() for n in names)
+    exprs = []
+    for i, (c, dtype) in enumerate(zip(columns, dtypes)):
+        keep = whole & pl.col(c).is_not_nan() if dtype.is_float() else whole
+        x = comparable(pl.col(c), dtype).filter(keep)
+        exprs += [x.min().alias(f"lo{i}"), x.max().alias(f"hi{i}")]
+    return exprs
+
+
+def first_pass_dd(
+    lf: pl.LazyFrame, columns: list[str], dtypes: list[pl.DataType], weights: str | None
+) -> list[Extremes]:
+    """The first pass of an n-D histogram's ranges from the data (:func:`extremes_exprs_dd`)."""
+    row = lf.select(extremes_exprs_dd(columns, dtypes, weights)).collect(engine="streaming").row(0)
+    return [
+        Extremes(extremes_kind(dtype), row[2 * i], row[2 * i + 1]) for i, dtype in enumerate(dtypes)
+    ]
 
 
 class SameExtremes:
@@ -160,6 +191,9 @@ class SameExtremes:
         lo, hi = _number(values.min()), _number(values.max())
         if lo is None or hi is None or lo != lo:  # only nulls and NaN
             return
+        self.batch_extremes(lo, hi)
+
+    def batch_extremes(self, lo: float | int, hi: float | int) -> None:
         first = self.first
         if first.lo is None or first.hi is None or lo < first.lo or hi > first.hi:
             beyond = hi if first.hi is not None and hi > first.hi else lo
@@ -172,6 +206,13 @@ class SameExtremes:
             )
         self.lo = lo if self.lo is None or lo < self.lo else self.lo
         self.hi = hi if self.hi is None or hi > self.hi else self.hi
+
+    def whole(self, lo: object, hi: object) -> None:
+        """The check from the second pass's own extremes (computed in the fill's query)."""
+        a, b = _number(lo), _number(hi)
+        if a is not None and b is not None and a == a:
+            self.batch_extremes(a, b)
+        self.finish()
 
     def finish(self) -> None:
         if (self.lo, self.hi) != (self.first.lo, self.first.hi):

@@ -15,6 +15,9 @@ summed in a tree reduction as dask-histogram does, and made one
     hist.to_frame()
     ghd.histogramdd(ddf[["x", "y"]], bins=[64, 64], range=[(0, 1), (0, 1)]).compute()
     ghd.histogram(ddf, "x", bins=256, range=(0, 1), by="day").compute()  # a Polars DataFrame
+    # Files scanned by the workers themselves, only partials sent: one worker per GPU.
+    client = Client(ghd.cluster())
+    ghd.histogram_scan("data/*.parquet", "x", 256, range="auto").compute()
 
 :class:`~polars_gpu_hist.Histogram` objects pickle and add (``a + b``, ``sum(...)``), so they
 also serve as the partial results of your own Dask reductions (``dask.bag`` folds, delayed trees).
@@ -35,8 +38,9 @@ except ImportError as e:  # pragma: no cover - exercised only without dask
 from polars_gpu_hist._args.arguments import BinsArg, Closed, Device, RangeArg
 from polars_gpu_hist._histogram.histogram import Histogram
 from polars_gpu_hist.dask import tasks
+from polars_gpu_hist.dask.scan import cluster, histogram_scan
 
-__all__ = ["histogram", "histogramdd"]
+__all__ = ["cluster", "histogram", "histogram_scan", "histogramdd"]
 
 SPLIT_EVERY = 8
 
@@ -299,7 +303,8 @@ def _histogram_by(
 
 def _per_gpu_cluster(gpus: list[int], threads_per_worker: int = 1) -> Any:
     """One worker process per GPU, each seeing only its own (``CUDA_VISIBLE_DEVICES``), as
-    dask-cuda's ``LocalCUDACluster`` makes them; for hosts without dask-cuda."""
+    dask-cuda's ``LocalCUDACluster`` makes them; for hosts without dask-cuda (the partitions'
+    benchmark: ``threads_per_worker`` Dask threads; :func:`cluster` sets the engines' threads)."""
     from dask.distributed import Nanny, Scheduler, SpecCluster
 
     workers = {

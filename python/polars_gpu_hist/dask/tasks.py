@@ -70,6 +70,8 @@ class Partial(NamedTuple):
     counts: Any
     squares: Any  # sums of squared weights (weighted histograms), or None
     flow: Flow
+    # Several axes: the flow cells, (counts or sums, squares or None) on the host; else None.
+    cells: Any
     # One zero-row sample (the columns, and the weights or None) per column type seen.
     probes: tuple[tuple[tuple[Any, ...], Any], ...]
 
@@ -90,13 +92,14 @@ def fill(spec: Spec, part: Any, weights: Any, layout: Layout) -> Partial:
         partial = _zeros(template, probe)
     elif len(values) == 1 and _library(values[0]) == "cupy":
         # Counted into CuPy arrays, left on the GPU: merged there, copied to the host once.
-        partial = Partial(*_device_cells.counted(template, values[0], w), (probe,))
+        partial = Partial(*_device_cells.counted(template, values[0], w), None, (probe,))
     else:
-        counts, squares, flow = template._counted(*values, weights=w)
+        counts, squares, flow, cells = template._counted(*values, weights=w)
         partial = Partial(
             counts.to_numpy(),
             None if squares is None else squares.to_numpy(),
             flow,
+            None if cells is None else tuple(None if c is None else c.to_numpy() for c in cells),
             (probe,),
         )
     if nulls:
@@ -108,10 +111,15 @@ def fill(spec: Spec, part: Any, weights: Any, layout: Layout) -> Partial:
 def _zeros(template: Histogram, probe: tuple[tuple[Any, ...], Any]) -> Partial:
     """The partial of no rows."""
     cells = int(np.prod(template.shape))
+    outside = (
+        0 if len(template.shape) == 1 else int(np.prod([n + 2 for n in template.shape])) - cells
+    )
     no_flow: Flow = (0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0)
     if not template.weighted:
-        return Partial(np.zeros(cells, np.uint64), None, no_flow, (probe,))
-    return Partial(np.zeros(cells, np.float64), np.zeros(cells, np.float64), no_flow, (probe,))
+        counted = None if not outside else (np.zeros(outside, np.uint64), None)
+        return Partial(np.zeros(cells, np.uint64), None, no_flow, counted, (probe,))
+    summed = None if not outside else (np.zeros(outside), np.zeros(outside))
+    return Partial(np.zeros(cells), np.zeros(cells), no_flow, summed, (probe,))
 
 
 def _split(part: Any, weights: Any, layout: Layout) -> tuple[tuple[Any, ...], Any]:
@@ -135,11 +143,17 @@ def merge(*partials: Partial) -> Partial:
     counts = _sum([p.counts for p in partials])
     squares = None if first.squares is None else _sum([p.squares for p in partials])
     flow: Any = tuple(sum(values) for values in zip(*(p.flow for p in partials)))
+    cells = None
+    if all(p.cells is not None for p in partials):
+        cells = tuple(
+            None if first.cells[i] is None else _sum([p.cells[i] for p in partials])
+            for i in range(2)
+        )
     probes: dict[tuple[str, ...], tuple[tuple[Any, ...], Any]] = {}
     for p in partials:
         for probe in p.probes:
             probes.setdefault(_signature(probe), probe)
-    return Partial(counts, squares, flow, tuple(probes.values()))
+    return Partial(counts, squares, flow, cells, tuple(probes.values()))
 
 
 def _sum(arrays: list[Any]) -> Any:
@@ -184,7 +198,13 @@ def finish(spec: Spec, *partials: Partial) -> Histogram:
     for columns, weights in total.probes:
         h.fill(*columns, weights=weights)  # no rows: nothing is counted, nor launched
     squares = None if total.squares is None else pl.Series(_on_host(total.squares))
-    h._core.set_contents(pl.Series(_on_host(total.counts)), squares, total.flow)
+    cells = None
+    if total.cells is not None:
+        cells = (
+            pl.Series(total.cells[0]),
+            None if total.cells[1] is None else pl.Series(total.cells[1]),
+        )
+    h._core.set_contents(pl.Series(_on_host(total.counts)), squares, total.flow, cells)
     return h
 
 

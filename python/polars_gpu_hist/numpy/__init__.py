@@ -13,8 +13,8 @@ integer weights, float64 with float weights or density, complex128 with complex 
 objects with object weights), equal to numpy's. Explicit edges follow numpy's rule (an edge may
 repeat, edges may be infinite) and booleans count as uint8, as in numpy. Bad arguments raise
 numpy's exceptions with numpy's messages (`_numpy_args`). numpy's own tests of these functions
-run against this module (tests/test_numpy_suite.py). Where this module differs from numpy, the
-README's table says so (NaN is not counted rather than refused; n-D counts are int64; narrow
+run against this module (tests/numpy/test_numpy_suite.py). Where this module differs from numpy, the
+docs/semantics.md says so (NaN is not counted rather than refused; n-D counts are int64; narrow
 integer weights do not wrap).
 """
 
@@ -32,6 +32,7 @@ import polars as pl
 from polars_gpu_hist import _native
 from polars_gpu_hist._args import arguments as _args
 from polars_gpu_hist._expr.functions import _host_histogram, _host_histogramdd
+from polars_gpu_hist._inputs import host as _inputs
 from polars_gpu_hist.numpy import arguments as _numpy_args
 from polars_gpu_hist.numpy import gpu_arrays as device
 from polars_gpu_hist.numpy import rules
@@ -84,6 +85,8 @@ def histogram(
     is :func:`polars_gpu_hist.histogram`'s (numpy raises ``ValueError`` for it here too).
     Counts are int64 (float64 with float weights or density; int64, or uint64 for unsigned
     weights, with integer weights; Python objects with object weights such as ``Decimal``)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
+    a, weights = _present(a, weights)
     _numpy_args.check_weights(a, weights)
     bins = _numpy_args.check_bins(bins, weights)
     if rules.explicit(bins):
@@ -258,9 +261,41 @@ def _complex_histogram(
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> Any:
     """numpy.histogram_bin_edges: the edges ``histogram`` would use."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     _numpy_args.check_weights(a, weights)
     _numpy_args.check_bins(bins, weights)
     return histogram(a, bins, range, None, None)[1]
+
+
+def _present(a: Any, weights: Any) -> tuple[Any, Any]:
+    """Data numpy cannot read itself (awkward arrays, Arrow arrays, Polars Series) as numpy's
+    array of its values, and its weights, the rows of a missing value or weight left out
+    (numpy has no missing values: they are not counted, as nulls are not in the package)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
+    if not (_inputs.foreign(a) or _inputs.foreign(weights)):
+        return a, weights
+    (x,), w = _present_rows([a], weights)
+    return x, w
+
+
+def _present_rows(columns: list[Any], weights: Any) -> tuple[list[np.ndarray], Any]:
+    """Columns and weights as numpy arrays of one length, without the rows where a value or
+    the weight is missing (awkward's None, Arrow's and Polars' nulls)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
+    hosted, missing = [], None
+    for c in [*columns, *([] if weights is None else [weights])]:
+        found = _inputs.numpy_values(c)
+        values, gaps = (np.asarray(c).reshape(-1), None) if found is None else found
+        hosted.append(values)
+        if gaps is not None:
+            missing = gaps if missing is None else missing | gaps
+    if weights is not None and hosted[-1].shape != hosted[0].shape:
+        raise ValueError(_numpy_args.WEIGHTS_SHAPE)
+    if missing is not None:
+        hosted = [h[~missing] for h in hosted]
+    if weights is None:
+        return hosted, None
+    return hosted[:-1], hosted[-1]
 
 
 def _host(a: Any) -> np.ndarray:
@@ -290,7 +325,11 @@ def histogramdd(
     """numpy.histogramdd: ``(H, edges)``, H of shape ``(nx, ny, ...)``. ``sample`` is an
     ``(N, D)`` array or a sequence of D arrays (host or device). As numpy, ``bins`` takes no
     estimator (:func:`polars_gpu_hist.histogramdd` does, per dimension)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     columns = _columns(sample)
+    if any(map(_inputs.foreign, [*columns, weights])):
+        columns, weights = _present_rows(columns, weights)
+        sample = columns
     dims = len(columns)
     _numpy_args.check_dd(bins, range, dims)
     if dims > 8:
@@ -379,6 +418,7 @@ def histogram2d(
     weights: Any = None,
 ) -> tuple[Any, Any, Any]:
     """numpy.histogram2d: ``(H, xedges, yedges)``."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(bins, str) and len(bins) not in (1, 2):
         # numpy takes the string for one array of edges of both axes, which it cannot compare.
         raise TypeError(f"`bins` {bins!r} is neither a number of bins nor an array of edges")

@@ -26,7 +26,7 @@ _BINS_MONOTONIC = "`bins` must increase monotonically, when an array"
 _BINS_1D = "`bins` must be 1d, when an array"
 _RANGE_ORDER = "max must be larger than min in range parameter."
 _RANGE_FINITE = "supplied range of [{}, {}] is not finite"
-_WEIGHTS_SHAPE = "weights should have the same shape as a."
+WEIGHTS_SHAPE = "weights should have the same shape as a."
 _TOO_MANY_BINS = "Too many bins for data range. Cannot create {} finite-sized bins."
 _DATA_RANGE = "autodetected range of [{}] is not finite"
 _DD_BINS_DIMENSION = "The dimension of bins must be equal to the dimension of the sample x."
@@ -47,13 +47,15 @@ def shape(data: Any) -> tuple[int, ...]:
 
 def check_weights(a: Any, weights: Any) -> None:
     """numpy.histogram's rule: weights of exactly `a`'s shape (then both are flattened)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if weights is not None and shape(weights) != shape(a):
-        raise ValueError(_WEIGHTS_SHAPE)
+        raise ValueError(WEIGHTS_SHAPE)
 
 
 def check_bins(bins: Any, weights: Any) -> Any:
     """numpy.histogram's checks of `bins`, in its order; a count comes back as an int (numpy
     takes anything with `__index__`, booleans and numpy integers included)."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(bins, str):
         if bins not in _args.ESTIMATORS:
             # "integer" is the package's own rule, not numpy's.
@@ -82,6 +84,7 @@ def check_bins(bins: Any, weights: Any) -> Any:
 def check_range(range: Any) -> None:
     """numpy's checks of `range` for equal bins: min <= max, both finite. Values numpy cannot
     compare (Python dates, for temporal data) are left to the package's own checks."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if range is None:
         return
     first, last = range
@@ -97,6 +100,7 @@ def check_dd(bins: Any, range: Any, dims: int) -> None:
     """numpy.histogramdd's checks of `bins` and `range`, in its order: one entry of each per
     dimension; a count positive (a string entry fails numpy's `bins[i] < 1`, TypeError) and
     an integer; edges 1-D and never decreasing; the range of equal bins as in `check_range`."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     try:
         entries = len(bins)
     except TypeError:
@@ -128,6 +132,7 @@ def check_dd(bins: Any, range: Any, dims: int) -> None:
 
 def check_dd_weights(rows: int, weights: Any) -> None:
     """numpy.histogramdd's weights (its `bincount`'s rule): one per row, flat."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if weights is None:
         return
     dims = len(shape(weights))
@@ -177,6 +182,7 @@ def temporal(x: np.ndarray) -> np.ndarray:
     """A datetime64/timedelta64 array in a unit Polars takes: as it is, or converted exactly
     (datetimes in weeks, months or years to days; other fixed lengths to milliseconds, or to
     their own unit for multiples of one), or refused where no unit holds the values exactly."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     kind = x.dtype.kind
     if kind not in "mM":
         return x
@@ -209,6 +215,7 @@ def temporal(x: np.ndarray) -> np.ndarray:
 def refuse_temporal_equal_bins(dtype: np.dtype, bins: Any) -> None:
     """numpy makes no equal bins (a count or an estimator) for datetime64 or timedelta64
     data: its `linspace` does not take them. Neither does this module: they need edges."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
     if dtype.kind in "mM" and (isinstance(bins, str) or np.ndim(bins) == 0):
         raise TypeError(
             f"`bins` must be edges for {dtype} data: numpy makes no equal bins of datetimes "

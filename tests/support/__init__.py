@@ -1,0 +1,1 @@
+"""Helpers shared by the test modules (importable: `tests` is on pytest's pythonpath)."""
