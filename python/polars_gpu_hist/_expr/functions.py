@@ -6,7 +6,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import pickle
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Union
 
 import polars as pl
@@ -14,6 +14,7 @@ import polars as pl
 from polars_gpu_hist import _native
 from polars_gpu_hist._args import arguments as _args
 from polars_gpu_hist._args import plain_kwargs as _plain_kwargs
+from polars_gpu_hist._args import quantile_bins as _quantile_bins
 from polars_gpu_hist._args.arguments import (
     BinsArg,
     ByArg,
@@ -154,6 +155,8 @@ def histogram_expr(
         ``density``.
     """
     __tracebackhide__ = True  # IPython shows the caller's frame
+    if isinstance(bins, _quantile_bins.QuantileBins):
+        return _quantile_expr(expr, bins, range, weights, density, closed, flow, device, kernel, by)
     plain = _plain_kwargs.plain_histogram_kwargs(bins, range, density, closed, flow, device, kernel)
     if plain is not None and by is None and weights is None:
         return _plugin("histogram", [_expr(expr)], plain)
@@ -170,6 +173,47 @@ def histogram_expr(
         _args.refuse_weighted_estimator(bins)
         args.append(_expr(weights))
     return _plugin("histogram" if by is None else "histogram_by", args, kwargs)
+
+
+def _quantile_expr(
+    expr: IntoExpr,
+    bins: _quantile_bins.QuantileBins,
+    range: RangeArg,
+    weights: IntoExpr | None,
+    density: bool,
+    closed: Closed,
+    flow: bool,
+    device: Device,
+    kernel: Kernel,
+    by: ByArg,
+) -> pl.Expr:
+    """`bins=quantile_bins(k)` in an expression: the edges need the whole column (each group's
+    in `group_by().agg()`), so the query hands it over whole and the histogram of its edges is
+    counted as `histogram` counts a Series."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
+    if by is not None:
+        raise ValueError(
+            "`by=` shares one binning between the groups, but `bins=quantile_bins(...)` takes "
+            "each column's own quantiles: use `group_by(...).agg(...)` for per-group quantile "
+            "bins, or explicit edges with `by=`"
+        )
+    _quantile_bins.refuse_range(range)
+    # The options checked here, where they are written (any edges stand in for the data's).
+    _args.histogram_kwargs([0, 1], None, density, closed, flow, device, kernel)
+    count = pl.Float64 if density or weights is not None else pl.UInt64
+    dtype = pl.Struct({"bin_start": pl.Float64, "bin_end": pl.Float64, "count": count})
+
+    def counted(columns: Sequence[pl.Series]) -> pl.Series:
+        values = columns[0]
+        edges = bins.edges(values)
+        kwargs = _args.histogram_kwargs(
+            edges, None, density, closed, flow, device, kernel, repeated_edges=True
+        )
+        w = columns[1] if len(columns) > 1 else None
+        return _host_histogram(values, w, kwargs).alias(values.name)
+
+    args = [_expr(expr)] if weights is None else [_expr(expr), _expr(weights)]
+    return pl.map_batches(args, counted, return_dtype=dtype).alias(args[0].meta.output_name())
 
 
 def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs | bytes) -> pl.Expr:
@@ -301,7 +345,12 @@ class GpuHistSeriesNamespace(RowBinningSeriesMethods):
         """
         __tracebackhide__ = True  # IPython shows the caller's frame
         s = self._series
-        kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+        quantiles = isinstance(bins, _quantile_bins.QuantileBins)
+        if quantiles:
+            bins = _quantile_bins.resolve(bins, s, range)
+        kwargs = _args.histogram_kwargs(
+            bins, range, density, closed, flow, device, kernel, repeated_edges=quantiles
+        )
         if weights is not None:
             _args.refuse_weighted_estimator(bins)
         return _host_histogram(s, weights, kwargs).alias(s.name)
@@ -394,10 +443,17 @@ def histogram(
     memory of the same length.
     """
     __tracebackhide__ = True  # IPython shows the caller's frame
-    kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    iface = _cuda.cuda_array(data)
+    quantiles = isinstance(bins, _quantile_bins.QuantileBins)
+    if quantiles:
+        bins = _quantile_bins.resolve(
+            bins, _quantile_bins.host_copy(data) if iface else data, range
+        )
+    kwargs = _args.histogram_kwargs(
+        bins, range, density, closed, flow, device, kernel, repeated_edges=quantiles
+    )
     if weights is not None:
         _args.refuse_weighted_estimator(bins)
-    iface = _cuda.cuda_array(data)
     if iface is not None:
         sample = _cuda.sample([_cuda.column(iface)], weights)
         _cuda.sync_stream(iface)
