@@ -213,7 +213,8 @@ def _quantile_expr(
         return _host_histogram(values, w, kwargs).alias(values.name)
 
     args = [_expr(expr)] if weights is None else [_expr(expr), _expr(weights)]
-    return pl.map_batches(args, counted, return_dtype=dtype).alias(args[0].meta.output_name())
+    # Named as Polars names it: after the first input, as the plugin's output is.
+    return pl.map_batches(args, counted, return_dtype=dtype)
 
 
 def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs | bytes) -> pl.Expr:
