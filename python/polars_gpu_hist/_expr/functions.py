@@ -111,7 +111,9 @@ def histogram_expr(
         (integer and temporal columns); or time bins of a temporal column: a Polars duration
         (``"1h"``, ``"90m"``, ``"1w"``, ``"1mo"``, ``"1q"``, ``"1y"``, a ``timedelta``,
         ``pl.duration(...)``), stepped in the column's time zone as ``pl.datetime_range``
-        steps, from ``dt.truncate``'s boundary before the data.
+        steps, from ``dt.truncate``'s boundary before the data; or equi-height bins,
+        :func:`quantile_bins` (edges at numpy's quantiles of the valid values: the expression
+        then takes its whole column, each group's in ``group_by().agg()``; not with ``by``).
     range
         ``(min, max)`` of the equal-width bins (numbers or temporal values; numpy float32
         scalars make float32 edges); time bins start at min, end at the first edge >= max.
