@@ -116,8 +116,13 @@ def test_errors_where_written() -> None:
         gh.histogram([1.0, 2.0], bins=gh.quantile_bins(4), range=(0, 1))
     with pytest.raises(ValueError, match="at least one valid value"):
         gh.histogram(pl.Series([None, float("nan")]), bins=gh.quantile_bins(2))
-    with pytest.raises(TypeError, match="numeric column"):
-        gh.histogram(pl.Series(["a"]), bins=gh.quantile_bins(2))
+    for other in (
+        pl.Series(["a"]),
+        pl.Series([1], dtype=pl.Decimal(10, 2)),
+        pl.Series([1], dtype=pl.Int128),
+    ):
+        with pytest.raises(TypeError, match="numeric column numpy holds"):
+            gh.histogram(other, bins=gh.quantile_bins(2))
     inf = [float("-inf"), 0.0, 1.0, float("inf")]
     with pytest.raises(ValueError, match="NaN edge"):
         gh.histogram(inf, bins=gh.quantile_bins(2))

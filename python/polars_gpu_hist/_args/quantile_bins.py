@@ -95,15 +95,19 @@ def quantile_bins(k: int, method: QuantileMethod = "linear") -> QuantileBins:
     return QuantileBins(k, method)
 
 
+_NUMPY_INTEGERS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
+
+
 def _valid_values(data: Any) -> Any:
     """The valid values of host data as a flat numpy array: nulls and NaN left out."""
     import numpy as np
 
     if isinstance(data, pl.Series):
-        if not (data.dtype.is_numeric() and data.dtype != pl.Boolean):
+        if not (data.dtype.is_float() or data.dtype in _NUMPY_INTEGERS):
             raise TypeError(
-                f"`bins=quantile_bins(...)` needs a numeric column, got {data.dtype}: give "
-                "explicit edges for temporal or other columns"
+                f"`bins=quantile_bins(...)` needs a numeric column numpy holds (integers up to "
+                f"64 bits, floats), got {data.dtype}: cast it (to Float64), or give explicit "
+                "edges for temporal and other columns"
             )
         data = data.drop_nulls()
         if data.dtype.is_float():
