@@ -75,8 +75,9 @@ struct BreaksArg {
     floats: Vec<f64>,
     #[serde(default)]
     ints: Vec<i64>,
+    /// Unsigned breakpoints' bits as int64 (the pickle decoder refuses integers past 2^63).
     #[serde(default)]
-    uints: Vec<u64>,
+    uints: Vec<i64>,
     /// 128-bit integers (and decimals' physical values) in decimal digits.
     #[serde(default)]
     wide: Vec<String>,
@@ -125,7 +126,8 @@ impl BreaksArg {
             }
             "Int8" | "Int16" | "Int32" | "Int64" => ints().cast(&dtype_named(&self.dtype)?)?,
             "UInt8" | "UInt16" | "UInt32" | "UInt64" => {
-                let u = UInt64Chunked::from_slice(name.clone(), &self.uints).into_series();
+                let bits = self.uints.iter().map(|&v| v as u64).collect();
+                let u = UInt64Chunked::from_vec(name.clone(), bits).into_series();
                 u.cast(&dtype_named(&self.dtype)?)?
             }
             "Int128" => wide()?,

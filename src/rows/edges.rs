@@ -1,7 +1,7 @@
 //! Each row's bin edges (`include_intervals`): `left` the breakpoint below its bin, `right` the
 //! one above, null below the first and above the last breakpoint and where the row has no
 //! bin. Numbers and temporal values are gathered by their physical values in one pass per
-//! side; other dtypes take Polars' gather.
+//! side; other dtypes, and breakpoints with nulls, take Polars' gather.
 
 use polars::prelude::*;
 use polars_arrow::array::{Array, PrimitiveArray};
@@ -22,7 +22,9 @@ pub fn bin_edges(bins: &UInt32Chunked, breaks: &Series) -> HistResult<(Series, S
             )
         }};
     }
+    // Breakpoints with nulls (`bin_ranks`' starts past the end) take Polars' gather.
     let numeric = match phys.dtype() {
+        _ if phys.null_count() > 0 => None,
         DataType::Float64 => Some(gather!(phys.f64()?)),
         DataType::Float32 => Some(gather!(phys.f32()?)),
         DataType::Int8 => Some(gather!(phys.i8()?)),

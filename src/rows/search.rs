@@ -169,7 +169,7 @@ fn fix_left<T: Value>(out: &mut [u32], xs: &[T], first: f64, last: f64, m: u32) 
     for (o, &x) in out.iter_mut().zip(xs) {
         let x = x.to_f64();
         let low = u32::from(x < first);
-        let high = u32::from(!(x < last));
+        let high = u32::from((x >= last) | x.is_nan());
         *o = (1 - low) * ((1 - high) * (*o + 1) + high * m);
     }
 }
@@ -180,7 +180,7 @@ fn fix_right<T: Value>(out: &mut [u32], xs: &[T], first: f64, last: f64, m: u32)
     for (o, &x) in out.iter_mut().zip(xs) {
         let x = x.to_f64();
         let low = u32::from(x <= first);
-        let high = u32::from(!(x <= last));
+        let high = u32::from((x > last) | x.is_nan());
         *o = (1 - low) * ((1 - high) * (*o + 1) + high * m);
     }
 }

@@ -149,7 +149,9 @@ def _breaks_kwargs(breaks: pl.Series) -> dict[str, Any] | None:
     if name in _INTS:
         return {"dtype": name, "ints": breaks.to_list()}
     if name in _UINTS:
-        return {"dtype": name, "uints": breaks.to_list()}
+        # Their bits as int64: the plugin's pickle decoder refuses integers past 2^63.
+        bits = breaks.cast(pl.UInt64).reinterpret(signed=True)
+        return {"dtype": name, "uints": bits.to_list()}
     if name in ("Int128", "UInt128"):
         return {"dtype": name, "wide": [str(v) for v in breaks.to_list()]}
     if name == "Boolean":
@@ -178,7 +180,8 @@ def _non_decreasing(breaks: pl.Series) -> bool:
         values = breaks.cast(pl.Float64).to_list()
         keys = [(1, 0.0) if math.isnan(v) else (0, v) for v in values]
         return all(a <= b for a, b in zip(keys, keys[1:]))
-    values = breaks.to_list()
+    # Temporal values compared physically: a date before year 1 has no Python value.
+    values = (breaks.to_physical() if breaks.dtype.is_temporal() else breaks).to_list()
     return all(a <= b for a, b in zip(values, values[1:]))
 
 
