@@ -22,6 +22,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +70,10 @@ def cases(device: str) -> dict[str, tuple[pl.Expr, pl.Expr]]:
         }
 
 
+def _collect(lazy: pl.LazyFrame, expr: pl.Expr) -> pl.DataFrame:
+    return lazy.select(expr).collect()
+
+
 def timings(rows: int, device: str) -> list[dict[str, object]]:
     frame = pl.DataFrame({"x": np.random.default_rng(51).normal(size=rows)})
     lazy = frame.lazy()
@@ -79,10 +84,9 @@ def timings(rows: int, device: str) -> list[dict[str, object]]:
             warnings.simplefilter("ignore", DeprecationWarning)
             equal = frame.select(ours).equals(frame.select(theirs))
             row: dict[str, object] = {"rows": rows, "case": name, "equal": equal}
-            row["polars_eager_ms"] = median_ms(lambda e=theirs: frame.select(e), repeat)
-            row["ours_eager_ms"] = median_ms(lambda e=ours: frame.select(e), repeat)
-            row["polars_collect_ms"] = median_ms(lambda e=theirs: lazy.select(e).collect(), repeat)
-            row["ours_collect_ms"] = median_ms(lambda e=ours: lazy.select(e).collect(), repeat)
+            for who, expr in (("polars", theirs), ("ours", ours)):
+                row[f"{who}_eager_ms"] = median_ms(partial(frame.select, expr), repeat)
+                row[f"{who}_collect_ms"] = median_ms(partial(_collect, lazy, expr), repeat)
         out.append(row)
     return out
 
