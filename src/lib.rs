@@ -43,6 +43,7 @@ mod options;
 mod output;
 #[cfg(feature = "python")]
 mod python;
+pub mod rows;
 
 // The backends' internals: reached only by the benchmark examples, through the `internals`
 // feature (no API, no stability).
