@@ -35,6 +35,7 @@ mod dtype;
 mod engine;
 mod error;
 mod estimators;
+mod fixed;
 mod interrupt;
 mod job;
 mod options;
