@@ -15,6 +15,7 @@
 //   KERNEL_EDGES      edges: equal bins' edges from their linspace formula (VALUE_T: their type)
 //   KERNEL_PROOF      prove: the cheap rule's proof for equal bins of that formula (proof.cuh)
 //   KERNEL_FOLD       fold: counts by value added into the bins of those values
+//   KERNEL_FIXED_SUMS fixed_sums: weighted sums' fixed-point cells as doubles (fixed.cuh)
 // Every launch takes its parameters as one struct (abi.cuh). Rows are aligned to their element
 // size (the 16-byte body is found from the address).
 #include "abi.cuh"
@@ -48,6 +49,7 @@ typedef VALUE_T Value;
 #include "rows.cuh"
 #include "cells.cuh"
 #include "counters.cuh"
+#include "fixed.cuh"
 
 extern __shared__ __align__(16) unsigned char smem[];
 
@@ -119,18 +121,19 @@ extern "C" __global__ void COUNT_BOUNDS count(const CountParams p)
     const Source src(p);
 #if WEIGHTED
     const Weights weights{p.weights.values, p.weights.validity, p.weights.validity_offset};
+    u64* const out = static_cast<u64*>(p.out);
 #if FAMILY == FAMILY_SHARED
-    shared_hist<double>(src, weights, p.shared.replicas, p.shared.stride,
-                        static_cast<double*>(p.out));
+    shared_weighted_hist(src, weights, p.weight_exponent, p.shared.replicas, p.shared.stride,
+                         out);
 #elif FAMILY == FAMILY_GLOBAL
-    global_weighted_hist(src, weights, static_cast<double*>(p.out));
+    global_weighted_hist(src, weights, p.weight_exponent, out);
 #else
 #error "weighted sums take the shared or the global family"
 #endif
 #else
     u64* const out = static_cast<u64*>(p.out);
 #if FAMILY == FAMILY_SHARED
-    shared_hist<unsigned int>(src, Unit(), p.shared.replicas, p.shared.stride, out);
+    shared_hist(src, p.shared.replicas, p.shared.stride, out);
 #elif FAMILY == FAMILY_PACKED
     packed_hist(src, out);
 #elif FAMILY == FAMILY_SPILL
@@ -173,6 +176,17 @@ extern "C" __global__ void edges(const __grid_constant__ EdgesParams p)
 
 #if defined(KERNEL_PROOF)
 #include "proof.cuh"
+#endif
+
+#if defined(KERNEL_FIXED_SUMS)
+// Fixed-point weighted sums (fixed.cuh cells) as doubles, one thread a cell.
+extern "C" __global__ void fixed_sums(const __grid_constant__ FixedSumsParams p)
+{
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < p.cells;
+         i += (u64)gridDim.x * blockDim.x) {
+        p.out[i] = fixed_value(p.fixed + FIXED_WORDS * i, p.exponent);
+    }
+}
 #endif
 
 #if defined(KERNEL_FOLD)

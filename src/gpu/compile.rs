@@ -21,13 +21,14 @@ use crate::gpu::kernel::KernelId;
 
 const HISTOGRAM_CU: &str = include_str!("../../kernels/histogram.cu");
 /// The headers, by name, in the order they are inlined.
-const HEADERS: [(&str, &str); 11] = [
+const HEADERS: [(&str, &str); 12] = [
     ("abi.cuh", include_str!("../../kernels/abi.cuh")),
     ("bin_rule.cuh", include_str!("../../kernels/bin_rule.cuh")),
     ("binners.cuh", include_str!("../../kernels/binners.cuh")),
     ("rows.cuh", include_str!("../../kernels/rows.cuh")),
     ("cells.cuh", include_str!("../../kernels/cells.cuh")),
     ("counters.cuh", include_str!("../../kernels/counters.cuh")),
+    ("fixed.cuh", include_str!("../../kernels/fixed.cuh")),
     ("families.cuh", include_str!("../../kernels/families.cuh")),
     ("segmented.cuh", include_str!("../../kernels/segmented.cuh")),
     ("radix.cuh", include_str!("../../kernels/radix.cuh")),

@@ -196,6 +196,8 @@ fn kernels() -> Vec<KernelId> {
         out.push(count(Family::Banked, false, dtype, rule(RuleKind::Index)));
     }
     out.push(KernelId::Fold);
+    out.push(KernelId::Magnitudes);
+    out.push(KernelId::FixedSums);
     out.push(KernelId::SegScan);
     out.push(KernelId::SegCount);
     out.push(KernelId::SegCountBatched);

@@ -351,6 +351,10 @@ pub enum KernelId {
     },
     /// Counts by value added into the bins of those values (`job::ByValue`).
     Fold,
+    /// The extremes of a float64 column's finite magnitudes (the weights' grid, `crate::fixed`).
+    Magnitudes,
+    /// Fixed-point weighted sums as float64 (kernels/fixed.cuh).
+    FixedSums,
 }
 
 impl KernelId {
@@ -373,6 +377,8 @@ impl KernelId {
             KernelId::Edges { .. } => "edges",
             KernelId::Proof { .. } => "prove",
             KernelId::Fold => "fold",
+            KernelId::Magnitudes => "extremes",
+            KernelId::FixedSums => "fixed_sums",
         }
     }
 
@@ -421,6 +427,12 @@ impl KernelId {
                 out.push(value(*dtype));
             }
             KernelId::Fold => out.push("-DKERNEL_FOLD".into()),
+            KernelId::Magnitudes => {
+                out.push("-DKERNEL_EXTREMES".into());
+                out.push(value(DType::F64));
+                out.push("-DFINITE_MAGNITUDES=1".into());
+            }
+            KernelId::FixedSums => out.push("-DKERNEL_FIXED_SUMS".into()),
         }
         out
     }
@@ -456,6 +468,8 @@ impl fmt::Display for KernelId {
             KernelId::Edges { dtype } => write!(f, "edges_{}", dtype.name()),
             KernelId::Proof { dtype } => write!(f, "proof_{}", dtype.name()),
             KernelId::Fold => write!(f, "fold"),
+            KernelId::Magnitudes => write!(f, "magnitudes_float64"),
+            KernelId::FixedSums => write!(f, "fixed_sums"),
         }
     }
 }
