@@ -282,3 +282,37 @@ __device__ __forceinline__ void global_weighted_hist(S src, Weights weights, int
         },
         NoStep());
 }
+
+// Float sums (-DFLOAT_SUMS=1, src/fixed.rs `Sums::Float`): double atomics, whose order changes
+// the last bits from run to run; few bins in replicated shared-memory doubles, else global.
+template <class S>
+__device__ __forceinline__ void shared_float_hist(S src, Weights weights, unsigned int replicas,
+                                                  unsigned int stride, double* out)
+{
+    const ReplicatedCounters<double> counters{reinterpret_cast<double*>(src.stage(smem)), replicas,
+                                              stride};
+    counters.zero();
+    __syncthreads();
+    double* const mine = counters.mine();
+    const unsigned int n = src.n;
+    for_each_row<HIST_LOADS_IN_FLIGHT>(
+        src,
+        [&](bool present, u64 row, unsigned int b) {
+            if (present && b < n && weights.take(row)) atomicAdd(mine + b, weights.amount(row));
+        },
+        NoStep());
+    __syncthreads();
+    counters.merge(n, out);
+}
+
+template <class S>
+__device__ __forceinline__ void global_float_hist(S src, Weights weights, double* out)
+{
+    const unsigned int n = src.n;
+    for_each_row<GLOBAL_LOADS_IN_FLIGHT>(
+        src,
+        [&](bool present, u64 row, unsigned int b) {
+            if (present && b < n && weights.take(row)) atomicAdd(out + b, weights.amount(row));
+        },
+        NoStep());
+}

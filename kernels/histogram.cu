@@ -1,7 +1,7 @@
 // The kernels, one entry point per module: NVRTC compiles this file once per kernel a plan needs
 // (src/gpu/compile.rs), with one of
 //   KERNEL_COUNT      count: a family (-DFAMILY=FAMILY_SHARED|PACKED|SPILL|SEGMENTED|BATCHED|
-//                     GLOBAL|PRIVATE|BANKED|RADIX, -DWEIGHTED)
+//                     GLOBAL|PRIVATE|BANKED|RADIX, -DWEIGHTED, -DFLOAT_SUMS)
 //                     over the rows of RANK axes, axis d a column binned as -DAXISd says
 //                     (binners.cuh `BinnerOf`: its C type, rule kind and variant), into the
 //                     histogram; one axis reads its column in 16-byte vectors, more read a row's
@@ -36,6 +36,11 @@ typedef VALUE_T Value;
 #define FAMILY_BANKED 9
 #ifndef WEIGHTED
 #define WEIGHTED 0
+#endif
+// Float sums (POLARS_GPU_HIST_SUMS=float, src/fixed.rs): double atomics in whatever order they
+// land, kept to measure the fixed-point sums against.
+#ifndef FLOAT_SUMS
+#define FLOAT_SUMS 0
 #endif
 
 // Explicit edges are staged in shared memory by the shared family only.
@@ -119,7 +124,17 @@ typedef BinnedColumn<typename BinnerOf<AXIS0, STAGE_EDGES>::type> Source;
 extern "C" __global__ void COUNT_BOUNDS count(const CountParams p)
 {
     const Source src(p);
-#if WEIGHTED
+#if WEIGHTED && FLOAT_SUMS
+    const Weights weights{p.weights.values, p.weights.validity, p.weights.validity_offset};
+    double* const out = static_cast<double*>(p.out);
+#if FAMILY == FAMILY_SHARED
+    shared_float_hist(src, weights, p.shared.replicas, p.shared.stride, out);
+#elif FAMILY == FAMILY_GLOBAL
+    global_float_hist(src, weights, out);
+#else
+#error "weighted sums take the shared or the global family"
+#endif
+#elif WEIGHTED
     const Weights weights{p.weights.values, p.weights.validity, p.weights.validity_offset};
     u64* const out = static_cast<u64*>(p.out);
 #if FAMILY == FAMILY_SHARED

@@ -15,7 +15,38 @@
 //! both infinities, is NaN; one with +inf (-inf) alone is +inf (-inf). A flag a cell carries
 //! them beside the integer sum.
 
+use std::sync::OnceLock;
+
 use crate::input::{HostColumn, Values};
+
+/// How weighted sums are summed: the one place that decides (issue 51's rule: fixed point by
+/// default where it costs at most 10% against float sums at 256 and 65,536 bins; else float
+/// sums by default and fixed point behind a flag). Measured on the CPU (2 cores, BENCHMARKS.md);
+/// the GPU's cost is `benches/weighted_sums.py`'s on the device.
+pub const DEFAULT_SUMS: Sums = Sums::Fixed;
+
+/// `POLARS_GPU_HIST_SUMS=float` (or `fixed`) overrides [`DEFAULT_SUMS`] for a process, so that a
+/// benchmark can measure both.
+pub const SUMS_ENV: &str = "POLARS_GPU_HIST_SUMS";
+
+/// Fixed point (this module's rule: the same bits everywhere), or plain float64 additions in
+/// whatever order the threads and atomics make (the last bits vary from run to run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sums {
+    Fixed,
+    Float,
+}
+
+/// The process's way of summing weights: [`SUMS_ENV`], else [`DEFAULT_SUMS`], chosen once (as
+/// the CPU's instruction set is): every kernel and loop of a process sums one way.
+pub fn sums() -> Sums {
+    static CHOSEN: OnceLock<Sums> = OnceLock::new();
+    *CHOSEN.get_or_init(|| match std::env::var(SUMS_ENV).as_deref().map(str::trim) {
+        Ok("float") => Sums::Float,
+        Ok("fixed") => Sums::Fixed,
+        _ => DEFAULT_SUMS,
+    })
+}
 
 /// Bits of the grid's headroom: the sum of every row stays below 2^GRID_BITS.
 const GRID_BITS: i32 = 125;

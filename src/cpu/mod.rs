@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use crate::bins::BinSpec;
 use crate::counts::{zeroed, Counts};
 use crate::error::HistResult;
-use crate::fixed::{self, FixedSum};
+use crate::fixed::{self, FixedSum, Sums};
 use crate::input::{Chunk, Value, Values};
 use crate::job::{Axis, Counter, FlowBins, GroupKeys, HostRows, Job, Rule, Strays};
 
@@ -52,10 +52,22 @@ pub fn count(job: &Job<'_>, rows: &HostRows<'_>) -> HistResult<Counts> {
     }
     let cells = job.cells;
     let cell_bytes = match rows.weights {
-        Some(_) => std::mem::size_of::<FixedSum>(),
-        None => 8,
+        Some(_) if fixed::sums() == Sums::Fixed => std::mem::size_of::<FixedSum>(),
+        _ => 8,
     };
     let tasks = task_ranges(rows.len, cells, cell_bytes);
+    if rows.weights.is_some() && fixed::sums() == Sums::Float {
+        let partial = |&(a, b): &(usize, usize)| -> HistResult<Vec<f64>> {
+            let mut blocks = Blocks::new(job, rows, a, b);
+            let sums = float_sum_blocks(cells, |idx, amounts| blocks.next(idx, Some(amounts)))?;
+            crate::interrupt::check()?;
+            Ok(sums)
+        };
+        return Ok(Counts::Weighted(match tasks.as_slice() {
+            [one] => partial(one)?,
+            _ => merge(tasks.par_iter().map(partial).collect::<HistResult<_>>()?),
+        }));
+    }
     if let Some(weights) = &rows.weights {
         // One grid for every task: their sums add exactly, whatever the tasks.
         let k = fixed::exponent(fixed::largest_magnitude(weights), rows.len as u64);
@@ -107,6 +119,12 @@ trait Merge: Copy + Send + Sync {
 
 impl Merge for u64 {
     fn merge(&mut self, other: &u64) {
+        *self += other;
+    }
+}
+
+impl Merge for f64 {
+    fn merge(&mut self, other: &f64) {
         *self += other;
     }
 }
@@ -417,6 +435,28 @@ pub fn sum_blocks(
         }
         for (&i, &a) in idx[..len].iter().zip(&amounts[..len]) {
             sums[i as usize].add(a, k);
+        }
+    }
+    sums.truncate(n);
+    Ok(sums)
+}
+
+/// Sums the amounts as [`sum_blocks`] does, in float64 additions in row order
+/// ([`Sums::Float`]: the tasks' split changes the last bits).
+fn float_sum_blocks(
+    n: usize,
+    mut next_block: impl FnMut(&mut [u32; BLOCK], &mut [f64; BLOCK]) -> usize,
+) -> HistResult<Vec<f64>> {
+    let mut sums: Vec<f64> = zeroed(n + 1)?;
+    let mut idx = Box::new([0u32; BLOCK]);
+    let mut amounts = Box::new([0f64; BLOCK]);
+    loop {
+        let len = next_block(&mut idx, &mut amounts);
+        if len == 0 {
+            break;
+        }
+        for (&i, &a) in idx[..len].iter().zip(&amounts[..len]) {
+            sums[i as usize] += a;
         }
     }
     sums.truncate(n);

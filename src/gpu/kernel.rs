@@ -395,6 +395,9 @@ impl KernelId {
                 out.push("-DKERNEL_COUNT".into());
                 out.push(format!("-DFAMILY={}", family.define()));
                 out.push(format!("-DWEIGHTED={}", *weighted as u8));
+                if *weighted && crate::fixed::sums() == crate::fixed::Sums::Float {
+                    out.push("-DFLOAT_SUMS=1".into());
+                }
                 out.push(format!("-DRANK={}", axes.as_slice().len()));
                 if axes.is_interleaved() {
                     out.push("-DINTERLEAVED=1".into());
@@ -451,7 +454,11 @@ impl fmt::Display for KernelId {
                     f,
                     "count_{}{}_{}{}",
                     family.name(),
-                    if *weighted { "_weighted" } else { "" },
+                    match (*weighted, crate::fixed::sums()) {
+                        (false, _) => "",
+                        (true, crate::fixed::Sums::Fixed) => "_weighted",
+                        (true, crate::fixed::Sums::Float) => "_weighted_float",
+                    },
                     names.join("_x_"),
                     if axes.is_interleaved() {
                         "_interleaved"

@@ -215,7 +215,7 @@ pub fn queue(
         }
         phases.push(("look", clock.lap()));
     }
-    let sums = match job.is_weighted() {
+    let sums = match job.is_weighted() && crate::fixed::sums() == crate::fixed::Sums::Fixed {
         true => Some(FixedCells::new(gpu, stream, job)?),
         false => None,
     };

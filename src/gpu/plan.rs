@@ -559,12 +559,12 @@ fn row_by_row(
 }
 
 /// Bytes of one shared-memory counter: a u32 count, or a weighted sum's fixed-point cell
-/// (kernels/fixed.cuh, `abi::FIXED_WORDS` u64).
+/// (kernels/fixed.cuh, `abi::FIXED_WORDS` u64; a double for the float sums).
 fn counter_bytes(weighted: bool) -> u64 {
-    if weighted {
-        8 * crate::gpu::abi::FIXED_WORDS as u64
-    } else {
-        4
+    match (weighted, crate::fixed::sums()) {
+        (false, _) => 4,
+        (true, crate::fixed::Sums::Fixed) => 8 * crate::gpu::abi::FIXED_WORDS as u64,
+        (true, crate::fixed::Sums::Float) => 8,
     }
 }
 
