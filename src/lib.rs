@@ -37,12 +37,14 @@ mod engine;
 mod error;
 mod estimators;
 mod family;
+mod fixed;
 mod interrupt;
 mod job;
 mod options;
 mod output;
 #[cfg(feature = "python")]
 mod python;
+pub mod rows;
 
 // The backends' internals: reached only by the benchmark examples, through the `internals`
 // feature (no API, no stability).

@@ -26,6 +26,7 @@ mod host;
 mod kernels;
 mod pins;
 mod plugin;
+mod rows;
 mod scan;
 mod values;
 

@@ -20,6 +20,7 @@ from typing import Any, Literal, SupportsFloat, SupportsIndex, TypeVar, Union, c
 import polars as pl
 
 from polars_gpu_hist import _native
+from polars_gpu_hist._args.quantile_bins import QuantileBins
 from polars_gpu_hist._native.options import (
     BinRule,
     Bins,
@@ -48,7 +49,10 @@ TimeBins = Literal[
     "1s", "1m", "5m", "10m", "15m", "30m", "1h", "2h", "3h", "6h", "12h", "1d", "2d", "7d",
     "1w", "2w", "1mo", "3mo", "6mo", "1q", "1y",
 ]  # fmt: skip
-BinsArg = Union[SupportsIndex, BinRule, TimeBins, dt.timedelta, pl.Expr, Iterable[Edge]]
+# `QuantileBins` (`quantile_bins(k)`): edges at the data's quantiles, taken where the data is.
+BinsArg = Union[
+    SupportsIndex, BinRule, TimeBins, dt.timedelta, pl.Expr, Iterable[Edge], QuantileBins
+]
 RangeArg = Union[tuple[Edge, Edge], Iterable[Edge], None]
 # n-D: one count or rule for every dimension, or one entry per dimension (a flat list of numbers
 # is not one: it would read as one entry per dimension).
@@ -180,6 +184,12 @@ def bins(value: Any, repeated_edges: bool = False) -> Bins:
     __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(value, bool):
         raise TypeError(f"`bins` must be an int, a rule name or a sequence of edges, got {value!r}")
+    if isinstance(value, QuantileBins):
+        # The calls that take the data's quantiles resolve them first; this one keeps edges.
+        raise TypeError(
+            "`bins=quantile_bins(...)` takes its edges from the data, which this call does not "
+            "hold: give the edges, `quantile_bins(k).edges(sample)`"
+        )
     if isinstance(value, str):
         value = str(value)  # a subclass (numpy's str_) pickles as itself: plain text crosses
         if value in BIN_RULES:

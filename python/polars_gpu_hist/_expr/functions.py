@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import pickle
+from collections.abc import Sequence
 from typing import Any, Literal, Union
 
 import polars as pl
@@ -12,6 +13,7 @@ import polars as pl
 from polars_gpu_hist import _native
 from polars_gpu_hist._args import arguments as _args
 from polars_gpu_hist._args import plain_kwargs as _plain_kwargs
+from polars_gpu_hist._args import quantile_bins as _quantile_bins
 from polars_gpu_hist._args.arguments import (
     BinsArg,
     ByArg,
@@ -25,6 +27,7 @@ from polars_gpu_hist._args.arguments import (
 )
 from polars_gpu_hist._expr import docstrings as _docstrings
 from polars_gpu_hist._expr.polars_hist import build_plugin_call, hist_call, hist_expr, hist_of_call
+from polars_gpu_hist._expr.row_namespace import RowBinningMethods, RowBinningSeriesMethods
 from polars_gpu_hist._inputs import host as _host
 from polars_gpu_hist._native import cuda_arrays as _cuda
 from polars_gpu_hist._native import options as _options
@@ -86,7 +89,9 @@ def histogram_expr(
         (integer and temporal columns); or time bins of a temporal column: a Polars duration
         (``"1h"``, ``"90m"``, ``"1w"``, ``"1mo"``, ``"1q"``, ``"1y"``, a ``timedelta``,
         ``pl.duration(...)``), stepped in the column's time zone as ``pl.datetime_range``
-        steps, from ``dt.truncate``'s boundary before the data.
+        steps, from ``dt.truncate``'s boundary before the data; or equi-height bins,
+        :func:`quantile_bins` (edges at numpy's quantiles of the valid values: the expression
+        then takes its whole column, each group's in ``group_by().agg()``; not with ``by``).
     range
         ``(min, max)`` of the equal-width bins (numbers or temporal values; numpy float32
         scalars make float32 edges); time bins start at min, end at the first edge >= max.
@@ -130,6 +135,8 @@ def histogram_expr(
         ``density``.
     """
     __tracebackhide__ = True  # IPython shows the caller's frame
+    if isinstance(bins, _quantile_bins.QuantileBins):
+        return _quantile_expr(expr, bins, range, weights, density, closed, flow, device, kernel, by)
     plain = _plain_kwargs.plain_histogram_kwargs(bins, range, density, closed, flow, device, kernel)
     if plain is not None and by is None and weights is None:
         return _plugin("histogram", [_expr(expr)], plain)
@@ -150,6 +157,57 @@ def histogram_expr(
     return _plugin("histogram" if by is None else "histogram_by", args, kwargs)
 
 
+def _quantile_expr(
+    expr: IntoExpr,
+    bins: _quantile_bins.QuantileBins,
+    range: RangeArg,
+    weights: IntoExpr | None,
+    density: bool,
+    closed: Closed,
+    flow: bool,
+    device: Device,
+    kernel: Kernel,
+    by: ByArg,
+) -> pl.Expr:
+    """`bins=quantile_bins(k)` in an expression: the edges need the whole column (each group's
+    in `group_by().agg()`), so the query hands it over whole and the histogram of its edges is
+    counted as `histogram` counts a Series."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
+    if by is not None:
+        raise ValueError(
+            "`by=` shares one binning between the groups, but `bins=quantile_bins(...)` takes "
+            "each column's own quantiles: use `group_by(...).agg(...)` for per-group quantile "
+            "bins, or explicit edges with `by=`"
+        )
+    _quantile_bins.refuse_range(range)
+    # The options checked here, where they are written (any edges stand in for the data's).
+    _args.histogram_kwargs(
+        [0, 1], None, density=density, closed=closed, flow=flow, device=device, kernel=kernel
+    )
+    count = pl.Float64 if density or weights is not None else pl.UInt64
+    dtype = pl.Struct({"bin_start": pl.Float64, "bin_end": pl.Float64, "count": count})
+
+    def counted(columns: Sequence[pl.Series]) -> pl.Series:
+        values = columns[0]
+        edges = bins.edges(values)
+        kwargs = _args.histogram_kwargs(
+            edges,
+            None,
+            density=density,
+            closed=closed,
+            flow=flow,
+            device=device,
+            kernel=kernel,
+            repeated_edges=True,
+        )
+        w = columns[1] if len(columns) > 1 else None
+        return _host_histogram(values, w, kwargs, api="polars").alias(values.name)
+
+    args = [_expr(expr)] if weights is None else [_expr(expr), _expr(weights)]
+    # Named as Polars names it: after the first input, as the plugin's output is.
+    return pl.map_batches(args, counted, return_dtype=dtype)
+
+
 def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs | bytes) -> pl.Expr:
     """A call of the plugin's `function_name` (`kwargs` pickled or not): one row per bin."""
     # Ctrl-C stops the query's long calls (chained again if a SIGINT handler, as Jupyter's
@@ -160,8 +218,9 @@ def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs | b
 
 
 @pl.api.register_expr_namespace("gpu_hist")
-class GpuHistNamespace:
-    """Histograms of an expression: ``pl.col("x").gpu_hist.histogram(...)``."""
+class GpuHistNamespace(RowBinningMethods):
+    """Histograms of an expression: ``pl.col("x").gpu_hist.histogram(...)``, and Polars' row
+    binning (``bin_intervals``, ``bin_quantiles``, ``bin_ranks``, ``cut``, ``qcut``)."""
 
     def __init__(self, expr: pl.Expr) -> None:
         self._expr = expr
@@ -235,8 +294,9 @@ class GpuHistNamespace:
 
 
 @pl.api.register_series_namespace("gpu_hist")
-class GpuHistSeriesNamespace:
-    """Histograms of a Series: ``s.gpu_hist.histogram(...)``, as the expression namespace."""
+class GpuHistSeriesNamespace(RowBinningSeriesMethods):
+    """Histograms of a Series: ``s.gpu_hist.histogram(...)``, as the expression namespace, and
+    its row binning."""
 
     def __init__(self, series: pl.Series) -> None:
         self._series = series
@@ -277,8 +337,18 @@ class GpuHistSeriesNamespace:
         """
         __tracebackhide__ = True  # IPython shows the caller's frame
         s = self._series
+        quantiles = isinstance(bins, _quantile_bins.QuantileBins)
+        if quantiles:
+            bins = _quantile_bins.resolve(bins, s, range)
         kwargs = _args.histogram_kwargs(
-            bins, range, density=density, closed=closed, flow=flow, device=device, kernel=kernel
+            bins,
+            range,
+            density=density,
+            closed=closed,
+            flow=flow,
+            device=device,
+            kernel=kernel,
+            repeated_edges=quantiles,
         )
         if weights is not None:
             _args.refuse_weighted_estimator(bins)
@@ -355,12 +425,24 @@ def histogram(
     memory of the same length.
     """
     __tracebackhide__ = True  # IPython shows the caller's frame
+    iface = _cuda.cuda_array(data)
+    quantiles = isinstance(bins, _quantile_bins.QuantileBins)
+    if quantiles:
+        bins = _quantile_bins.resolve(
+            bins, _quantile_bins.host_copy(data) if iface else data, range
+        )
     kwargs = _args.histogram_kwargs(
-        bins, range, density=density, closed=closed, flow=flow, device=device, kernel=kernel
+        bins,
+        range,
+        density=density,
+        closed=closed,
+        flow=flow,
+        device=device,
+        kernel=kernel,
+        repeated_edges=quantiles,
     )
     if weights is not None:
         _args.refuse_weighted_estimator(bins)
-    iface = _cuda.cuda_array(data)
     if iface is not None:
         sample = _cuda.sample([_cuda.column(iface)], weights)
         _cuda.sync_stream(iface)

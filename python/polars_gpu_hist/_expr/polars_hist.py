@@ -16,7 +16,7 @@ import operator
 import pickle
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 import polars as pl
 from polars.plugins import register_plugin_function
@@ -52,7 +52,19 @@ def _library() -> str:
         return str(library.resolve())
 
 
-def _direct_builder() -> Callable[[str, list[pl.Expr], bytes, Any], pl.Expr] | None:
+# How a plugin call's output relates to its input rows: "histogram" (one row per bin, its own
+# length), "rows" (one row per input row, computed from the whole column or group, as `rank`),
+# "elementwise" (each row from its own value: Polars streams it and runs it on any slice).
+Shape = Literal["histogram", "rows", "elementwise"]
+
+_SHAPES: dict[str, dict[str, bool]] = {
+    "histogram": {"is_elementwise": False, "changes_length": True},
+    "rows": {"is_elementwise": False, "changes_length": False},
+    "elementwise": {"is_elementwise": True, "changes_length": False},
+}
+
+
+def _direct_builder() -> Callable[..., pl.Expr] | None:
     """The plugin call and its cast built through Polars' own bindings, as its
     ``register_plugin_function`` and ``Expr.cast`` build them, minus their per-call argument
     handling (a third of a small query's time on two cores), or None where this Polars'
@@ -62,12 +74,10 @@ def _direct_builder() -> Callable[[str, list[pl.Expr], bytes, Any], pl.Expr] | N
         from polars.datatypes import parse_into_datatype_expr
 
         flags: dict[str, Any] = {
-            "is_elementwise": False,
             "input_wildcard_expansion": False,
             "returns_scalar": False,
             "cast_to_supertype": False,
             "pass_name_to_apply": False,
-            "changes_length": True,
         }
         if "is_deterministic" in inspect.signature(register_plugin_function).parameters:
             flags["is_deterministic"] = True
@@ -80,10 +90,17 @@ def _direct_builder() -> Callable[[str, list[pl.Expr], bytes, Any], pl.Expr] | N
     def datatype(dtype: Any) -> Any:
         return parse_into_datatype_expr(dtype)._pydatatype_expr
 
-    def build(function: str, args: list[pl.Expr], kwargs: bytes, dtype: Any) -> pl.Expr:
+    def build(
+        function: str, args: list[pl.Expr], kwargs: bytes, dtype: Any, shape: Shape = "histogram"
+    ) -> pl.Expr:
         pyexprs = [a._pyexpr for a in args]
         expr = register(
-            plugin_path=library, function_name=function, args=pyexprs, kwargs=kwargs, **flags
+            plugin_path=library,
+            function_name=function,
+            args=pyexprs,
+            kwargs=kwargs,
+            **flags,
+            **_SHAPES[shape],
         )
         if dtype is not None:
             expr = expr.cast(datatype(dtype), True, False)
@@ -92,23 +109,22 @@ def _direct_builder() -> Callable[[str, list[pl.Expr], bytes, Any], pl.Expr] | N
     return build
 
 
-def _public_builder(function: str, args: list[pl.Expr], kwargs: bytes, dtype: Any) -> pl.Expr:
+def _public_builder(
+    function: str, args: list[pl.Expr], kwargs: bytes, dtype: Any, shape: Shape = "histogram"
+) -> pl.Expr:
     out = register_plugin_function(
         plugin_path=_native.PLUGIN_PATH,
         function_name=function,
         args=args,
         kwargs=pickle.loads(kwargs),
-        is_elementwise=False,
-        changes_length=True,
+        **_SHAPES[shape],
     )
     return out if dtype is None else out.cast(dtype)
 
 
-# A plugin call: (function, args, pickled kwargs, dtype to cast to or None) -> expression. Every
-# expression of the package is built here (`polars_gpu_hist._functions._plugin`).
-build_plugin_call: Callable[[str, list[pl.Expr], bytes, Any], pl.Expr] = (
-    _direct_builder() or _public_builder
-)
+# A plugin call: (function, args, pickled kwargs, dtype to cast to or None[, shape]) ->
+# expression. Every expression of the package is built here (`polars_gpu_hist._functions._plugin`).
+build_plugin_call: Callable[..., pl.Expr] = _direct_builder() or _public_builder
 
 
 def _float_format() -> dict[str, Any]:
