@@ -94,6 +94,11 @@ impl HalfBins {
             } else {
                 d.to_f64() / wide_denom * n as f64
             };
+            if !f.is_finite() {
+                // numpy's float16 `x - first` (or its ratio) overflowed: numpy indexes out of
+                // bounds (IndexError). Placed by the edges themselves, never by the clamp.
+                return (edges.partition_point(|e| *e <= x) - 1).min(n - 1) as u32;
+            }
             let mut i = (f as usize).min(n - 1);
             if x < edges[i] {
                 i -= 1;

@@ -101,3 +101,37 @@ def test_a_numpy_string_names_the_rule(bins: str) -> None:
     got = ghnp.histogram(x, np.str_(bins))
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_a_float16_span_past_float16s_maximum() -> None:
+    # docs/semantics.md: numpy's float16 `x - min` overflows (IndexError); each value is placed
+    # by numpy's own float16 edges here.
+    x = np.array([4.57e4, 4.616e3, -3.6e4, 6.18e4, np.inf], np.float16)
+    r = (-36001.0, 61826.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        edges = np.histogram_bin_edges(x, 64, r)
+        with pytest.raises(IndexError):
+            np.histogram(x, 64, r)
+    counts, our_edges = ghnp.histogram(x, 64, r)
+    np.testing.assert_array_equal(our_edges, edges)
+    assert our_edges.dtype == np.float16
+    wide = edges.astype(np.float64)
+    finite = x[np.isfinite(x)].astype(np.float64)
+    at = np.minimum(np.searchsorted(wide, finite, side="right") - 1, 63)
+    np.testing.assert_array_equal(counts, np.bincount(at, minlength=64))
+
+
+def test_numpys_nan_edges_and_zero_bins_are_refused() -> None:
+    # numpy's float16 linspace over a span past 65504 starts at NaN; an estimator whose float16
+    # `std` overflows gives a width of inf: one edge (0 bins). Both refused as ValueError.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wide = np.array([-65504, 1, 65504], np.float16)
+        assert np.isnan(np.histogram_bin_edges(wide, 1)[0])
+        constant = np.full(64, 1528, np.float16)
+        assert np.histogram_bin_edges(constant, "scott").size == 1
+    with pytest.raises(ValueError, match="Too many bins"):
+        ghnp.histogram_bin_edges(wide, 1)
+    with pytest.raises(ValueError, match="scott"):
+        ghnp.histogram_bin_edges(constant, "scott")
