@@ -4,10 +4,9 @@ package module itself holds only its public names, so that ``dir()`` lists nothi
 from __future__ import annotations
 
 import builtins
-import contextlib
 import pickle
-from collections.abc import Iterator, Sequence
-from typing import Any, Union
+from collections.abc import Sequence
+from typing import Any, Literal, Union
 
 import polars as pl
 
@@ -34,34 +33,13 @@ from polars_gpu_hist._native import cuda_arrays as _cuda
 from polars_gpu_hist._native import options as _options
 
 IntoExpr = Union[pl.Expr, str]
+# Whose exception types a native call raises (src/boundary.rs `Api`).
+Api = Literal["polars", "numpy"]
 
 
 def _pickled(kwargs: _options.Kwargs | bytes) -> bytes:
     """Options for the native functions, pickled (once) as Polars pickles a plugin's kwargs."""
     return kwargs if isinstance(kwargs, bytes) else pickle.dumps(kwargs, protocol=5)
-
-
-# How the plugin's out-of-memory error reads once Polars has wrapped it (src/error.rs).
-_OUT_OF_MEMORY = "out of memory: could not allocate"
-# How a call that Ctrl-C stopped reads once Polars has wrapped it (src/error.rs INTERRUPTED).
-_INTERRUPTED = "interrupted (Ctrl-C): the call stopped early"
-
-
-@contextlib.contextmanager
-def _memory_errors() -> Iterator[None]:
-    """Turns the plugin's out-of-memory error, which Polars hands on as a ComputeError, back
-    into a ``MemoryError`` where we run the query ourselves, and a call Ctrl-C stopped into
-    Python's ``KeyboardInterrupt`` (its pending SIGINT handler runs now, not later)."""
-    try:
-        yield
-    except pl.exceptions.ComputeError as e:
-        text = str(e)
-        if _INTERRUPTED in text:
-            _native.raise_interrupted()
-        if _OUT_OF_MEMORY in text:
-            start = text.index(_OUT_OF_MEMORY)
-            raise MemoryError(text[start:].split("\n")[0]) from e
-        raise
 
 
 def gpu_available() -> bool:
@@ -162,7 +140,9 @@ def histogram_expr(
     plain = _plain_kwargs.plain_histogram_kwargs(bins, range, density, closed, flow, device, kernel)
     if plain is not None and by is None and weights is None:
         return _plugin("histogram", [_expr(expr)], plain)
-    options = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    options = _args.histogram_kwargs(
+        bins, range, density=density, closed=closed, flow=flow, device=device, kernel=kernel
+    )
     kwargs: _options.Kwargs = options
     args = [_expr(expr)]
     if by is not None:
@@ -201,7 +181,9 @@ def _quantile_expr(
         )
     _quantile_bins.refuse_range(range)
     # The options checked here, where they are written (any edges stand in for the data's).
-    _args.histogram_kwargs([0, 1], None, density, closed, flow, device, kernel)
+    _args.histogram_kwargs(
+        [0, 1], None, density=density, closed=closed, flow=flow, device=device, kernel=kernel
+    )
     count = pl.Float64 if density or weights is not None else pl.UInt64
     dtype = pl.Struct({"bin_start": pl.Float64, "bin_end": pl.Float64, "count": count})
 
@@ -209,10 +191,17 @@ def _quantile_expr(
         values = columns[0]
         edges = bins.edges(values)
         kwargs = _args.histogram_kwargs(
-            edges, None, density, closed, flow, device, kernel, repeated_edges=True
+            edges,
+            None,
+            density=density,
+            closed=closed,
+            flow=flow,
+            device=device,
+            kernel=kernel,
+            repeated_edges=True,
         )
         w = columns[1] if len(columns) > 1 else None
-        return _host_histogram(values, w, kwargs).alias(values.name)
+        return _host_histogram(values, w, kwargs, api="polars").alias(values.name)
 
     args = [_expr(expr)] if weights is None else [_expr(expr), _expr(weights)]
     # Named as Polars names it: after the first input, as the plugin's output is.
@@ -352,11 +341,18 @@ class GpuHistSeriesNamespace(RowBinningSeriesMethods):
         if quantiles:
             bins = _quantile_bins.resolve(bins, s, range)
         kwargs = _args.histogram_kwargs(
-            bins, range, density, closed, flow, device, kernel, repeated_edges=quantiles
+            bins,
+            range,
+            density=density,
+            closed=closed,
+            flow=flow,
+            device=device,
+            kernel=kernel,
+            repeated_edges=quantiles,
         )
         if weights is not None:
             _args.refuse_weighted_estimator(bins)
-        return _host_histogram(s, weights, kwargs).alias(s.name)
+        return _host_histogram(s, weights, kwargs, api="polars").alias(s.name)
 
     @_docstrings.like(
         "polars_gpu_hist._expr.polars_hist:hist_expr",
@@ -393,36 +389,19 @@ class GpuHistSeriesNamespace(RowBinningSeriesMethods):
             include_breakpoint=include_breakpoint,
             device=device,
         )
-        out = _direct_hist(s, call)
-        if out is None:
-            # Polars' own hist, or an error raised as the expression raises it.
+        if call is None:
+            # Polars' own hist takes the call (edges known only when the query runs).
             expr = hist_of_call(pl.col(s.name), call, bins, include_category, include_breakpoint)
-            with _memory_errors():
-                out = s.to_frame().select(expr).to_series()
+            out = s.to_frame().select(expr).to_series()
+        else:
+            # The plugin's own function, without a query around it (at 10,000 rows the query
+            # costs more than the counting); its errors are the expression's.
+            pickled, dtype = call
+            out = _native.hist_series(s, pickled)
+            out = out if dtype is None else out.cast(dtype)
         if include_category or include_breakpoint:
             return out.struct.unnest()
         return out.to_frame()
-
-
-def _direct_hist(s: pl.Series, call: tuple[bytes, Any] | None) -> pl.Series | None:
-    """`hist` of a Series by the plugin's own function, without a query around it (at 10,000
-    rows the query costs more than the counting); None where the query must run: Polars' own
-    ``hist`` takes the call, or the plugin fails (the query raises its error as the
-    expression does)."""
-    if call is None:
-        return None
-    pickled, dtype = call
-    try:
-        out = _native.hist_series(s, pickled)
-    except MemoryError:
-        raise
-    except Exception as e:
-        text = str(e)
-        if _OUT_OF_MEMORY in text:
-            # As the query path raises it (`_memory_errors`), without running out again.
-            raise MemoryError(text[text.index(_OUT_OF_MEMORY) :].split("\n")[0]) from e
-        return None
-    return out if dtype is None else out.cast(dtype)
 
 
 def histogram(
@@ -453,27 +432,35 @@ def histogram(
             bins, _quantile_bins.host_copy(data) if iface else data, range
         )
     kwargs = _args.histogram_kwargs(
-        bins, range, density, closed, flow, device, kernel, repeated_edges=quantiles
+        bins,
+        range,
+        density=density,
+        closed=closed,
+        flow=flow,
+        device=device,
+        kernel=kernel,
+        repeated_edges=quantiles,
     )
     if weights is not None:
         _args.refuse_weighted_estimator(bins)
     if iface is not None:
         sample = _cuda.sample([_cuda.column(iface)], weights)
         _cuda.sync_stream(iface)
-        options = _native.HistogramOptions(_pickled(kwargs))
+        options = _native.HistogramOptions(_options.pickled_histogram_options(kwargs))
         series, _report, _ms = _native.histogram_cuda(["x"], sample, options)
         return series.struct.unnest()
-    return _host_histogram(data, weights, kwargs).struct.unnest()
+    return _host_histogram(data, weights, kwargs, api="polars").struct.unnest()
 
 
-def _host_histogram(data: Any, weights: Any, kwargs: _options.HistogramKwargs) -> pl.Series:
-    """The histogram of host data under the plugin's `kwargs`, as a Struct Series named ``x``.
-
-    The counts come from the plugin's own function called directly, without a query around it
-    (at 1,000 rows the query costs more than the counting). Where that fails, the same call as
-    a query raises the error exactly as the expression does: the data and its weights sit in a
-    frame of their own under fixed names, so no name of the caller's can collide."""
+def _host_histogram(
+    data: Any, weights: Any, kwargs: _options.HistogramKwargs, *, api: Api
+) -> pl.Series:
+    """The histogram of host data under the plugin's `kwargs`, as a Struct Series named ``x``:
+    the plugin's own function called directly, without a query around it (at 1,000 rows the
+    query costs more than the counting), raising the exception types of `api` (the
+    caller's: Polars' for the package's functions, numpy's for the numpy drop-in)."""
     __tracebackhide__ = True  # IPython shows the caller's frame
+    _check_weights_shape(data, weights)
     values = _host_series(data, "x", "data")
     w = None if weights is None else _host_series(weights, "w", "weights")
     if w is not None and w.len() != values.len():
@@ -481,19 +468,39 @@ def _host_histogram(data: Any, weights: Any, kwargs: _options.HistogramKwargs) -
             f"`weights` has {w.len()} values but the data has {values.len()}: give one weight "
             "per value"
         )
-    try:
-        return _native.histogram_series(values, _pickled(kwargs), w)
-    except MemoryError:
-        raise
-    except Exception:
-        pass  # the query below raises it as the expression does
-    frame = pl.DataFrame({"x": values})
-    args = [pl.col("x")]
-    if w is not None:
-        frame = frame.with_columns(w.alias("w"))
-        args.append(pl.col("w"))
-    with _memory_errors():
-        return frame.select(_plugin("histogram", args, kwargs)).to_series()
+    return _native.histogram_series(values, _options.pickled_histogram_options(kwargs), w, api=api)
+
+
+def _check_weights_shape(data: Any, weights: Any) -> None:
+    """numpy's rule where either side has more than one dimension: the weights have the data's
+    shape (each is flattened alike; weights of another shape would pair values wrongly)."""
+    if weights is None or (isinstance(data, pl.Series) and isinstance(weights, pl.Series)):
+        return
+    shape, weights_shape = _shape(data), _shape(weights)
+    if shape is None or weights_shape is None or (len(shape) <= 1 and len(weights_shape) <= 1):
+        return
+    if shape != weights_shape:
+        raise ValueError(
+            f"`weights` has shape {weights_shape} but the data has shape {shape}: give one "
+            "weight per value, in the data's shape"
+        )
+
+
+def _shape(data: Any) -> tuple[int, ...] | None:
+    """The shape of an array-like (a Series is one-dimensional); None where it has none."""
+    if isinstance(data, pl.Series):
+        return (data.len(),)
+    shape = getattr(data, "shape", None)
+    if shape is not None:
+        return tuple(int(n) for n in shape)
+    if not isinstance(data, (list, tuple)):
+        return None
+    # Nested lists, as numpy reads their shape from the first entry at each depth.
+    dims = []
+    while isinstance(data, (list, tuple)):
+        dims.append(len(data))
+        data = data[0] if data else None
+    return tuple(dims)
 
 
 def _host_series(data: Any, name: str, what: str = "column") -> pl.Series:
@@ -550,8 +557,17 @@ def histogramdd(
     sample = _cuda.columns(columns, weights)
     if sample is not None:
         native = _native.HistogramDdOptions(
-            _pickled(
-                _args.dd_kwargs(sample.ndim, bins, range, density, closed, flow, device, kernel)
+            _options.pickled_histogramdd_options(
+                _args.dd_kwargs(
+                    sample.ndim,
+                    bins,
+                    range,
+                    density=density,
+                    closed=closed,
+                    flow=flow,
+                    device=device,
+                    kernel=kernel,
+                )
             )
         )
         names = [f"x{j}" for j in builtins.range(sample.ndim)]
@@ -565,7 +581,16 @@ def histogramdd(
             f"histogramdd takes 2 to 8 columns, got {len(columns)}"
             + (": use histogram for one column" if len(columns) == 1 else "")
         )
-    options = _args.dd_kwargs(len(columns), bins, range, density, closed, flow, device, kernel)
+    options = _args.dd_kwargs(
+        len(columns),
+        bins,
+        range,
+        density=density,
+        closed=closed,
+        flow=flow,
+        device=device,
+        kernel=kernel,
+    )
     for rule in options["bins"] if weights is not None else []:
         _args.refuse_weighted_estimator(rule)
     if all(isinstance(c, (str, pl.Expr)) for c in columns):
@@ -573,14 +598,14 @@ def histogramdd(
         if weights is not None:
             args.append(_expr(weights))
         return _plugin("histogramdd", args, {"options": options, "weighted": weights is not None})
-    return _host_histogramdd(columns, weights, options)
+    return _host_histogramdd(columns, weights, options, api="polars")
 
 
 def _host_histogramdd(
-    columns: Any, weights: Any, options: _options.HistogramDdKwargs
+    columns: Any, weights: Any, options: _options.HistogramDdKwargs, *, api: Api
 ) -> pl.DataFrame:
-    """The n-D histogram of host Series or array-likes under the plugin's `options`: a frame of
-    them, then the plugin."""
+    """The n-D histogram of host Series or array-likes under the plugin's `options`, by the
+    plugin's own function without a query around it, raising the exception types of `api`."""
     __tracebackhide__ = True  # IPython shows the caller's frame
     series = [_host.series(c, f"x{i}", flatten=False) for i, c in enumerate(columns)]
     for c in series:
@@ -591,22 +616,26 @@ def _host_histogramdd(
             raise ValueError(
                 f"column {name!r} appears twice: give each dimension its own name (`.alias`)"
             )
-    frame = pl.DataFrame(series)
-    args = [pl.col(n) for n in frame.columns]
-    # The weights' column must not replace a column of the same name.
-    weights_name = "__weights" + "_" * max((len(n) for n in frame.columns), default=0)
+    lengths = {c.len() for c in series}
+    if len(lengths) > 1:
+        raise ValueError(
+            "the columns have different lengths ("
+            + ", ".join(f"{c.name!r}: {c.len()}" for c in series)
+            + "): give every dimension one value per row"
+        )
+    rows = series[0].len()
+    w = None
     if weights is not None:
-        w = _host_series(weights, weights_name, "weights")
-        if w.len() != frame.height:
+        w = _host_series(weights, "weights", "weights")
+        if w.len() != rows:
             raise ValueError(
-                f"`weights` has {w.len()} values but the columns have {frame.height} rows: give "
-                "one weight per row"
+                f"`weights` has {w.len()} values but the columns have {rows} rows: give one "
+                "weight per row"
             )
-        frame = frame.with_columns(w.alias(weights_name))
-        args.append(pl.col(weights_name))
-    expr = _plugin("histogramdd", args, {"options": options, "weighted": weights is not None})
-    with _memory_errors():
-        return frame.select(expr).to_series().struct.unnest()
+    out = _native.histogramdd_series(
+        series, _options.pickled_histogramdd_options(options), w, api=api
+    )
+    return out.struct.unnest()
 
 
 def histogram2d(

@@ -23,6 +23,7 @@ from polars.plugins import register_plugin_function
 
 from polars_gpu_hist import _native
 from polars_gpu_hist._args.arguments import MAX_BINS
+from polars_gpu_hist._native.options import PickledHistKwargs, pickled_hist_kwargs
 
 if TYPE_CHECKING:
     from polars_gpu_hist._args.arguments import Device, HistBins
@@ -222,7 +223,7 @@ def hist_expr(
 
 def hist_of_call(
     column: pl.Expr,
-    call: tuple[bytes, Any] | None,
+    call: tuple[PickledHistKwargs, Any] | None,
     bins: HistBins,
     include_category: bool,
     include_breakpoint: bool,
@@ -250,7 +251,7 @@ def hist_call(
     include_category: bool,
     include_breakpoint: bool,
     device: Device,
-) -> tuple[bytes, Any] | None:
+) -> tuple[PickledHistKwargs, Any] | None:
     """The `hist` plugin's pickled kwargs and the dtype its result is cast to (None: no cast),
     from ``Expr.hist``'s arguments, checked where they are written; None where Polars' own
     ``hist`` takes the call (edges known only when the query runs, or of a type Polars
@@ -271,11 +272,6 @@ def hist_call(
         edges = _edges(bins)
         if edges is None:
             return None
-        if len(edges) - 1 > MAX_BINS:
-            raise ValueError(
-                f"`bins` gives {len(edges) - 1} bins, more than the {MAX_BINS} (2^28) a "
-                "histogram holds: give fewer edges"
-            )
         count = None
     # The labels' format follows pl.Config as it is now: part of the kwargs, and of their key.
     label_format = tuple(_float_format().items()) if category else None
@@ -297,7 +293,7 @@ def _kwargs(
     device: str,
     kernel_from: int | None,
     label_format: LabelFormat | None,
-) -> bytes:
+) -> PickledHistKwargs:
     """The plugin's kwargs (src/python/hist.rs `HistKwargs`), pickled; category labels where
     `label_format` (`_float_format()`'s items) is given."""
     kwargs: dict[str, Any] = {
@@ -311,7 +307,7 @@ def _kwargs(
         kwargs["format"] = dict(label_format)
     if kernel_from is not None:
         kwargs["kernel_from"] = kernel_from
-    return pickle.dumps(kwargs, protocol=5)
+    return pickled_hist_kwargs(kwargs)
 
 
 @functools.lru_cache(maxsize=64)
@@ -321,7 +317,7 @@ def _plain_kwargs(
     device: str,
     kernel_from: int | None,
     label_format: LabelFormat | None,
-) -> bytes:
+) -> PickledHistKwargs:
     """`_kwargs` without edges, pickled once per combination (the arguments are checked values
     of exact types: an int or None, a bool, a device's name, and `pl.Config`'s float format as
     `_float_format` reads it: an int or None, bools and strings)."""
@@ -365,12 +361,17 @@ def _edges(bins: Any) -> list[float] | None:
     """The edges as floats, or None where Polars' own ``hist`` must take ``bins`` as it is (an
     expression, a scalar, a non-numeric Series). Raises Polars' errors for null or
     non-increasing edges (Polars' test: ``b - a <= 0``, so NaN and ``inf - inf`` pass)."""
-    if isinstance(bins, list):
-        bins = pl.Series(bins)  # as Polars does, with its errors for mixed lists
-    elif type(bins).__module__ == "numpy" and getattr(bins, "ndim", None) == 1:
-        bins = pl.Series(bins)
-    if not isinstance(bins, pl.Series):
+    numpy_edges = type(bins).__module__ == "numpy" and getattr(bins, "ndim", None) == 1
+    if not isinstance(bins, (list, pl.Series)) and not numpy_edges:
         return None
+    # Refused before any edge is converted: 2^28 edges take gigabytes as Python floats.
+    if len(bins) - 1 > MAX_BINS:
+        raise ValueError(
+            f"`bins` gives {len(bins) - 1} bins, more than the {MAX_BINS} (2^28) a histogram "
+            "holds: give fewer edges"
+        )
+    if not isinstance(bins, pl.Series):
+        bins = pl.Series(bins)  # as Polars does, with its errors for mixed lists
     if bins.null_count() > 0:
         raise pl.exceptions.InvalidOperationError(
             "nulls not supported in 'bins' argument: every edge must be a number"
