@@ -66,13 +66,14 @@ struct Segments {
 
 // `count`: the histogram of the rows of RANK axes (axis d: columns[d] under rules[d], its bin
 // times cell_strides[d] in the row's cell; entries past RANK unused), `cells` cells in all,
-// accumulated into `out` (u64 counts, or double sums when WEIGHTED).
+// accumulated into `out` (u64 counts, or when WEIGHTED fixed-point sums, FIXED_WORDS u64 a cell,
+// on the grid 2^-weight_exponent: fixed.cuh).
 struct CountParams {
     Column columns[MAX_RANK];
     Rule rules[MAX_RANK];
     unsigned int cell_strides[MAX_RANK];
     unsigned int cells;
-    unsigned int pad;
+    int weight_exponent;
     WeightColumn weights;
     SharedLayout shared;
     Segments seg;
@@ -126,6 +127,15 @@ struct FoldParams {
     u64* out;
 };
 
+// `fixed_sums`: `cells` fixed-point cells (FIXED_WORDS u64 each) on the grid 2^-exponent as
+// doubles.
+struct FixedSumsParams {
+    const u64* fixed;
+    double* out;
+    unsigned int cells;
+    int exponent;
+};
+
 static_assert(sizeof(Column) == 40 && alignof(Column) == 8, "host layout");
 static_assert(sizeof(WeightColumn) == 24, "host layout");
 static_assert(sizeof(Rule) == 104 && alignof(Rule) == 8, "host layout");
@@ -136,3 +146,4 @@ static_assert(sizeof(ExtremesParams) == 64, "host layout");
 static_assert(sizeof(EdgesParams) == 40, "host layout");
 static_assert(sizeof(ProofParams) == 72, "host layout");
 static_assert(sizeof(FoldParams) == 32, "host layout");
+static_assert(sizeof(FixedSumsParams) == 24, "host layout");

@@ -1,7 +1,7 @@
-// numpy's automatic range of a device column: the minimum and maximum of its non-NaN values,
-// per block; the host finishes (input.rs `extremes_of`). A contiguous column is read 16 bytes a
-// thread, two reads in flight: a byte at a time, 2^30 uint8 values took 3.6 ms on an H100,
-// about ten times their read.
+// numpy's automatic range of a device column: the minimum and maximum of its non-NaN values
+// (with -DFINITE_MAGNITUDES=1: of its finite magnitudes), per block; the host finishes
+// (input.rs `extremes_of`). A contiguous column is read 16 bytes a thread, two reads in flight:
+// a byte at a time, 2^30 uint8 values took 3.6 ms on an H100, about ten times their read.
 // Included by histogram.cu (KERNEL_EXTREMES) after rows.cuh.
 #pragma once
 
@@ -20,8 +20,18 @@ struct Extremes {
         any = true;
     }
 
+#if FINITE_MAGNITUDES
+    // The extremes of the finite |values| (the weights' grid, fixed.cuh): NaN and infinities
+    // are left out.
+    __device__ void take(Value v)
+    {
+        const Value a = fabs(v);
+        merge(a, a, isfinite(a));
+    }
+#else
     // NaN is never counted, so it never sets the range.
     __device__ void take(Value v) { merge(v, v, v == v); }
+#endif
 
     // The values of a 16-byte chunk.
     __device__ __forceinline__ void take_chunk(const uint4& q)

@@ -2,13 +2,13 @@
 // Each takes a source (rows.cuh: one binned column, or the cells of several) and accumulates into
 // the global histogram `out`, which the host zeroes, so a column may be counted in several
 // launches. src/gpu/plan.rs picks one:
-//   shared    replicated per-block u32 (or double) histograms in shared memory; few bins
+//   shared    replicated per-block u32 (or fixed-point) histograms in shared memory; few bins
 //   packed    one per-block histogram of 16-bit counters, up to twice the bins of shared,
 //             swept into `out` every few steps
 //   spill     the same counters, spilled as they wrap instead of swept
 //   segmented bins grouped by partition tile by tile, then counted a partition at a time in
 //             shared memory (segmented.cuh, with seg_scan and seg_count); any bin count
-//   global    atomics straight into `out`; weighted sums beyond shared memory
+//   global    atomics straight into `out`; weighted (fixed-point) sums beyond shared memory
 //   private   per-thread 8-bit counters and no atomics (PrivateCounters); few bins of cheap rows
 //   banked    a copy of the counters a lane, each bin's copies in distinct banks (BankedCounters)
 //   radix     the segmented passes with a leaner partition (radix.cuh)
@@ -98,32 +98,48 @@ struct TwoRuns {
 #endif
 constexpr unsigned int GLOBAL_LOADS_IN_FLIGHT = 2;
 
-// Few bins: replicated block-private histograms (u32, or double when weighted), each with a
-// spare counter n for the rows not counted.
-// Every thread of the block must reach the __syncthreads() calls: no early exits.
-template <class C, class Out, class S, class Amount>
-__device__ __forceinline__ void shared_hist(S src, Amount amount, unsigned int replicas,
-                                            unsigned int stride, Out* out)
+// Few bins: replicated block-private u32 histograms, each with a spare counter n for the rows
+// not counted. Every thread of the block must reach the __syncthreads() calls: no early exits.
+template <class S>
+__device__ __forceinline__ void shared_hist(S src, unsigned int replicas, unsigned int stride,
+                                            u64* out)
 {
-    const ReplicatedCounters<C> counters{reinterpret_cast<C*>(src.stage(smem)), replicas, stride};
+    const ReplicatedCounters<unsigned int> counters{
+        reinterpret_cast<unsigned int*>(src.stage(smem)), replicas, stride};
     counters.zero();
     __syncthreads();
-    C* const mine = counters.mine();
     const unsigned int mine_address = counters.mine_address();
+    // Rows not counted go to the spare counter n: no branch around the atomic.
+    for_each_row<HIST_LOADS_IN_FLIGHT>(
+        src, [&](bool, u64, unsigned int b) { add_one_shared(mine_address, b); }, NoStep());
+    __syncthreads();
+    counters.merge(src.n, out);
+}
+
+// Few bins, weighted: replicated block-private fixed-point sums in shared memory (fixed.cuh,
+// FIXED_WORDS u64 a cell, `stride` cells a replica), merged into `out` exactly.
+template <class S>
+__device__ __forceinline__ void shared_weighted_hist(S src, Weights weights, int k,
+                                                     unsigned int replicas, unsigned int stride,
+                                                     u64* out)
+{
+    u64* const cells = reinterpret_cast<u64*>(src.stage(smem));
+    zero_shared(cells, replicas * stride * FIXED_WORDS);
+    __syncthreads();
+    u64* const mine = cells + threadIdx.x / 32 % replicas * stride * FIXED_WORDS;
     const unsigned int n = src.n;
     for_each_row<HIST_LOADS_IN_FLIGHT>(
         src,
         [&](bool present, u64 row, unsigned int b) {
-            if constexpr (Amount::ONE_PER_ROW) {
-                // Rows not counted go to the spare counter n: no branch around the atomic.
-                add_one_shared(mine_address, b);
-            } else if (present && b < n && amount.take(row)) {
-                atomicAdd(mine + b, amount.amount(row));
+            if (present && b < n && weights.take(row)) {
+                add_weight(mine + FIXED_WORDS * b, weights.amount(row), k);
             }
         },
         NoStep());
     __syncthreads();
-    counters.merge(n, out);
+    for (unsigned int b = threadIdx.x; b < n; b += blockDim.x) {
+        merge_fixed(cells + FIXED_WORDS * b, replicas, stride, out + FIXED_WORDS * b);
+    }
 }
 
 #ifndef PACKED_LOADS_IN_FLIGHT
@@ -251,17 +267,52 @@ __device__ __forceinline__ void global_hist(S src, u64* out)
     runs.flush();
 }
 
-// Weighted sums straight into global memory (weights rarely repeat, so no aggregation).
+// Weighted sums straight into global memory, fixed point (fixed.cuh; weights rarely repeat, so
+// no aggregation).
 template <class S>
-__device__ __forceinline__ void global_weighted_hist(S src, Weights weights, double* out)
+__device__ __forceinline__ void global_weighted_hist(S src, Weights weights, int k, u64* out)
 {
     const unsigned int n = src.n;
     for_each_row<GLOBAL_LOADS_IN_FLIGHT>(
         src,
         [&](bool present, u64 row, unsigned int b) {
             if (present && b < n && weights.take(row)) {
-                atomicAdd(out + b, weights.amount(row));
+                add_weight(out + FIXED_WORDS * b, weights.amount(row), k);
             }
+        },
+        NoStep());
+}
+
+// Float sums (-DFLOAT_SUMS=1, src/fixed.rs `Sums::Float`): double atomics, whose order changes
+// the last bits from run to run; few bins in replicated shared-memory doubles, else global.
+template <class S>
+__device__ __forceinline__ void shared_float_hist(S src, Weights weights, unsigned int replicas,
+                                                  unsigned int stride, double* out)
+{
+    const ReplicatedCounters<double> counters{reinterpret_cast<double*>(src.stage(smem)), replicas,
+                                              stride};
+    counters.zero();
+    __syncthreads();
+    double* const mine = counters.mine();
+    const unsigned int n = src.n;
+    for_each_row<HIST_LOADS_IN_FLIGHT>(
+        src,
+        [&](bool present, u64 row, unsigned int b) {
+            if (present && b < n && weights.take(row)) atomicAdd(mine + b, weights.amount(row));
+        },
+        NoStep());
+    __syncthreads();
+    counters.merge(n, out);
+}
+
+template <class S>
+__device__ __forceinline__ void global_float_hist(S src, Weights weights, double* out)
+{
+    const unsigned int n = src.n;
+    for_each_row<GLOBAL_LOADS_IN_FLIGHT>(
+        src,
+        [&](bool present, u64 row, unsigned int b) {
+            if (present && b < n && weights.take(row)) atomicAdd(out + b, weights.amount(row));
         },
         NoStep());
 }

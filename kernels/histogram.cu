@@ -1,7 +1,7 @@
 // The kernels, one entry point per module: NVRTC compiles this file once per kernel a plan needs
 // (src/gpu/compile.rs), with one of
 //   KERNEL_COUNT      count: a family (-DFAMILY=FAMILY_SHARED|PACKED|SPILL|SEGMENTED|BATCHED|
-//                     GLOBAL|PRIVATE|BANKED|RADIX, -DWEIGHTED)
+//                     GLOBAL|PRIVATE|BANKED|RADIX, -DWEIGHTED, -DFLOAT_SUMS)
 //                     over the rows of RANK axes, axis d a column binned as -DAXISd says
 //                     (binners.cuh `BinnerOf`: its C type, rule kind and variant), into the
 //                     histogram; one axis reads its column in 16-byte vectors, more read a row's
@@ -15,6 +15,7 @@
 //   KERNEL_EDGES      edges: equal bins' edges from their linspace formula (VALUE_T: their type)
 //   KERNEL_PROOF      prove: the cheap rule's proof for equal bins of that formula (proof.cuh)
 //   KERNEL_FOLD       fold: counts by value added into the bins of those values
+//   KERNEL_FIXED_SUMS fixed_sums: weighted sums' fixed-point cells as doubles (fixed.cuh)
 // Every launch takes its parameters as one struct (abi.cuh). Rows are aligned to their element
 // size (the 16-byte body is found from the address).
 #include "abi.cuh"
@@ -36,6 +37,11 @@ typedef VALUE_T Value;
 #ifndef WEIGHTED
 #define WEIGHTED 0
 #endif
+// Float sums (POLARS_GPU_HIST_SUMS=float, src/fixed.rs): double atomics in whatever order they
+// land, kept to measure the fixed-point sums against.
+#ifndef FLOAT_SUMS
+#define FLOAT_SUMS 0
+#endif
 
 // Explicit edges are staged in shared memory by the shared family only.
 #if defined(KERNEL_COUNT) && defined(FAMILY) && FAMILY == FAMILY_SHARED
@@ -48,6 +54,7 @@ typedef VALUE_T Value;
 #include "rows.cuh"
 #include "cells.cuh"
 #include "counters.cuh"
+#include "fixed.cuh"
 
 extern __shared__ __align__(16) unsigned char smem[];
 
@@ -117,20 +124,31 @@ typedef BinnedColumn<typename BinnerOf<AXIS0, STAGE_EDGES>::type> Source;
 extern "C" __global__ void COUNT_BOUNDS count(const CountParams p)
 {
     const Source src(p);
-#if WEIGHTED
+#if WEIGHTED && FLOAT_SUMS
     const Weights weights{p.weights.values, p.weights.validity, p.weights.validity_offset};
+    double* const out = static_cast<double*>(p.out);
 #if FAMILY == FAMILY_SHARED
-    shared_hist<double>(src, weights, p.shared.replicas, p.shared.stride,
-                        static_cast<double*>(p.out));
+    shared_float_hist(src, weights, p.shared.replicas, p.shared.stride, out);
 #elif FAMILY == FAMILY_GLOBAL
-    global_weighted_hist(src, weights, static_cast<double*>(p.out));
+    global_float_hist(src, weights, out);
+#else
+#error "weighted sums take the shared or the global family"
+#endif
+#elif WEIGHTED
+    const Weights weights{p.weights.values, p.weights.validity, p.weights.validity_offset};
+    u64* const out = static_cast<u64*>(p.out);
+#if FAMILY == FAMILY_SHARED
+    shared_weighted_hist(src, weights, p.weight_exponent, p.shared.replicas, p.shared.stride,
+                         out);
+#elif FAMILY == FAMILY_GLOBAL
+    global_weighted_hist(src, weights, p.weight_exponent, out);
 #else
 #error "weighted sums take the shared or the global family"
 #endif
 #else
     u64* const out = static_cast<u64*>(p.out);
 #if FAMILY == FAMILY_SHARED
-    shared_hist<unsigned int>(src, Unit(), p.shared.replicas, p.shared.stride, out);
+    shared_hist(src, p.shared.replicas, p.shared.stride, out);
 #elif FAMILY == FAMILY_PACKED
     packed_hist(src, out);
 #elif FAMILY == FAMILY_SPILL
@@ -173,6 +191,17 @@ extern "C" __global__ void edges(const __grid_constant__ EdgesParams p)
 
 #if defined(KERNEL_PROOF)
 #include "proof.cuh"
+#endif
+
+#if defined(KERNEL_FIXED_SUMS)
+// Fixed-point weighted sums (fixed.cuh cells) as doubles, one thread a cell.
+extern "C" __global__ void fixed_sums(const __grid_constant__ FixedSumsParams p)
+{
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < p.cells;
+         i += (u64)gridDim.x * blockDim.x) {
+        p.out[i] = fixed_value(p.fixed + FIXED_WORDS * i, p.exponent);
+    }
+}
 #endif
 
 #if defined(KERNEL_FOLD)

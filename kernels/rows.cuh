@@ -254,15 +254,8 @@ __device__ __forceinline__ void for_each_row(const S& src, Op op, Step step)
 
 // ---- What one counted row adds ----
 
-struct Unit {
-    static constexpr bool ONE_PER_ROW = true;
-    __device__ bool take(u64) const { return true; }
-    __device__ unsigned int amount(u64) const { return 1u; }
-};
-
 // Weights beside the values, row for row, with their own validity (null pointer: all valid).
 struct Weights {
-    static constexpr bool ONE_PER_ROW = false;
     const double* w;
     const unsigned char* validity;
     u64 validity_offset;

@@ -45,6 +45,7 @@ HEADERS = [
     "rows.cuh",
     "cells.cuh",
     "counters.cuh",
+    "fixed.cuh",
     "families.cuh",
     "segmented.cuh",
     "radix.cuh",

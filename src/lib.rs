@@ -37,6 +37,7 @@ mod engine;
 mod error;
 mod estimators;
 mod family;
+mod fixed;
 mod interrupt;
 mod job;
 mod options;

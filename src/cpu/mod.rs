@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use crate::bins::BinSpec;
 use crate::counts::{zeroed, Counts};
 use crate::error::HistResult;
+use crate::fixed::{self, FixedSum, Sums};
 use crate::input::{Chunk, Value, Values};
 use crate::job::{Axis, Counter, FlowBins, GroupKeys, HostRows, Job, Rule, Strays};
 
@@ -50,54 +51,95 @@ pub fn count(job: &Job<'_>, rows: &HostRows<'_>) -> HistResult<Counts> {
         spec.prove();
     }
     let cells = job.cells;
-    let tasks = task_ranges(rows.len, cells);
-    let weighted = rows.weights.is_some();
-    let partial = |&(a, b): &(usize, usize)| -> HistResult<Counts> {
-        let mut blocks = Blocks::new(job, rows, a, b);
-        let counts = if weighted {
-            Counts::Weighted(sum_blocks(cells, |idx, amounts| {
-                blocks.next(idx, Some(amounts))
-            })?)
-        } else {
-            Counts::Exact(count_blocks(cells, b - a, |idx| blocks.next(idx, None))?)
+    let cell_bytes = match rows.weights {
+        Some(_) if fixed::sums() == Sums::Fixed => std::mem::size_of::<FixedSum>(),
+        _ => 8,
+    };
+    let tasks = task_ranges(rows.len, cells, cell_bytes);
+    if rows.weights.is_some() && fixed::sums() == Sums::Float {
+        let partial = |&(a, b): &(usize, usize)| -> HistResult<Vec<f64>> {
+            let mut blocks = Blocks::new(job, rows, a, b);
+            let sums = float_sum_blocks(cells, |idx, amounts| blocks.next(idx, Some(amounts)))?;
+            crate::interrupt::check()?;
+            Ok(sums)
         };
+        return Ok(Counts::Weighted(match tasks.as_slice() {
+            [one] => partial(one)?,
+            _ => merge(tasks.par_iter().map(partial).collect::<HistResult<_>>()?),
+        }));
+    }
+    if let Some(weights) = &rows.weights {
+        // One grid for every task: their sums add exactly, whatever the tasks.
+        let k = fixed::exponent(fixed::largest_magnitude(weights), rows.len as u64);
+        let partial = |&(a, b): &(usize, usize)| -> HistResult<Vec<FixedSum>> {
+            let mut blocks = Blocks::new(job, rows, a, b);
+            let sums = sum_blocks(cells, k, |idx, amounts| blocks.next(idx, Some(amounts)))?;
+            crate::interrupt::check()?;
+            Ok(sums)
+        };
+        let sums = match tasks.as_slice() {
+            [one] => partial(one)?,
+            _ => merge(tasks.par_iter().map(partial).collect::<HistResult<_>>()?),
+        };
+        return Ok(Counts::Weighted(
+            sums.par_iter().map(|c| c.value(k)).collect(),
+        ));
+    }
+    let partial = |&(a, b): &(usize, usize)| -> HistResult<Vec<u64>> {
+        let mut blocks = Blocks::new(job, rows, a, b);
+        let counts = count_blocks(cells, b - a, |idx| blocks.next(idx, None))?;
         // Blocks end early on Ctrl-C: such counts are never returned.
         crate::interrupt::check()?;
         Ok(counts)
     };
-    if tasks.len() == 1 {
-        return partial(&tasks[0]);
-    }
-    let parts: Vec<Counts> = tasks.par_iter().map(partial).collect::<HistResult<_>>()?;
-    merge(parts)
+    Ok(Counts::Exact(match tasks.as_slice() {
+        [one] => partial(one)?,
+        _ => merge(tasks.par_iter().map(partial).collect::<HistResult<_>>()?),
+    }))
 }
 
-/// Sums partial counts (in parallel over bins).
-fn merge(parts: Vec<Counts>) -> HistResult<Counts> {
+/// Partial counts (or fixed-point sums) added up, in parallel over bins: integer adds, so the
+/// total does not depend on how the rows were split.
+fn merge<A: Merge>(parts: Vec<Vec<A>>) -> Vec<A> {
     let mut iter = parts.into_iter();
     let mut total = iter.next().expect("at least one task");
     for part in iter {
-        match (&mut total, part) {
-            (Counts::Exact(t), Counts::Exact(p)) => add_into(t, &p),
-            (Counts::Weighted(t), Counts::Weighted(p)) => add_into(t, &p),
-            _ => unreachable!("one kind of counts per job"),
-        }
+        total
+            .par_chunks_mut(1 << 14)
+            .zip(part.par_chunks(1 << 14))
+            .for_each(|(t, p)| t.iter_mut().zip(p).for_each(|(t, p)| t.merge(p)));
     }
-    Ok(total)
+    total
 }
 
-fn add_into<A: Copy + Send + Sync + std::ops::AddAssign>(total: &mut [A], part: &[A]) {
-    total
-        .par_chunks_mut(1 << 14)
-        .zip(part.par_chunks(1 << 14))
-        .for_each(|(t, p)| t.iter_mut().zip(p).for_each(|(t, &p)| *t += p));
+/// A partial result of one bin, added exactly to another's.
+trait Merge: Copy + Send + Sync {
+    fn merge(&mut self, other: &Self);
+}
+
+impl Merge for u64 {
+    fn merge(&mut self, other: &u64) {
+        *self += other;
+    }
+}
+
+impl Merge for f64 {
+    fn merge(&mut self, other: &f64) {
+        *self += other;
+    }
+}
+
+impl Merge for FixedSum {
+    fn merge(&mut self, other: &FixedSum) {
+        FixedSum::merge(self, other);
+    }
 }
 
 /// Contiguous row ranges, one per task: as many as there are threads, fewer for small inputs or
 /// where the private histograms would take too much memory.
-fn task_ranges(rows: usize, cells: usize) -> Vec<(usize, usize)> {
+fn task_ranges(rows: usize, cells: usize, cell_bytes: usize) -> Vec<(usize, usize)> {
     let by_rows = rows / MIN_ROWS_PER_TASK;
-    let by_memory = PRIVATE_BYTES_BUDGET / ((cells + 1) * 8).max(1);
+    let by_memory = PRIVATE_BYTES_BUDGET / ((cells + 1) * cell_bytes).max(1);
     let tasks = rayon::current_num_threads()
         .min(by_rows)
         .min(by_memory)
@@ -376,8 +418,32 @@ pub fn count_blocks(
     Ok(total)
 }
 
-/// Sums the amounts of rows handed over a block at a time, as [`count_blocks`] counts them.
+/// Sums the amounts of rows handed over a block at a time, as [`count_blocks`] counts them, in
+/// fixed point on the grid 2^-k ([`crate::fixed`]).
 pub fn sum_blocks(
+    n: usize,
+    k: i32,
+    mut next_block: impl FnMut(&mut [u32; BLOCK], &mut [f64; BLOCK]) -> usize,
+) -> HistResult<Vec<FixedSum>> {
+    let mut sums: Vec<FixedSum> = zeroed(n + 1)?;
+    let mut idx = Box::new([0u32; BLOCK]);
+    let mut amounts = Box::new([0f64; BLOCK]);
+    loop {
+        let len = next_block(&mut idx, &mut amounts);
+        if len == 0 {
+            break;
+        }
+        for (&i, &a) in idx[..len].iter().zip(&amounts[..len]) {
+            sums[i as usize].add(a, k);
+        }
+    }
+    sums.truncate(n);
+    Ok(sums)
+}
+
+/// Sums the amounts as [`sum_blocks`] does, in float64 additions in row order
+/// ([`Sums::Float`]: the tasks' split changes the last bits).
+fn float_sum_blocks(
     n: usize,
     mut next_block: impl FnMut(&mut [u32; BLOCK], &mut [f64; BLOCK]) -> usize,
 ) -> HistResult<Vec<f64>> {

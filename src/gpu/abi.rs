@@ -79,7 +79,8 @@ pub struct Segments {
 }
 
 /// `CountParams`: axis `d < rank` is `columns[d]` binned by `rules[d]`, its bin times
-/// `cell_strides[d]` in the row's cell; `cells` in all.
+/// `cell_strides[d]` in the row's cell; `cells` in all; weighted sums on the grid
+/// 2^-`weight_exponent` ([`crate::fixed`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CountParams {
@@ -87,7 +88,7 @@ pub struct CountParams {
     pub rules: [Rule; MAX_RANK],
     pub cell_strides: [u32; MAX_RANK],
     pub cells: u32,
-    pub pad: u32,
+    pub weight_exponent: i32,
     pub weights: WeightColumn,
     pub shared: SharedLayout,
     pub seg: Segments,
@@ -144,6 +145,21 @@ pub struct FoldParams {
     pub out: u64,
 }
 
+/// `FixedSumsParams`: `cells` fixed-point cells (`FIXED_WORDS` u64 each) on the grid
+/// 2^-`exponent`, as float64 at `out`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FixedSumsParams {
+    pub fixed: u64,
+    pub out: u64,
+    pub cells: u32,
+    pub exponent: i32,
+}
+
+/// u64 words of a fixed-point cell (kernels/fixed.cuh `FIXED_WORDS`): the sum's low and high
+/// words and the flags of the non-finite weights.
+pub const FIXED_WORDS: usize = 3;
+
 // The same sizes as kernels/abi.cuh's static_asserts.
 const _: () = {
     assert!(std::mem::size_of::<Column>() == 40);
@@ -156,6 +172,7 @@ const _: () = {
     assert!(std::mem::size_of::<EdgesParams>() == 40);
     assert!(std::mem::size_of::<ProofParams>() == 72);
     assert!(std::mem::size_of::<FoldParams>() == 32);
+    assert!(std::mem::size_of::<FixedSumsParams>() == 24);
 };
 
 // SAFETY: plain old data, laid out as the kernels read it (sizes asserted above and in C).
@@ -164,6 +181,8 @@ unsafe impl DeviceRepr for ExtremesParams {}
 unsafe impl DeviceRepr for EdgesParams {}
 unsafe impl DeviceRepr for ProofParams {}
 unsafe impl DeviceRepr for FoldParams {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for FixedSumsParams {}
 unsafe impl DeviceRepr for Segments {}
 
 /// An axis's rule on the device, with the device buffers it points into (edges, group table),

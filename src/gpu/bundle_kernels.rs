@@ -105,6 +105,8 @@ pub fn common_kernels() -> Vec<KernelId> {
         }
     }
     out.push(KernelId::Fold);
+    out.push(KernelId::Magnitudes);
+    out.push(KernelId::FixedSums);
     // numpy.histogramdd of two float columns: equal bins from the data (the sample's own type)
     // or a range of Python floats (float64 edges), the edge bin found by the cheap rule.
     for (dtype, equal) in [

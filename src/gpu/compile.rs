@@ -21,13 +21,14 @@ use crate::gpu::kernel::KernelId;
 
 const HISTOGRAM_CU: &str = include_str!("../../kernels/histogram.cu");
 /// The headers, by name, in the order they are inlined.
-const HEADERS: [(&str, &str); 11] = [
+const HEADERS: [(&str, &str); 12] = [
     ("abi.cuh", include_str!("../../kernels/abi.cuh")),
     ("bin_rule.cuh", include_str!("../../kernels/bin_rule.cuh")),
     ("binners.cuh", include_str!("../../kernels/binners.cuh")),
     ("rows.cuh", include_str!("../../kernels/rows.cuh")),
     ("cells.cuh", include_str!("../../kernels/cells.cuh")),
     ("counters.cuh", include_str!("../../kernels/counters.cuh")),
+    ("fixed.cuh", include_str!("../../kernels/fixed.cuh")),
     ("families.cuh", include_str!("../../kernels/families.cuh")),
     ("segmented.cuh", include_str!("../../kernels/segmented.cuh")),
     ("radix.cuh", include_str!("../../kernels/radix.cuh")),
@@ -110,6 +111,17 @@ pub fn source() -> String {
 /// Compiles kernel `id` to a CUBIN for `sm_{arch}` (e.g. 90), or PTX for `compute_{arch}` when
 /// `ptx` is set.
 pub fn compile(id: &KernelId, arch: u32, ptx: bool) -> HistResult<Vec<u8>> {
+    compile_with(id, id.defines(), arch, ptx)
+}
+
+/// [`compile`] with the defines given (a test compiles a variant the process does not choose,
+/// e.g. the float sums of `crate::fixed::Sums`).
+pub fn compile_with(
+    id: &KernelId,
+    defines: Vec<String>,
+    arch: u32,
+    ptx: bool,
+) -> HistResult<Vec<u8>> {
     nvrtc_version()?;
     let fail = |what: &str, e: nvrtc::NvrtcError| HistError::Gpu(format!("NVRTC {what}: {e:?}"));
     let src = CString::new(source()).expect("kernel source has no NUL");
@@ -124,7 +136,7 @@ pub fn compile(id: &KernelId, arch: u32, ptx: bool) -> HistResult<Vec<u8>> {
         // points for host functions without this (13.5 did not).
         "-default-device".into(),
     ];
-    options.extend(id.defines());
+    options.extend(defines);
     // SAFETY: `program` is live until destroyed below; options are valid C strings.
     let compiled = unsafe { nvrtc::compile_program(program, &options) };
     let result = match compiled {

@@ -197,6 +197,8 @@ fn kernels() -> Vec<KernelId> {
         out.push(count(Family::Banked, false, dtype, rule(RuleKind::Index)));
     }
     out.push(KernelId::Fold);
+    out.push(KernelId::Magnitudes);
+    out.push(KernelId::FixedSums);
     out.push(KernelId::SegScan);
     out.push(KernelId::SegCount);
     out.push(KernelId::SegCountBatched);
@@ -244,6 +246,38 @@ fn every_kind_of_kernel_compiles_for_ampere_and_hopper() {
     // The module names its one entry point as the host calls it.
     let ptx = compile(&kernels()[0], 90, true).unwrap();
     assert!(String::from_utf8_lossy(&ptx).contains(".entry count("));
+}
+
+/// The weighted families of both ways of summing (`crate::fixed::Sums`): the fixed point a
+/// process uses by default and the float sums `POLARS_GPU_HIST_SUMS=float` picks, which the
+/// process-wide choice keeps out of [`kernels`].
+#[test]
+fn weighted_kernels_compile_in_fixed_point_and_float_sums() {
+    if !nvrtc_present() {
+        assert!(std::env::var_os("PGH_REQUIRE_NVRTC").is_none());
+        return;
+    }
+    for family in [Family::Shared, Family::Global] {
+        let id = KernelId::Count {
+            family,
+            weighted: true,
+            axes: AxisKernels::one(DType::F32, rule(RuleKind::U32)),
+        };
+        for float in [false, true] {
+            let mut defines: Vec<String> = id
+                .defines()
+                .into_iter()
+                .filter(|d| !d.starts_with("-DFLOAT_SUMS"))
+                .collect();
+            if float {
+                defines.push("-DFLOAT_SUMS=1".into());
+            }
+            for arch in [80, 90] {
+                let out = compile_with(&id, defines.clone(), arch, false).unwrap();
+                assert!(out.starts_with(b"\x7fELF"), "{id} float={float} sm_{arch}");
+            }
+        }
+    }
 }
 
 /// No counting kernel reads its parameters through an address held in a register, nor copies

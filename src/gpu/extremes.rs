@@ -20,18 +20,45 @@ pub fn extremes(
     column: DeviceColumn,
     len: u64,
 ) -> HistResult<Extremes> {
-    crate::with_dtype!(column.dtype, |T| finish::<T>(gpu, stream, column, len))
+    crate::with_dtype!(column.dtype, |T| finish::<T>(
+        gpu,
+        stream,
+        KernelId::Extremes { dtype: T::DTYPE },
+        column,
+        len
+    ))
+}
+
+/// The largest finite magnitude of `len` float64 weights at `ptr` (0 where none is finite):
+/// the grid of their sums ([`crate::fixed`]).
+pub fn largest_magnitude(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    ptr: u64,
+    len: u64,
+) -> HistResult<f64> {
+    let column = DeviceColumn {
+        ptr,
+        dtype: crate::DType::F64,
+        stride: 1,
+    };
+    let found = finish::<f64>(gpu, stream, KernelId::Magnitudes, column, len)?;
+    Ok(match found {
+        Extremes::Float64(_, hi) => hi,
+        _ => 0.0,
+    })
 }
 
 fn finish<T: Value + ValidAsZeroBits + cudarc::driver::DeviceRepr>(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
+    kernel: KernelId,
     column: DeviceColumn,
     len: u64,
 ) -> HistResult<Extremes> {
     const BLOCK: u32 = 256;
     let grid = (gpu.props.sm_count * 4).min(len.div_ceil(BLOCK as u64).max(1) as u32);
-    let func = gpu.kernel(KernelId::Extremes { dtype: T::DTYPE }, 0)?;
+    let func = gpu.kernel(kernel, 0)?;
     let alloc = driver("allocating partial extremes");
     let mins = stream.alloc_zeros::<T>(grid as usize).map_err(&alloc)?;
     let maxs = stream.alloc_zeros::<T>(grid as usize).map_err(&alloc)?;

@@ -273,6 +273,10 @@ pub enum KernelId {
     },
     /// Counts by value added into the bins of those values (`job::ByValue`).
     Fold,
+    /// The extremes of a float64 column's finite magnitudes (the weights' grid, `crate::fixed`).
+    Magnitudes,
+    /// Fixed-point weighted sums as float64 (kernels/fixed.cuh).
+    FixedSums,
 }
 
 impl KernelId {
@@ -295,6 +299,8 @@ impl KernelId {
             KernelId::Edges { .. } => "edges",
             KernelId::Proof { .. } => "prove",
             KernelId::Fold => "fold",
+            KernelId::Magnitudes => "extremes",
+            KernelId::FixedSums => "fixed_sums",
         }
     }
 
@@ -311,6 +317,9 @@ impl KernelId {
                 out.push("-DKERNEL_COUNT".into());
                 out.push(format!("-DFAMILY={}", family_define(*family)));
                 out.push(format!("-DWEIGHTED={}", *weighted as u8));
+                if *weighted && crate::fixed::sums() == crate::fixed::Sums::Float {
+                    out.push("-DFLOAT_SUMS=1".into());
+                }
                 out.push(format!("-DRANK={}", axes.as_slice().len()));
                 if axes.is_interleaved() {
                     out.push("-DINTERLEAVED=1".into());
@@ -343,6 +352,12 @@ impl KernelId {
                 out.push(value(*dtype));
             }
             KernelId::Fold => out.push("-DKERNEL_FOLD".into()),
+            KernelId::Magnitudes => {
+                out.push("-DKERNEL_EXTREMES".into());
+                out.push(value(DType::F64));
+                out.push("-DFINITE_MAGNITUDES=1".into());
+            }
+            KernelId::FixedSums => out.push("-DKERNEL_FIXED_SUMS".into()),
         }
         out
     }
@@ -361,7 +376,11 @@ impl fmt::Display for KernelId {
                     f,
                     "count_{}{}_{}{}",
                     family.name(),
-                    if *weighted { "_weighted" } else { "" },
+                    match (*weighted, crate::fixed::sums()) {
+                        (false, _) => "",
+                        (true, crate::fixed::Sums::Fixed) => "_weighted",
+                        (true, crate::fixed::Sums::Float) => "_weighted_float",
+                    },
                     names.join("_x_"),
                     if axes.is_interleaved() {
                         "_interleaved"
@@ -378,6 +397,8 @@ impl fmt::Display for KernelId {
             KernelId::Edges { dtype } => write!(f, "edges_{}", dtype.name()),
             KernelId::Proof { dtype } => write!(f, "proof_{}", dtype.name()),
             KernelId::Fold => write!(f, "fold"),
+            KernelId::Magnitudes => write!(f, "magnitudes_float64"),
+            KernelId::FixedSums => write!(f, "fixed_sums"),
         }
     }
 }

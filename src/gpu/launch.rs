@@ -188,7 +188,8 @@ impl Queued {
 }
 
 /// Queues the count of `job` by `plan` on `stream` into the `job.cells` counts (u64, or f64 sums
-/// when weighted) at `out`, zeroing them first; returns without waiting. Every buffer the
+/// when weighted, summed in fixed point and converted at the end) at `out`, zeroing them first;
+/// returns without waiting. Every buffer the
 /// kernels use is freed in stream order, after them.
 pub fn queue(
     gpu: &Gpu,
@@ -215,10 +216,28 @@ pub fn queue(
         }
         phases.push(("look", clock.lap()));
     }
-    // SAFETY: `out` holds `job.cells` counts of 8 bytes (the caller's contract).
-    unsafe { cudarc::driver::result::memset_d8_async(out, 0, job.cells * 8, stream.cu_stream()) }
-        .map_err(driver("zeroing the histogram"))?;
-    let launcher = Launcher::new(gpu, stream, job, &plan, &layout, out)?;
+    let sums = match job.is_weighted() && crate::fixed::sums() == crate::fixed::Sums::Fixed {
+        true => Some(FixedCells::new(gpu, stream, job)?),
+        false => None,
+    };
+    // Counts go to `out`, weighted sums to the fixed-point cells first.
+    let (counters, words) = match &sums {
+        Some(s) => (s.cells.ptr(stream), abi::FIXED_WORDS),
+        None => (out, 1),
+    };
+    // SAFETY: `counters` holds `job.cells` counts of 8 bytes (the caller's contract), or the
+    // fixed-point cells allocated for them.
+    unsafe {
+        cudarc::driver::result::memset_d8_async(
+            counters,
+            0,
+            job.cells * 8 * words,
+            stream.cu_stream(),
+        )
+    }
+    .map_err(driver("zeroing the histogram"))?;
+    let exponent = sums.as_ref().map_or(0, |s| s.exponent);
+    let launcher = Launcher::new(gpu, stream, job, &plan, &layout, counters, exponent)?;
     phases.push(("setup", clock.lap()));
     let event = || {
         gpu.ctx
@@ -259,6 +278,9 @@ pub fn queue(
             |pieces| pieces.iter().try_for_each(|p| launcher.launch(p)),
         )?),
     };
+    if let Some(sums) = &sums {
+        sums.finish(gpu, stream, job.cells, out)?;
+    }
     end.record(stream).map_err(driver("recording an event"))?;
     phases.push(("launch", clock.lap()));
     Ok(Queued {
@@ -361,6 +383,71 @@ fn queue_by_value(
     Ok(queued)
 }
 
+/// A weighted job's sums in fixed point on the device (kernels/fixed.cuh, [`crate::fixed`]):
+/// the grid's exponent, from the weights' largest finite magnitude and the job's rows, and the
+/// cells the kernels add to.
+struct FixedCells {
+    exponent: i32,
+    cells: Scratch<u64>,
+}
+
+impl FixedCells {
+    fn new(gpu: &Gpu, stream: &Arc<CudaStream>, job: &Job<'_>) -> HistResult<Self> {
+        let largest = match &job.rows {
+            Rows::Device(rows) => {
+                let weights = rows.weights.expect("a weighted job");
+                crate::gpu::extremes::largest_magnitude(gpu, stream, weights, rows.len)?
+            }
+            Rows::Host(rows) => {
+                crate::fixed::largest_magnitude(rows.weights.as_ref().expect("a weighted job"))
+            }
+        };
+        // SAFETY: `queue` zeroes the cells before a kernel reads them.
+        let cells = unsafe {
+            ScratchPool::alloc::<u64>(gpu.scratch.as_ref(), stream, job.cells * abi::FIXED_WORDS)
+        }
+        .map_err(driver("allocating the weighted sums"))?;
+        Ok(FixedCells {
+            exponent: crate::fixed::exponent(largest, job.len() as u64),
+            cells,
+        })
+    }
+
+    /// Queues the conversion of the `cells` sums into float64 at `out`.
+    fn finish(
+        &self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        cells: usize,
+        out: u64,
+    ) -> HistResult<()> {
+        const BLOCK: u32 = 256;
+        let func = gpu.kernel(KernelId::FixedSums, 0)?;
+        let params = abi::FixedSumsParams {
+            fixed: self.cells.ptr(stream),
+            out,
+            cells: cells as u32,
+            exponent: self.exponent,
+        };
+        let grid = (gpu.props.sm_count * 4).min((cells as u32).div_ceil(BLOCK).max(1));
+        let cfg = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: `FixedSumsParams` is the kernel's one parameter (abi.rs); the cells are freed
+        // in stream order, after it, and `out` holds `cells` float64 (the caller's contract).
+        unsafe {
+            stream
+                .launch_builder(&func)
+                .arg(&params)
+                .launch(cfg)
+                .map_err(driver("launching a kernel"))?;
+        }
+        Ok(())
+    }
+}
+
 /// Host milliseconds since the last lap.
 pub struct Clock(std::cell::Cell<std::time::Instant>);
 
@@ -393,6 +480,8 @@ struct Launcher<'j> {
     rules: Vec<DeviceRule>,
     segmented: Option<Segmented>,
     out: u64,
+    /// The weighted sums' grid ([`crate::fixed`]).
+    weight_exponent: i32,
     rows_per_launch: u64,
 }
 
@@ -415,6 +504,7 @@ impl<'j> Launcher<'j> {
         plan: &'j Plan,
         layout: &DeviceLayout,
         out: u64,
+        weight_exponent: i32,
     ) -> HistResult<Self> {
         let count = resident(gpu, plan.kernel, plan.grid, plan.block, plan.shared_bytes)?;
         let rows_per_launch = if plan.family.is_segmented() {
@@ -447,6 +537,7 @@ impl<'j> Launcher<'j> {
             rules,
             segmented,
             out,
+            weight_exponent,
             rows_per_launch,
         })
     }
@@ -470,6 +561,7 @@ impl<'j> Launcher<'j> {
             .unwrap_or_default();
         let mut params = CountParams {
             cells: self.job.cells as u32,
+            weight_exponent: self.weight_exponent,
             weights: rows.weights,
             shared: abi::SharedLayout {
                 replicas: self.plan.replicas,

@@ -559,6 +559,16 @@ fn row_by_row(
     })
 }
 
+/// Bytes of one shared-memory counter: a u32 count, or a weighted sum's fixed-point cell
+/// (kernels/fixed.cuh, `abi::FIXED_WORDS` u64; a double for the float sums).
+fn counter_bytes(weighted: bool) -> u64 {
+    match (weighted, crate::fixed::sums()) {
+        (false, _) => 4,
+        (true, crate::fixed::Sums::Fixed) => 8 * crate::gpu::abi::FIXED_WORDS as u64,
+        (true, crate::fixed::Sums::Float) => 8,
+    }
+}
+
 /// What the family choice reads of a job on a device: a plain value, so that a table can test
 /// the choice.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -581,7 +591,7 @@ impl Needs {
     /// Bytes of one copy of the shared family's counters (staged edges, the spare counter, an
     /// odd stride), and that stride.
     fn shared_copy(&self) -> (u64, u64) {
-        let counter_bytes: u64 = if self.weighted { 8 } else { 4 };
+        let counter_bytes = counter_bytes(self.weighted);
         let stride = (self.bins as u64 + 1) | 1;
         (self.edge_bytes + stride * counter_bytes, stride)
     }
@@ -682,7 +692,7 @@ pub fn choose_family(
             Family::Global,
             format!(
                 "{bins} weighted sums ({one_copy} bytes) exceed the {optin} bytes of shared \
-                 memory a block may have: f64 atomics in global memory"
+                 memory a block may have: fixed-point atomics in global memory"
             ),
         ));
     }
@@ -777,7 +787,7 @@ fn shared_shape(props: &DeviceProps, tuning: &Tuning, needs: &Needs) -> Shape {
     } else {
         tuning.block_threads
     };
-    let counter_bytes = if needs.weighted { 8 } else { 4 };
+    let counter_bytes = counter_bytes(needs.weighted);
     let replicas = ((budget - needs.edge_bytes) / (stride * counter_bytes)).clamp(
         1,
         (tuning.block_threads / 32).min(tuning.most_replicas) as u64,
