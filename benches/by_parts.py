@@ -67,7 +67,9 @@ t(
 def phases(key: str, dev: str, r: int = 7) -> None:
     """The median of each host phase of `by=key` on `dev`, from the engine's report, and of the
     native call around them (no Polars query)."""
-    kwargs = _args.histogram_kwargs(64, (0.0, 1.0), False, "left", False, dev, "auto")
+    kwargs = _args.histogram_kwargs(
+        64, (0.0, 1.0), density=False, closed="left", flow=False, device=dev, kernel="auto"
+    )
     pickled = _pickled(kwargs)
     seen: dict[str, list[float]] = {}
     for _ in range(r + 1):

@@ -37,7 +37,11 @@ def main() -> None:
     rows = 1 << int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 29
     bins = int(sys.argv[2]) if len(sys.argv) > 2 else 256
     x = cp.random.default_rng(0).random(rows, dtype=cp.float32)
-    kwargs = _pickled(_args.histogram_kwargs(bins, (0, 1), False, "left", False, "auto", "auto"))
+    kwargs = _pickled(
+        _args.histogram_kwargs(
+            bins, (0, 1), density=False, closed="left", flow=False, device="auto", kernel="auto"
+        )
+    )
     iface = _cuda.cuda_array(x)
     sample = _cuda.sample([_cuda.column(iface)])
     options = _internal.HistogramOptions(kwargs)
@@ -57,7 +61,15 @@ def main() -> None:
         (
             "kwargs + pickle",
             lambda: _pickled(
-                _args.histogram_kwargs(bins, (0, 1), False, "left", False, "auto", "auto")
+                _args.histogram_kwargs(
+                    bins,
+                    (0, 1),
+                    density=False,
+                    closed="left",
+                    flow=False,
+                    device="auto",
+                    kernel="auto",
+                )
             ),
         ),
         ("struct.unnest", lambda: series.struct.unnest()),

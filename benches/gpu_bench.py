@@ -52,7 +52,13 @@ def ours(x: cp.ndarray, bins: int, reps: int, **kw: object) -> dict[str, object]
     options = _internal.HistogramOptions(
         _pickled(
             _args.histogram_kwargs(
-                bins, kw.get("range"), False, "left", False, "auto", kw.get("kernel", "auto")
+                bins,
+                kw.get("range"),
+                density=False,
+                closed="left",
+                flow=False,
+                device="auto",
+                kernel=kw.get("kernel", "auto"),
             )
         )
     )
@@ -113,7 +119,18 @@ def ours_dd(xy: cp.ndarray, bins: object, rng_arg: object, reps: int) -> dict[st
     sample = _cuda.columns((xy,))
     dims = xy.shape[1]
     options = _internal.HistogramDdOptions(
-        _pickled(_args.dd_kwargs(dims, bins, rng_arg, False, "left", False, "auto", "auto"))
+        _pickled(
+            _args.dd_kwargs(
+                dims,
+                bins,
+                rng_arg,
+                density=False,
+                closed="left",
+                flow=False,
+                device="auto",
+                kernel="auto",
+            )
+        )
     )
     args = ([f"x{j}" for j in range(dims)], sample, options)
     series, plan, _ = _internal.histogram_cuda(*args)

@@ -21,6 +21,8 @@
 #        (POLARS_GPU_HIST_DRIVER_VERSION=12000: NVRTC 12.0's PTX); part of check, quick, final.
 # swaps: the drop-in swaps of benches/swaps.py alone (15 rounds), the whole table printed.
 # session: every gpu test (one line a test) and the whole calls of benches/read_limit.py.
+# close1, close2: the end of a session in two calls (each under 600 s): every gpu test and the
+#        weighted sums; then files, whole calls and row binning on every core.
 # files: files at the read limit (issue 47): benches/files_bench.py on a 4 GiB Parquet column
 #        (2^30 float32) and a 1 GiB CSV with nulls beside Polars' own streaming read, each case
 #        in a fresh process, medians of 5 alternating runs, peak RSS, a run under a memory cap
@@ -144,6 +146,46 @@ if [[ $what == session ]]; then
   timeout 150 python3 benches/read_limit.py --reps 5 --tuning "" > "$OUT/read_limit.log" \
     2> "$OUT/read_limit_rows.log" || status=1
   tail -n 40 "$OUT/read_limit.log"
+  exit $status
+fi
+if [[ $what == close1 ]]; then
+  # The session's close, first of two calls: every gpu test, then the deterministic weighted sums
+  # (bit-identity across runs and against the CPU, their cost against the float path) and the
+  # weighted fill beside the one-shot call, from device arrays.
+  echo "== every gpu test (tests/*/*_gpu.py)"
+  timeout 350 python3 -m pytest -p no:cacheprovider -m gpu -n 8 -v --maxfail=60 -rf --tb=short \
+    tests/*/*_gpu.py > "$OUT/pytest_session.log" 2>&1
+  [[ $? == 0 ]] || status=1
+  grep -E "(FAILED|ERROR) " "$OUT/pytest_session.log" | sort -u | head -40
+  tail -n 3 "$OUT/pytest_session.log"
+  if [[ -f benches/weighted_sums.py ]]; then
+    echo "== deterministic weighted sums on the GPU (benches/weighted_sums.py)"
+    timeout 60 python3 benches/weighted_sums.py --device gpu 2>&1 | tee "$OUT/weighted_sums_gpu.log" | tail -n 16
+  fi
+  if [[ -f benches/weighted_fill.py ]]; then
+    echo "== a weighted Histogram.fill from device arrays (benches/weighted_fill.py)"
+    timeout 30 python3 benches/weighted_fill.py --device gpu 2>&1 | tee "$OUT/weighted_fill_gpu.log" | tail -n 8
+  fi
+  exit $status
+fi
+if [[ $what == close2 ]]; then
+  # The second call: files at the read limit on every core, the whole calls under today's plan
+  # (SM90 as the lab set it), row binning beside Polars' own calls on 16 cores and the GPU.
+  echo "== files at the read limit (benches/files_bench.py): 4 GiB Parquet, 1 GiB CSV, $(nproc) cores"
+  timeout 330 python3 benches/files_bench.py --size 4GiB --dir /tmp/pgh-files --keep \
+    --out "$OUT/files_bench.json" 2> "$OUT/files_bench.log" > /dev/null || status=1
+  tail -n 14 "$OUT/files_bench.log"
+  echo "== whole calls beside the peers and the read roofline (benches/read_limit.py)"
+  timeout 150 python3 benches/read_limit.py --reps 5 --tuning "" > "$OUT/read_limit.log" \
+    2> "$OUT/read_limit_rows.log" || status=1
+  tail -n 40 "$OUT/read_limit.log"
+  if [[ -f benches/row_binning.py ]]; then
+    echo "== row binning beside Polars' own calls, $(nproc) cores and the GPU (benches/row_binning.py)"
+    for device in auto gpu; do
+      timeout 45 python3 benches/row_binning.py --device $device --json "$OUT/row_binning_$device.json" \
+        2>&1 | tee "$OUT/row_binning_$device.log" | tail -n 14
+    done
+  fi
   exit $status
 fi
 if [[ $what == files ]]; then

@@ -7,6 +7,9 @@
 //! (`bins="integer"`). Errors about such arguments carry both texts ([`HistError::Argument`],
 //! made by [`HistError::argument`] from one template and a [`Spelling`]); `Display` and the
 //! conversion into `PolarsError` give the Rust text, and the Python module asks for the other.
+//!
+//! The ground floor: this module uses Polars and thiserror only, and every other module may use
+//! it (tests/test_layout.py holds the crate free of module circles).
 
 use polars::prelude::{polars_err, PolarsError};
 
@@ -23,6 +26,10 @@ pub enum HistError {
     /// A column or array whose dtype is not binned; the text names the dtype.
     #[error("cannot histogram a column of dtype {0}")]
     UnsupportedDtype(String),
+    /// An estimator's bin count that is infinite (a span or a width out of the float's range),
+    /// named as each API spells it: numpy's `int(inf)` raises `OverflowError`.
+    #[error("{rust}")]
+    InfiniteBins { rust: String, python: String },
     #[error("`bins` asks for {bins} bins, more than the {max} a histogram can hold")]
     TooManyBins { bins: usize, max: usize },
     /// A count past `u64::MAX` (merging histograms): never a silent wrap.
@@ -61,17 +68,6 @@ pub enum Spelling {
 }
 
 impl Spelling {
-    /// A `bins` rule by the name users give it (`"fd"`, `"integer"`).
-    pub fn rule(self, name: &str) -> String {
-        match self {
-            Spelling::Rust => match name.parse::<crate::estimators::Estimator>() {
-                Ok(e) => format!("`Bins::Rule(BinRule::Estimator(Estimator::{e:?}))`"),
-                Err(_) => "`Bins::Rule(BinRule::Integer)`".to_string(),
-            },
-            Spelling::Python => format!("`bins=\"{name}\"`"),
-        }
-    }
-
     /// Time bins of a Polars duration (`"1w"`, `"1mo"`).
     pub fn every(self, every: &str) -> String {
         match self {
@@ -154,7 +150,8 @@ impl HistError {
     /// The message in `spelling`'s words (the same text for errors that name no argument).
     pub fn message(&self, spelling: Spelling) -> String {
         match (self, spelling) {
-            (HistError::Argument { python, .. }, Spelling::Python) => python.clone(),
+            (HistError::Argument { python, .. }, Spelling::Python)
+            | (HistError::InfiniteBins { python, .. }, Spelling::Python) => python.clone(),
             _ => self.to_string(),
         }
     }
@@ -165,6 +162,7 @@ impl HistError {
             HistError::Polars(e) => e,
             HistError::InvalidArgument(_)
             | HistError::Argument { .. }
+            | HistError::InfiniteBins { .. }
             | HistError::TooManyBins { .. }
             | HistError::UnsupportedDtype(_) => {
                 polars_err!(InvalidOperation: "{}", self.message(spelling))
@@ -178,21 +176,4 @@ impl From<HistError> for PolarsError {
     fn from(e: HistError) -> Self {
         e.into_polars(Spelling::Rust)
     }
-}
-
-/// Runs `f`, turning a panic into an error: nothing may unwind across the plugin boundary or
-/// into Python.
-pub fn guarded<T>(what: &str, f: impl FnOnce() -> HistResult<T>) -> HistResult<T> {
-    // A running call: Ctrl-C now stops it (crate::interrupt).
-    let _running = crate::interrupt::Scope::enter();
-    // The caller's current CUDA device (CuPy's, PyTorch's) is as it was after the call.
-    let _current = crate::gpu::device::KeepCurrent::now();
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        let why = panic
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| panic.downcast_ref::<&str>().copied())
-            .unwrap_or("unknown cause");
-        Err(HistError::Internal(format!("{what} ({why})")))
-    })
 }

@@ -394,13 +394,22 @@ pub fn counted_values<T: Value>(
             .enumerate()
             .map(|(other, col)| piece.part(col, other).validity)
             .collect();
-        out.extend(values.iter().enumerate().filter_map(|(i, &x)| {
-            let valid = others.iter().all(|v| v.is_none_or(|v| v.is_valid(i)));
-            (valid && !x.is_nan()).then_some(x)
-        }));
+        // In stretches, Ctrl-C read between them: a chunk may hold billions of rows.
+        for start in (0..values.len()).step_by(GATHER_STRETCH) {
+            crate::interrupt::check()?;
+            let end = values.len().min(start + GATHER_STRETCH);
+            out.extend((start..end).filter_map(|i| {
+                let x = values[i];
+                let valid = others.iter().all(|v| v.is_none_or(|v| v.is_valid(i)));
+                (valid && !x.is_nan()).then_some(x)
+            }));
+        }
     }
     Ok(out)
 }
+
+/// Rows [`counted_values`] copies between two looks for Ctrl-C.
+const GATHER_STRETCH: usize = 1 << 16;
 
 #[cfg(test)]
 mod tests {

@@ -30,11 +30,13 @@
 pub mod accumulator;
 mod alloc;
 mod api;
+mod boundary;
 mod counts;
 mod dtype;
 mod engine;
 mod error;
 mod estimators;
+mod family;
 mod fixed;
 mod interrupt;
 mod job;
@@ -42,6 +44,7 @@ mod options;
 mod output;
 #[cfg(feature = "python")]
 mod python;
+pub mod rows;
 
 // The backends' internals: reached only by the benchmark examples, through the `internals`
 // feature (no API, no stability).
@@ -79,9 +82,9 @@ pub use counts::Counts;
 pub use dtype::DType;
 pub use error::{HistError, HistResult, Spelling};
 pub use estimators::Estimator;
-pub use gpu::available as gpu_available;
 #[doc(hidden)]
-pub use gpu::Family;
+pub use family::Family;
+pub use gpu::available as gpu_available;
 pub use options::{
     BinRule, Bins, Device, HistogramDdOptions, HistogramOptions, Scalar, Temporal, TemporalKind,
     Unit,

@@ -5,9 +5,9 @@ use polars::prelude::{DataType, TimeUnit};
 use serde::{Deserialize, Serialize};
 
 use crate::bins::{Binning, Closed, ExactInt, Range};
-use crate::error::{HistError, HistResult};
+use crate::error::{HistError, HistResult, Spelling};
 use crate::estimators::Estimator;
-use crate::gpu::Family;
+use crate::family::Family;
 
 /// Where a histogram is computed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,6 +29,7 @@ pub enum Device {
 pub enum Scalar {
     Float(f64),
     Int { int: ExactInt },
+    Float16 { float16: f64 },
     Float32 { float32: f64 },
     Float64 { float64: f64 },
     Temporal(Temporal),
@@ -128,9 +129,10 @@ impl Scalar {
     /// for Datetime and Duration, the number itself otherwise); `what` names the argument.
     pub fn physical(self, dtype: &DataType, what: &str) -> HistResult<f64> {
         let t = match self {
-            Scalar::Float(v) | Scalar::Float32 { float32: v } | Scalar::Float64 { float64: v } => {
-                return Ok(v)
-            }
+            Scalar::Float(v)
+            | Scalar::Float16 { float16: v }
+            | Scalar::Float32 { float32: v }
+            | Scalar::Float64 { float64: v } => return Ok(v),
             Scalar::Int { int } => return Ok(int.0 as f64),
             Scalar::Temporal(t) => t,
         };
@@ -189,6 +191,10 @@ impl Scalar {
         Ok(unit)
     }
 
+    fn is_float16(self) -> bool {
+        matches!(self, Scalar::Float16 { .. })
+    }
+
     fn is_float32(self) -> bool {
         matches!(self, Scalar::Float32 { .. })
     }
@@ -213,6 +219,16 @@ impl BinRule {
         match self {
             BinRule::Estimator(e) => e.name(),
             BinRule::Integer => "integer",
+        }
+    }
+
+    /// The rule as `spelling`'s API asks for it, for error messages:
+    /// `Bins::Rule(BinRule::Integer)` in Rust, `bins="integer"` in Python.
+    pub fn spelled(self, spelling: Spelling) -> String {
+        match (self, spelling) {
+            (BinRule::Estimator(e), _) => e.spelled(spelling),
+            (BinRule::Integer, Spelling::Rust) => "`Bins::Rule(BinRule::Integer)`".to_string(),
+            (BinRule::Integer, Spelling::Python) => "`bins=\"integer\"`".to_string(),
         }
     }
 
@@ -298,15 +314,18 @@ impl Bins {
 pub fn range_for(range: Option<(Scalar, Scalar)>, dtype: &DataType) -> HistResult<Option<Range>> {
     range
         .map(|(lo, hi)| {
+            let temporal = matches!(lo, Scalar::Temporal(_)) || matches!(hi, Scalar::Temporal(_));
+            // numpy's linspace and norm_denom are in the scalars' own type (NEP 50: a Python
+            // float defers to a numpy scalar, the wider of two numpy scalars wins).
+            let wide = lo.is_float64() || hi.is_float64();
+            let single = (lo.is_float32() || hi.is_float32()) && !temporal && !wide;
+            let half = (lo.is_float16() || hi.is_float16()) && !temporal && !wide && !single;
             Ok(Range {
                 lo: lo.physical(dtype, "`range`")?,
                 hi: hi.physical(dtype, "`range`")?,
-                // numpy's linspace and norm_denom are float32 when a float32 scalar meets a
-                // Python float or another float32 scalar.
-                single: (lo.is_float32() || hi.is_float32())
-                    && !matches!(lo, Scalar::Temporal(_))
-                    && !matches!(hi, Scalar::Temporal(_)),
-                wide: lo.is_float64() || hi.is_float64(),
+                half,
+                single,
+                wide,
             })
         })
         .transpose()

@@ -7,11 +7,13 @@
 //! the calls take), plugin.rs and expressions.rs (the expression plugin).
 
 use polars::prelude::*;
-use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::PolarsAllocator;
 
-use crate::error::{guarded, HistError, HistResult, Spelling};
+use crate::boundary::guarded;
+use crate::boundary::python::Api;
+use crate::error::{HistError, HistResult, Spelling};
 
 mod device;
 mod expressions;
@@ -24,6 +26,7 @@ mod host;
 mod kernels;
 mod pins;
 mod plugin;
+mod rows;
 mod scan;
 mod values;
 
@@ -43,48 +46,41 @@ fn unpickle<T: serde::de::DeserializeOwned + Clone + 'static>(pickled: &[u8]) ->
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// The Python exception for an error of ours, in Python's words.
+/// The Python exception for an error of ours, of Python's built-in types (the package's own
+/// objects: `Histogram`, pins, `explain`).
 pub(crate) fn to_py(e: HistError) -> PyErr {
-    let message = e.message(Spelling::Python);
-    match e {
-        HistError::InvalidArgument(_)
-        | HistError::Argument { .. }
-        | HistError::TooManyBins { .. } => PyValueError::new_err(message),
-        HistError::UnsupportedDtype(_) => PyTypeError::new_err(message),
-        HistError::Overflow => PyOverflowError::new_err(message),
-        HistError::OutOfMemory(_) => PyMemoryError::new_err(message),
-        HistError::Interrupted => interrupted(),
-        _ => PyRuntimeError::new_err(message),
-    }
+    crate::boundary::python::to_py(e, Api::Python)
 }
 
-/// The exception for a call Ctrl-C stopped: Python's own, from its SIGINT handler (which has a
-/// pending signal to run; running it here means it does not fire again later), or
-/// `KeyboardInterrupt` where that handler chose not to raise.
-pub(crate) fn interrupted() -> PyErr {
-    Python::attach(|py| match py.check_signals() {
-        Err(e) => e,
-        Ok(()) => pyo3::exceptions::PyKeyboardInterrupt::new_err(crate::error::INTERRUPTED),
-    })
-}
-
-/// Runs `f` with the GIL released, every error (and panic) an ordinary exception.
+/// Runs `f` with the GIL released, every error (and panic) an ordinary exception of Python's
+/// built-in types.
 pub(crate) fn call<T: Send>(
     py: Python<'_>,
+    what: &str,
+    f: impl FnOnce() -> HistResult<T> + Send,
+) -> PyResult<T> {
+    call_as(py, Api::Python, what, f)
+}
+
+/// [`call`], raising the exception types `api` promises.
+pub(crate) fn call_as<T: Send>(
+    py: Python<'_>,
+    api: Api,
     what: &str,
     f: impl FnOnce() -> HistResult<T> + Send,
 ) -> PyResult<T> {
     // Ctrl-C stops the call: chained again where a SIGINT handler installed since displaced ours.
     #[cfg(unix)]
     crate::interrupt::chain_sigint();
-    py.detach(|| guarded(what, f)).map_err(to_py)
+    py.detach(|| guarded(what, f))
+        .map_err(|e| crate::boundary::python::to_py(e, api))
 }
 
 /// Raises the exception of a call Ctrl-C stopped (see [`interrupted`]): for the Python layer,
 /// which meets the stop as the error Polars hands on.
 #[pyfunction]
 fn raise_interrupted() -> PyResult<()> {
-    Err(interrupted())
+    Err(crate::boundary::python::interrupted())
 }
 
 /// `MemoryError` unless `nbytes` (an estimate of a whole step, held to half the machine's
@@ -104,8 +100,20 @@ fn watch_ctrl_c() {
     crate::interrupt::chain_sigint();
 }
 
+/// `p.dot(p)` by the numpy this process runs (its BLAS kernel's rounding), for "stone"'s ties
+/// (see `Estimator::Stone`); `None` where numpy cannot be imported.
+fn numpy_dot(p: &[f64]) -> Option<f64> {
+    Python::attach(|py| -> PyResult<f64> {
+        let numpy = py.import("numpy")?;
+        let p = numpy.call_method1("array", (p.to_vec(),))?;
+        p.call_method1("dot", (&p,))?.extract()
+    })
+    .ok()
+}
+
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    crate::estimators::set_dot_product(numpy_dot);
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The bin limit, for the Python layer's checks before it builds a query.
     m.add("MAX_BINS", crate::bins::MAX_BINS)?;

@@ -24,6 +24,7 @@ from polars_gpu_hist._args.arguments import (
     Kernel,
     RangeArg,
 )
+from polars_gpu_hist._args.quantile_bins import QuantileBins, quantile_bins
 from polars_gpu_hist._engine.explain import explain
 from polars_gpu_hist._engine.pins import pin, pinned, unpin
 from polars_gpu_hist._expr.frames import GpuHistDataFrameNamespace, GpuHistLazyFrameNamespace
@@ -58,6 +59,7 @@ __all__ = [
     "HistBins",
     "Histogram",
     "Kernel",
+    "QuantileBins",
     "RangeArg",
     "__version__",
     "explain",
@@ -70,6 +72,7 @@ __all__ = [
     "histogramdd",
     "pin",
     "pinned",
+    "quantile_bins",
     "unpin",
 ]
 

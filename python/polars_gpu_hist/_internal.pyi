@@ -7,6 +7,13 @@ from typing import Literal, final
 
 from polars import Series
 
+from polars_gpu_hist._native.options import (
+    PickledHistKwargs,
+    PickledHistogramArguments,
+    PickledHistogramDdOptions,
+    PickledHistogramOptions,
+)
+
 __version__: str
 MAX_BINS: int
 
@@ -31,18 +38,29 @@ def merge_kernel_bundles(path: str | PathLike[str], inputs: list[str | PathLike[
 def explain(
     dtype: Series,
     rows: int,
-    pickled_options: bytes,
+    pickled_options: PickledHistogramOptions,
     weighted: bool,
     location: Literal["host", "pinned", "device"],
     device: int | None = None,
 ) -> str: ...
 def histogram_series(
-    values: Series, pickled_options: bytes, weights: Series | None = None
+    values: Series,
+    pickled_options: PickledHistogramOptions,
+    weights: Series | None = None,
+    *,
+    api: Literal["polars", "numpy"],
+) -> Series: ...
+def histogramdd_series(
+    columns: list[Series],
+    pickled_options: PickledHistogramDdOptions,
+    weights: Series | None = None,
+    *,
+    api: Literal["polars", "numpy"],
 ) -> Series: ...
 def histogram_buffers(
-    values: Series, pickled_options: bytes, weights: Series | None = None
+    values: Series, pickled_options: PickledHistogramOptions, weights: Series | None = None
 ) -> tuple[bytes, bytes]: ...
-def hist_series(values: Series, pickled_kwargs: bytes) -> Series: ...
+def hist_series(values: Series, pickled_kwargs: PickledHistKwargs) -> Series: ...
 def estimate_from_extremes(
     rule: str, n: int, extremes: Series, range: tuple[float, float] | None = None
 ) -> int | None: ...
@@ -87,13 +105,13 @@ class DeviceTarget:
 class HistogramOptions:
     """A 1-D histogram's options (src/options.rs), parsed once from their pickle."""
 
-    def __new__(cls, pickled: bytes) -> HistogramOptions: ...
+    def __new__(cls, pickled: PickledHistogramOptions) -> HistogramOptions: ...
 
 @final
 class HistogramDdOptions:
     """An n-D histogram's options (src/options.rs), parsed once from their pickle."""
 
-    def __new__(cls, pickled: bytes) -> HistogramDdOptions: ...
+    def __new__(cls, pickled: PickledHistogramDdOptions) -> HistogramDdOptions: ...
 
 @final
 class DataExtremes:
@@ -142,7 +160,7 @@ class Histogram:
     """The mergeable histogram behind ``polars_gpu_hist.Histogram`` (src/accumulator/)."""
 
     def __new__(
-        cls, pickled_arguments: bytes, data_range: DataExtremes | None = None
+        cls, pickled_arguments: PickledHistogramArguments, data_range: DataExtremes | None = None
     ) -> Histogram: ...
     def fill(self, columns: list[Series], weights: Series | None = None) -> None: ...
     def fill_cuda(self, sample: DeviceSample, squared_weights: int | None = None) -> None: ...
@@ -219,12 +237,14 @@ class ScanSink:
 
 # Tests' and benchmarks' hooks (src/python/hooks.rs).
 def _histogram_by_report(
-    values: Series, keys: Series, pickled_options: bytes
+    values: Series, keys: Series, pickled_options: PickledHistogramOptions
 ) -> tuple[Series, str]: ...
 def _histogram_report(
-    values: Series, pickled_options: bytes, weights: Series | None = None
+    values: Series, pickled_options: PickledHistogramOptions, weights: Series | None = None
 ) -> tuple[Series, str]: ...
 def _proof_walks(
     bins: int, range: tuple[float, float], dtype: str, range_type: str
 ) -> tuple[tuple[bool, float], tuple[bool, float]] | None: ...
-def _time_histogram(values: Series, pickled_options: bytes, reps: int) -> float: ...
+def _time_histogram(
+    values: Series, pickled_options: PickledHistogramOptions, reps: int
+) -> float: ...

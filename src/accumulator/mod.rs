@@ -41,7 +41,6 @@ use crate::alloc;
 use crate::bins::{BinSpec, Binning, Closed};
 use crate::counts::Counts;
 use crate::error::{HistError, HistResult};
-use crate::gpu;
 use crate::options::Device;
 use crate::output::{self, AxisOut};
 use binning::{checked_cells, resolve_axes, Resolved};
@@ -67,7 +66,7 @@ pub struct AccumulatorOptions {
     /// Where fills run; not part of the binning (histograms of any devices merge).
     pub device: Device,
     /// Pins the GPU kernel family of fills (benchmarks and tests).
-    pub kernel: Option<gpu::Family>,
+    pub kernel: Option<crate::family::Family>,
 }
 
 /// The flow cells of a histogram of several axes: boost-histogram's flow bins, the cells of

@@ -374,14 +374,14 @@ fn feed(mut histogram: Histogram, morsels: Receiver<Morsel>) -> HistResult<Histo
         });
         if rows >= batch_rows {
             let (columns, weights) = batch.take().expect("a batch was gathered");
-            crate::error::guarded("a scan's batch", || {
+            crate::boundary::guarded("a scan's batch", || {
                 histogram.fill(&columns, weights.as_ref())
             })?;
             rows = 0;
         }
     }
     if let Some((columns, weights)) = batch {
-        crate::error::guarded("a scan's batch", || {
+        crate::boundary::guarded("a scan's batch", || {
             histogram.fill(&columns, weights.as_ref())
         })?;
     }

@@ -9,7 +9,6 @@ use super::{AccumulatorOptions, Flow, FlowCells, Histogram, Storage};
 use crate::bins::Closed;
 use crate::counts::Counts;
 use crate::error::{HistError, HistResult};
-use crate::gpu;
 use crate::options::Device;
 
 #[derive(Serialize, Deserialize)]
@@ -19,7 +18,7 @@ pub(super) struct State {
     closed: Closed,
     weighted: bool,
     device: Device,
-    kernel: Option<gpu::Family>,
+    kernel: Option<crate::family::Family>,
     dtypes: Vec<Option<ValueDtype>>,
     counts: Option<ExactCounts>,
     sums: Option<Vec<f64>>,

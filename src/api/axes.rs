@@ -3,7 +3,7 @@
 
 use polars::prelude::*;
 
-use crate::bins::{check_strictly_increasing, BinSpec, Binning, Closed, Extremes, MAX_BINS};
+use crate::bins::{check_strictly_increasing, BinSpec, Binning, Closed, Extremes, Range, MAX_BINS};
 use crate::dtype::{self, Reading, ValueKind};
 use crate::error::{HistError, HistResult};
 use crate::input::Value;
@@ -14,13 +14,9 @@ pub(crate) trait AxisData {
     /// Minimum and maximum of the values that count (valid, not NaN).
     fn extremes(&self) -> HistResult<Extremes>;
     /// numpy's number of equal bins for `rule` (an estimator) over the values that count, read
-    /// as `kind` (a Float16 column, widened to float32, computes in float16 as numpy does).
-    fn estimate(
-        &self,
-        rule: BinRule,
-        range: Option<(f64, f64)>,
-        kind: ValueKind,
-    ) -> HistResult<usize>;
+    /// as `kind` (a Float16 column, widened to float32, computes in float16 as numpy does),
+    /// over `range` in its scalars' own type.
+    fn estimate(&self, rule: BinRule, range: Option<Range>, kind: ValueKind) -> HistResult<usize>;
 }
 
 /// How an axis is resolved: as `numpy.histogram` (1-D and `by=`) or `numpy.histogramdd`.
@@ -96,7 +92,9 @@ pub(crate) fn resolve_axis(
         Bins::Rule(BinRule::Integer) => {
             integer_edges(range.map(|r| (r.lo, r.hi)), exact_range, kind, dtype, data)?
         }
-        Bins::Every(every) => super::time_bins::time_edges(&every.every, given_range, dtype, data)?,
+        Bins::Every(every) => {
+            super::time_bins::time_edges(&every.every, given_range, dtype, || data.extremes())?
+        }
         &Bins::Rule(rule) => {
             if weighted {
                 let estimator = rule
@@ -104,7 +102,7 @@ pub(crate) fn resolve_axis(
                     .ok_or_else(|| HistError::Internal(format!("{rule:?} is no estimator")))?;
                 return Err(crate::estimators::weighted_error(estimator));
             }
-            Binning::Count(data.estimate(rule, range.map(|r| (r.lo, r.hi)), kind)?)
+            Binning::Count(data.estimate(rule, range, kind)?)
         }
     };
     // An integer rule and time bins name their edges themselves: the range is in them already.
@@ -152,7 +150,7 @@ fn integer_edges(
             format!(
                 "{} needs an integer, Date, Datetime or Duration column, got {}: give a number \
                  of bins or edges",
-                s.rule("integer"),
+                BinRule::Integer.spelled(s),
                 dtype::name(dtype)
             )
         }));
@@ -164,7 +162,7 @@ fn integer_edges(
                 return Err(HistError::argument(|s| {
                     format!(
                         "{} needs a `range` of two integers lo <= hi, got ({lo}, {hi})",
-                        s.rule("integer")
+                        BinRule::Integer.spelled(s)
                     )
                 }));
             }
@@ -197,7 +195,7 @@ fn integer_edges(
             format!(
                 "{} would make {bins} bins (one per integer from {lo} to {hi}), more than the \
                  {MAX_BINS} a histogram holds: give a number of bins or a narrower `range`{hint}",
-                s.rule("integer")
+                BinRule::Integer.spelled(s)
             )
         }));
     }
@@ -282,17 +280,15 @@ impl AxisData for HostAxis<'_, '_> {
         crate::cpu::extremes::extremes(&self.rows.all(), &self.rows.pieces, self.axis)
     }
 
-    fn estimate(
-        &self,
-        rule: BinRule,
-        range: Option<(f64, f64)>,
-        kind: ValueKind,
-    ) -> HistResult<usize> {
+    fn estimate(&self, rule: BinRule, range: Option<Range>, kind: ValueKind) -> HistResult<usize> {
         let estimator = rule
             .estimator()
             .ok_or_else(|| HistError::Internal(format!("{rule:?} is no estimator")))?;
         let column = &self.rows.columns[self.axis];
         crate::with_dtype!(column.dtype, |T| {
+            if let Some(bins) = self.estimate_from_summary::<T>(estimator, range, kind)? {
+                return Ok(bins);
+            }
             // The sample's copy, the copies an estimator makes of parts of it (at most as much
             // again) and its fixed buffers must all fit: a MemoryError now, not an abort in a
             // small allocation once the copy has taken what was left.
@@ -303,17 +299,14 @@ impl AxisData for HostAxis<'_, '_> {
             )?;
             let sample: Vec<T> =
                 crate::input::counted_values(&self.rows.all(), &self.rows.pieces, self.axis)?;
+            crate::interrupt::check()?;
             let extremes = crate::input::extremes_of(sample.iter().map(|&x| (x, x)));
-            let spec_range = range.map(|(lo, hi)| crate::bins::Range::new(lo, hi));
             // "stone" compares numpy histograms of the sample over the same range.
             let mut histogram = |bins: usize| -> HistResult<Vec<u64>> {
-                let spec = BinSpec::resolve(
-                    &Binning::Count(bins),
-                    spec_range,
-                    Closed::Left,
-                    kind,
-                    || Ok(extremes),
-                )?;
+                let spec =
+                    BinSpec::resolve(&Binning::Count(bins), range, Closed::Left, kind, || {
+                        Ok(extremes)
+                    })?;
                 let mut counts = crate::alloc::zeroed::<u64>(bins + 1)?;
                 // Up to sqrt(n) passes over the sample: Ctrl-C is read between pieces.
                 for piece in sample.chunks(1 << 16) {
@@ -329,7 +322,7 @@ impl AxisData for HostAxis<'_, '_> {
                 // float16 values, widened to float32 exactly: narrowed back to compute in them.
                 (ValueKind::Float16, crate::dtype::DType::F32) => {
                     let half = crate::alloc::collected(
-                        sample.iter().map(|&x| half::f16::from_f64(x.to_f64())),
+                        sample.iter().map(|&x| crate::bins::f16_of(x.to_f64())),
                     )?;
                     crate::estimators::equal_bin_count(estimator, half, range, &mut histogram)?
                 }
@@ -345,6 +338,49 @@ impl AxisData for HostAxis<'_, '_> {
     }
 }
 
+impl HostAxis<'_, '_> {
+    /// The estimate of "sturges", "sqrt" and "rice", which need only how many values count (in
+    /// `range`, where given) and their extremes: one pass, no copy of the sample. `None` for
+    /// the other estimators.
+    fn estimate_from_summary<T: Value + crate::estimators::SampleValue>(
+        &self,
+        estimator: crate::estimators::Estimator,
+        range: Option<Range>,
+        kind: ValueKind,
+    ) -> HistResult<Option<usize>> {
+        use crate::estimators::{equal_bin_count_from_extremes, window, Estimator};
+        if !matches!(
+            estimator,
+            Estimator::Sturges | Estimator::Sqrt | Estimator::Rice
+        ) {
+            return Ok(None);
+        }
+        let columns = self.rows.all();
+        let pieces = &self.rows.pieces;
+        let estimate = match (kind, T::DTYPE) {
+            // A Float16 column read as float32: kept and computed as float16, as numpy's.
+            (ValueKind::Float16, crate::dtype::DType::F32) => {
+                let kept = range
+                    .map(window::<half::f16>)
+                    .transpose()?
+                    .map(|(lo, hi)| (lo.to_f32(), hi.to_f32()));
+                let (n, extremes) =
+                    crate::cpu::extremes::counted_in::<f32>(&columns, pieces, self.axis, kept)?;
+                let half = |x: f32| half::f16::from_f32(x);
+                let extremes = extremes.map(|(lo, hi)| (half(lo), half(hi)));
+                equal_bin_count_from_extremes(estimator, n, extremes, range)?
+            }
+            _ => {
+                let kept = range.map(window::<T>).transpose()?;
+                let (n, extremes) =
+                    crate::cpu::extremes::counted_in(&columns, pieces, self.axis, kept)?;
+                equal_bin_count_from_extremes(estimator, n, extremes, range)?
+            }
+        };
+        Ok(estimate.map(|e| e.bins))
+    }
+}
+
 /// numpy's number of equal bins for `estimator` from a streaming pass's summary of a column,
 /// for the estimators that need nothing else ("sturges", "rice", "sqrt"): `n` values counted
 /// (with a `range`, those in it), `extremes` their min and max (two values of the column's
@@ -355,6 +391,7 @@ pub fn estimate_from_extremes(
     extremes: &Series,
     range: Option<(f64, f64)>,
 ) -> HistResult<Option<usize>> {
+    let range = range.map(|(lo, hi)| Range::new(lo, hi));
     let (physical, reading) = readable(extremes)?;
     let column = crate::input::HostColumn::new(&physical)?;
     let columns = [&column];
@@ -375,7 +412,7 @@ pub fn estimate_from_extremes(
         let estimate = match (reading, pair) {
             // A Float16 column's extremes, widened to float32: float16 arithmetic, as numpy's.
             (Reading::Float16, Some((lo, hi))) => {
-                let half = |x: T| half::f16::from_f64(x.to_f64());
+                let half = |x: T| crate::bins::f16_of(x.to_f64());
                 let pair = Some((half(lo), half(hi)));
                 crate::estimators::equal_bin_count_from_extremes(estimator, n, pair, range)?
             }

@@ -6,7 +6,7 @@ use polars::prelude::*;
 use polars_arrow::array::{Array, View};
 use rayon::prelude::*;
 
-use crate::api::by::{group_axis, Look};
+use crate::api::groups::{group_axis, Look};
 use crate::error::{HistError, HistResult};
 use crate::input::{HostColumn, Value};
 use crate::job::GroupKeys;

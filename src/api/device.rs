@@ -91,7 +91,7 @@ impl AxisData for DeviceAxis<'_> {
     fn estimate(
         &self,
         rule: crate::options::BinRule,
-        range: Option<(f64, f64)>,
+        range: Option<crate::bins::Range>,
         kind: crate::dtype::ValueKind,
     ) -> HistResult<usize> {
         // numpy's estimators need order statistics and moments of the whole sample: read it.
@@ -264,7 +264,7 @@ fn job_dd(
     )
 }
 
-fn placement(device: Device, kernel: Option<gpu::Family>) -> Placement {
+fn placement(device: Device, kernel: Option<crate::family::Family>) -> Placement {
     Placement::asked(device, kernel)
 }
 

@@ -3,7 +3,7 @@
 use polars::prelude::DataType;
 
 use crate::api::axes::{histogram_axis, AxisData};
-use crate::bins::Extremes;
+use crate::bins::{Extremes, Range};
 use crate::dtype::{self, ValueKind};
 use crate::engine::{self, Backend, Placement, Report};
 use crate::error::{HistError, HistResult};
@@ -25,12 +25,12 @@ impl AxisData for NoData {
         })
     }
 
-    fn estimate(&self, rule: BinRule, _: Option<(f64, f64)>, _: ValueKind) -> HistResult<usize> {
+    fn estimate(&self, rule: BinRule, _: Option<Range>, _: ValueKind) -> HistResult<usize> {
         Err(HistError::argument(|s| {
             format!(
                 "{} estimates the bins from the data, which `explain` does not read: give a \
                  number of bins to see the plan",
-                s.rule(rule.name())
+                rule.spelled(s)
             )
         }))
     }

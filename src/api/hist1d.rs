@@ -3,8 +3,9 @@
 use polars::prelude::*;
 
 use crate::api::axes::{histogram_axis, readable, weights_f64, HostAxis};
+use crate::boundary::guarded;
 use crate::engine::{self, Placement, Report};
-use crate::error::{guarded, HistResult};
+use crate::error::HistResult;
 use crate::input::HostColumn;
 use crate::job::{Axis, HostRows, Job, Rows};
 use crate::options::HistogramOptions;

@@ -3,9 +3,10 @@
 use polars::prelude::*;
 
 use crate::api::axes::{numpy_sample, resolve_axis, weights_f64, EdgeOrder, Flavour, HostAxis};
+use crate::boundary::guarded;
 use crate::dtype;
 use crate::engine::{self, Placement, Report};
-use crate::error::{guarded, HistError, HistResult};
+use crate::error::{HistError, HistResult};
 use crate::input::HostColumn;
 use crate::job::{Axis, HostRows, Job, Rows};
 use crate::options::HistogramDdOptions;

@@ -6,6 +6,7 @@ pub mod by;
 pub mod by_keys;
 pub mod device;
 pub mod explain;
+pub(crate) mod groups;
 pub mod hist1d;
 pub mod histdd;
 #[cfg(feature = "lazy")]

@@ -20,7 +20,6 @@ use chrono_tz::{OffsetComponents, Tz};
 use polars::prelude::{DataType, TimeUnit};
 use polars_time::Duration;
 
-use super::axes::AxisData;
 use crate::bins::{Binning, Extremes, MAX_BINS};
 use crate::dtype;
 use crate::error::{HistError, HistResult};
@@ -29,18 +28,19 @@ use crate::options::Scalar;
 const NS_DAY: i128 = 86_400_000_000_000;
 const MS_DAY: i64 = 86_400_000;
 
-/// The edges of `every` over a column of `dtype`: from `range` where given, else from the data.
+/// The edges of `every` over a column of `dtype`: from `range` where given, else from the data's
+/// `extremes` (read only then).
 pub(crate) fn time_edges(
     every: &str,
     range: Option<(Scalar, Scalar)>,
     dtype: &DataType,
-    data: &dyn AxisData,
+    extremes: impl FnOnce() -> HistResult<Extremes>,
 ) -> HistResult<Binning> {
     let duration = parse(every)?;
     let clock = Clock::of(every, &duration, dtype)?;
     let span = match range {
         Some((lo, hi)) => Span::Range(exact(lo, dtype)?, exact(hi, dtype)?),
-        None => match data.extremes()? {
+        None => match extremes()? {
             Extremes::Integer(lo, hi) => Span::Data(lo as i64, hi as i64),
             // No values: the one bin that starts at the epoch's boundary.
             Extremes::Empty => Span::Data(0, 0),

@@ -6,21 +6,6 @@
 use polars::prelude::{DataType, TimeUnit, TimeZone as PlTimeZone};
 
 use super::*;
-use crate::dtype::ValueKind;
-use crate::options::BinRule;
-
-/// Data that only has extremes.
-struct Extent(Extremes);
-
-impl AxisData for Extent {
-    fn extremes(&self) -> HistResult<Extremes> {
-        Ok(self.0)
-    }
-
-    fn estimate(&self, _: BinRule, _: Option<(f64, f64)>, _: ValueKind) -> HistResult<usize> {
-        unreachable!("time bins estimate nothing")
-    }
-}
 
 const HOUR_US: i64 = 3_600_000_000;
 const DAY_US: i64 = 24 * HOUR_US;
@@ -28,8 +13,8 @@ const DAY_US: i64 = 24 * HOUR_US;
 const MARCH_30_US: i64 = 1_711_756_800_000_000;
 
 fn edges(every: &str, dtype: &DataType, lo: i64, hi: i64) -> HistResult<Vec<i128>> {
-    let data = Extent(Extremes::Integer(lo as i128, hi as i128));
-    match time_edges(every, None, dtype, &data)? {
+    let extremes = || Ok(Extremes::Integer(lo as i128, hi as i128));
+    match time_edges(every, None, dtype, extremes)? {
         Binning::Integers(edges) => Ok(edges),
         other => panic!("integer edges expected, got {other:?}"),
     }

@@ -98,6 +98,12 @@ pub(super) fn validate_range(r: Range) -> HistResult<Range> {
             "`range` ({lo:?}, {hi:?}) is given as float32 but does not fit in float32"
         )));
     }
+    let fits_half = |v: f64| super::f16_of(v).is_finite();
+    if r.half && !(fits_half(lo) && fits_half(hi)) {
+        return Err(HistError::InvalidArgument(format!(
+            "`range` ({lo:?}, {hi:?}) is given as float16 but does not fit in float16"
+        )));
+    }
     Ok(r)
 }
 

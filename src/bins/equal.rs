@@ -66,6 +66,16 @@ pub(super) fn numpy_uniform(
         (Some(r), _, ValueKind::Float32 | ValueKind::Float16) if r.single => {
             uniform_in(widened(r.lo as f32, r.hi as f32), n, false)?
         }
+        // float16 scalars beside data of another type: linspace and norm_denom in float16,
+        // the estimate in the data's type (float32 for float32 data, else float64).
+        (Some(r), _, ValueKind::Float32) if r.half => {
+            let (edges, denom) = super::half::range_edges::<f32>(r, n)?;
+            uniform_held(edges, denom, false)?
+        }
+        (Some(r), _, _) if r.half => {
+            let (edges, denom) = super::half::range_edges::<f64>(r, n)?;
+            uniform_held(edges, denom, true)?
+        }
         // numpy float64 scalars beside float32 (or float16) data: float64 throughout.
         (Some(r), _, ValueKind::Float32 | ValueKind::Float16) if r.wide => {
             let (lo, hi) = outer_edges(range, ext);
@@ -107,6 +117,24 @@ where
     let estimate = Estimate {
         denom: denom.to_f64(),
         n: n as f64,
+        wide,
+    };
+    Ok(UniformBins::numpy(edges, estimate).into())
+}
+
+/// Equal bins of edges made already, whose estimate divides by `denom` (numpy's `norm_denom`,
+/// a float16 value) in `P` (or in float64 when `wide`).
+fn uniform_held<P: BinFloat>(edges: Vec<P>, denom: f64, wide: bool) -> HistResult<BinSpec>
+where
+    UniformBins<P>: Into<BinSpec>,
+{
+    let edges = Edges::held(edges);
+    if !denom.is_finite() {
+        return edge_bins(edges, Closed::Left);
+    }
+    let estimate = Estimate {
+        denom,
+        n: edges.bins() as f64,
         wide,
     };
     Ok(UniformBins::numpy(edges, estimate).into())

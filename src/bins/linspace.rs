@@ -53,8 +53,16 @@ impl Linspace {
         let last = (n - 1) as u128;
         // Every edge exact: start = s 2^k, step = t 2^k, |s| + (n - 1) |t| < 2^bits (and the
         // index i itself exact in the arithmetic type).
+        // The least exponent of a subnormal of the types involved: below it nothing is exact.
+        let least = match self.single || F::SINGLE {
+            true => -149,
+            false => -1074,
+        };
         if let (Some((s, es)), Some((t, et))) = (dyadic(self.start), dyadic(self.step)) {
             let k = es.min(et);
+            if k < least {
+                return false;
+            }
             let scale = |m: i128, e: i32| -> Option<u128> {
                 if m == 0 {
                     return Some(0);

@@ -50,7 +50,7 @@ use checks::{checked_extent, validate_edges};
 pub use edges::EdgeBins;
 pub(crate) use edges::Guide;
 use equal::{edge_bins, numpy_uniform, outer_edges, polars_uniform, widened};
-pub use half::HalfBins;
+pub use half::{f16_of, HalfBins};
 pub use integer::{Domain, ExactInt, IntBins};
 use linspace::{increasing, table};
 pub use linspace::{linspace, linspace_as, Edges, Linspace};
@@ -82,13 +82,16 @@ pub enum Binning {
     Integers(Vec<i128>),
 }
 
-/// The outer edges of equal bins as given: Python floats, numpy float32 scalars (numpy then
-/// makes the edges in float32), or numpy float64 scalars (numpy then makes float64 bins even
-/// for float32 data: a float64 scalar does not defer to the array's type, a Python float does).
+/// The outer edges of equal bins as given: Python floats, numpy float16 or float32 scalars
+/// (numpy then makes the edges in that type), or numpy float64 scalars (numpy then makes
+/// float64 bins even for float32 data: a float64 scalar does not defer to the array's type, a
+/// Python float does). At most one of `half`, `single` and `wide` holds: the type of the
+/// scalars' arithmetic (NEP 50), a Python float beside them taken in it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Range {
     pub lo: f64,
     pub hi: f64,
+    pub half: bool,
     pub single: bool,
     pub wide: bool,
 }
@@ -98,6 +101,7 @@ impl Range {
         Range {
             lo,
             hi,
+            half: false,
             single: false,
             wide: false,
         }
@@ -198,6 +202,15 @@ impl BinSpec {
         if kind == ValueKind::Float16 && range.is_none() && extremes != Extremes::Empty {
             // A float16 sample's own extremes: linspace of float16 scalars.
             return edge_bins(Edges::held(half::dd_edges(extremes, n)?), closed);
+        }
+        if let Some(r) = range.filter(|r| r.half) {
+            // A range of float16 scalars: linspace in float16, searchsorted in the sample's type.
+            return match kind {
+                ValueKind::Float32 => {
+                    edge_bins(Edges::held(half::range_edges::<f32>(r, n)?.0), closed)
+                }
+                _ => edge_bins(Edges::held(half::range_edges::<f64>(r, n)?.0), closed),
+            };
         }
         // linspace computes in float32 when its ends are float32 scalars: the extremes of a
         // float32 sample, or a float32 `range`; searchsorted then compares in the sample's type.

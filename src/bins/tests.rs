@@ -360,6 +360,7 @@ fn a_float32_range_makes_float32_edges() {
     let r = Range {
         lo: 0.1f32 as f64,
         hi: 0.7f32 as f64,
+        half: false,
         single: true,
         wide: false,
     };

@@ -320,7 +320,7 @@ mod tests {
         for (rows, pinned, kernel) in [
             (SMALL_ROWS, false, None),
             (100, true, None),
-            (100, false, Some(crate::gpu::Family::Shared)),
+            (100, false, Some(crate::family::Family::Shared)),
         ] {
             let placement = Placement {
                 kernel,

@@ -11,7 +11,8 @@ use cudarc::driver::CudaStream;
 
 use crate::counts::Counts;
 use crate::error::{HistError, HistResult};
-use crate::gpu::{self, DeviceCounts, Family, Plan};
+use crate::family::Family;
+use crate::gpu::{self, DeviceCounts, Plan};
 use crate::job::{Counter, Job, Location, Outline, Rows};
 use crate::options::Device;
 

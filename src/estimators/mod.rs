@@ -39,10 +39,8 @@ use std::str::FromStr;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use half::f16;
-
-use crate::bins::MAX_BINS;
-use crate::error::{HistError, HistResult};
+use crate::bins::{Range, MAX_BINS};
+use crate::error::{HistError, HistResult, Spelling};
 use numeric::{
     buffered_sum_f32, buffered_sum_f64, div_rounded_f32, libm_pow, libm_powf, openblas_ddot_self,
     pairwise_sum, python_pow, quartiles,
@@ -67,6 +65,14 @@ pub enum Estimator {
     /// `(24 sqrt(pi) / n)^(1/3) * std`.
     Scott,
     /// The bin count (up to `max(100, sqrt(n))`) minimizing a cross-validated squared error.
+    ///
+    /// numpy scores each count with `p.dot(p)` through the BLAS it was built with, whose
+    /// kernels round differently (AVX-512 against AVX2): two counts whose scores lie within
+    /// that rounding of each other tie, and which one wins depends on the machine. The rule
+    /// here: scores are computed as OpenBLAS' AVX2 (Haswell/Zen) kernel rounds them; where a
+    /// dot product is registered ([`set_dot_product`]: the Python package registers the numpy
+    /// it runs with), the counts that could tie are scored again with it, so the choice is that
+    /// numpy's on that machine.
     Stone,
     /// `ptp / (2 n^(1/3))`.
     Rice,
@@ -100,6 +106,15 @@ impl Estimator {
             Estimator::Rice => "rice",
             Estimator::Sturges => "sturges",
             Estimator::Sqrt => "sqrt",
+        }
+    }
+
+    /// The estimator as `spelling`'s API asks for it, for error messages:
+    /// `Bins::Rule(BinRule::Estimator(Estimator::Fd))` in Rust, `bins="fd"` in Python.
+    pub fn spelled(self, spelling: Spelling) -> String {
+        match spelling {
+            Spelling::Rust => format!("`Bins::Rule(BinRule::Estimator(Estimator::{self:?}))`"),
+            Spelling::Python => format!("`bins=\"{}\"`", self.name()),
         }
     }
 
@@ -146,7 +161,7 @@ pub fn weighted_error(estimator: Estimator) -> HistError {
         format!(
             "{} cannot be combined with `weights`: numpy estimates bin counts from unweighted \
              data only ({NUMPY_WEIGHTED_MESSAGE}); pass a number of bins or explicit edges",
-            s.rule(estimator.name())
+            estimator.spelled(s)
         )
     })
 }
@@ -161,6 +176,19 @@ pub struct Estimate {
     pub width: f64,
     /// numpy's `RuntimeWarning`, when it would emit one: "stone" stopped at its upper bound.
     pub warning: Option<&'static str>,
+}
+
+/// The dot product `p · p` that breaks "stone"'s ties (see [`Estimator::Stone`]); `None` from
+/// it falls back to the crate's own.
+static DOT_PRODUCT: std::sync::OnceLock<DotProduct> = std::sync::OnceLock::new();
+
+/// `p · p` of probabilities `p`, or `None` where it cannot be computed.
+pub type DotProduct = fn(&[f64]) -> Option<f64>;
+
+/// Registers the dot product "stone" breaks its ties with, once per process (the Python module
+/// registers numpy's).
+pub fn set_dot_product(dot: DotProduct) {
+    let _ = DOT_PRODUCT.set(dot);
 }
 
 /// numpy's warning when "stone" picks its largest candidate.
@@ -186,6 +214,8 @@ impl Num {
         match (self, by) {
             (Num::F16(a), Num::F16(b)) => Num::F16(h(a.to_f32() / b.to_f32())),
             (Num::F32(a), Num::F32(b)) => Num::F32(a / b),
+            (Num::F16(a), Num::F32(b)) => Num::F32(a.to_f32() / b),
+            (Num::F32(a), Num::F16(b)) => Num::F32(a / b.to_f32()),
             (a, b) => Num::F64(a.f64() / b.f64()),
         }
     }
@@ -194,7 +224,7 @@ impl Num {
     /// type, `k` cast to it.
     fn div_count(self, k: usize) -> Num {
         match self {
-            Num::F16(a) => Num::F16(h(a.to_f32() / f16::from_f64(k as f64).to_f32())),
+            Num::F16(a) => Num::F16(h(a.to_f32() / crate::bins::f16_of(k as f64).to_f32())),
             Num::F32(a) => Num::F32(a / k as f32),
             Num::F64(a) => Num::F64(a / k as f64),
         }
@@ -229,17 +259,16 @@ mod sealed;
 pub fn equal_bin_count<'a, T: SampleValue>(
     estimator: Estimator,
     values: impl Into<Cow<'a, [T]>>,
-    range: Option<(f64, f64)>,
+    range: Option<Range>,
     histogram: &mut dyn FnMut(usize) -> HistResult<Vec<u64>>,
 ) -> HistResult<Estimate> {
     let values: Cow<'a, [T]> = values.into();
     let (sample, delta) = match range {
         Some(range) => {
-            let (lo, hi) = outer_edges(range)?;
-            let (first, last) = T::window(lo, hi);
+            let (first, last) = window::<T>(range)?;
             // `&`, not `&&`: both comparisons and no branch, so the count can vectorize.
             let sample = Sample::new(keep(values, move |x| (x >= first) & (x <= last))?);
-            (sample, Num::F64(hi - lo))
+            (sample, outer_edges(range)?.2)
         }
         None => {
             let values = match T::CLASS {
@@ -254,6 +283,8 @@ pub fn equal_bin_count<'a, T: SampleValue>(
             (sample, delta)
         }
     };
+    // The passes below stop early on Ctrl-C: their partial results must never be used.
+    crate::interrupt::check()?;
     if sample.values.is_empty() {
         return Ok(one_bin());
     }
@@ -274,6 +305,7 @@ pub fn equal_bin_count<'a, T: SampleValue>(
         Estimator::Sturges => sample.sturges(),
         Estimator::Sqrt => sample.sqrt(),
     };
+    crate::interrupt::check()?;
     let bins = count_from_width(estimator, width, delta, T::CLASS == Class::Integer)?;
     Ok(Estimate {
         bins,
@@ -291,7 +323,7 @@ pub fn equal_bin_count_from_extremes<T: SampleValue>(
     estimator: Estimator,
     n: usize,
     extremes: Option<(T, T)>,
-    range: Option<(f64, f64)>,
+    range: Option<Range>,
 ) -> HistResult<Option<Estimate>> {
     let width_of = match estimator {
         Estimator::Sqrt => sqrt_width,
@@ -300,10 +332,7 @@ pub fn equal_bin_count_from_extremes<T: SampleValue>(
         _ => return Ok(None),
     };
     let delta = match (range, extremes) {
-        (Some(range), _) => {
-            let (lo, hi) = outer_edges(range)?;
-            Num::F64(hi - lo)
-        }
+        (Some(range), _) => outer_edges(range)?.2,
         (None, Some((min, max))) => data_span(min, max)?,
         (None, None) => return Ok(Some(one_bin())),
     };
@@ -348,8 +377,11 @@ fn one_bin() -> Estimate {
     }
 }
 
-/// numpy's `_get_outer_edges` for a given range: checked, and widened by 0.5 when empty.
-fn outer_edges((lo, hi): (f64, f64)) -> HistResult<(f64, f64)> {
+/// numpy's `_get_outer_edges` for a given range: checked, and widened by 0.5 when empty, in the
+/// scalars' own type (NEP 50: a numpy float16 or float32 scalar keeps its type, a Python float
+/// beside one is taken in it); with `_unsigned_subtract(last, first)`, the span, in that type.
+fn outer_edges(range: Range) -> HistResult<(f64, f64, Num)> {
+    let (lo, hi) = (range.lo, range.hi);
     if !(lo.is_finite() && hi.is_finite()) {
         return Err(HistError::InvalidArgument(format!(
             "`range` must be finite, got ({lo}, {hi})"
@@ -360,10 +392,38 @@ fn outer_edges((lo, hi): (f64, f64)) -> HistResult<(f64, f64)> {
             "`range` must have min <= max, got ({lo}, {hi})"
         )));
     }
-    Ok(if lo == hi {
-        (lo - 0.5, hi + 0.5)
+    Ok(if range.half {
+        let (lo, hi) = (crate::bins::f16_of(lo), crate::bins::f16_of(hi));
+        let (lo, hi) = match lo == hi {
+            true => (h(lo.to_f32() - 0.5), h(hi.to_f32() + 0.5)),
+            false => (lo, hi),
+        };
+        let span = Num::F16(h(hi.to_f32() - lo.to_f32()));
+        (lo.to_f64(), hi.to_f64(), span)
+    } else if range.single {
+        let (lo, hi) = (lo as f32, hi as f32);
+        let (lo, hi) = match lo == hi {
+            true => (lo - 0.5, hi + 0.5),
+            false => (lo, hi),
+        };
+        (lo as f64, hi as f64, Num::F32(hi - lo))
     } else {
-        (lo, hi)
+        let (lo, hi) = match lo == hi {
+            true => (lo - 0.5, hi + 0.5),
+            false => (lo, hi),
+        };
+        (lo, hi, Num::F64(hi - lo))
+    })
+}
+
+/// The values of a column of `T` that numpy's `(a >= first_edge) & (a <= last_edge)` keeps for
+/// this `range`, as an inclusive interval of `T` (empty when its start exceeds its end): a
+/// Python float meets the column in the column's type, a numpy scalar exactly.
+pub fn window<T: SampleValue>(range: Range) -> HistResult<(T, T)> {
+    let (lo, hi, _) = outer_edges(range)?;
+    Ok(match range.half || range.single || range.wide {
+        true => T::window_exact(lo, hi),
+        false => T::window(lo, hi),
     })
 }
 
@@ -378,8 +438,12 @@ fn keep<'a, T: SampleValue>(
 ) -> HistResult<Cow<'a, [T]>> {
     let kept: Vec<usize> = values
         .par_chunks(PIECE)
-        .map(|piece| piece.iter().map(|&x| pred(x) as usize).sum::<usize>())
+        .map(|piece| match crate::interrupt::pending() {
+            true => 0,
+            false => piece.iter().map(|&x| pred(x) as usize).sum::<usize>(),
+        })
         .collect();
+    crate::interrupt::check()?;
     let total: usize = kept.iter().sum();
     if total == values.len() {
         return Ok(values);
@@ -462,25 +526,34 @@ fn count_from_width(
         Num::F64(r) => r.ceil(),
     };
     if !count.is_finite() || count < 1.0 {
-        return Err(HistError::argument(|s| {
+        let text = |s: Spelling| {
             format!(
                 "{} finds no bin count for this data: a bin width of {} over a span of {} gives \
                  {} bins in {} (numpy fails here too); pass a number of bins or a narrower \
                  `range`",
-                s.rule(estimator.name()),
+                estimator.spelled(s),
                 show(width.f64()),
                 show(delta.f64()),
                 show(count),
                 ratio.precision()
             )
-        }));
+        };
+        // numpy's `int(np.ceil(...))`: OverflowError for infinity, ValueError for NaN (and
+        // here for no bins, where numpy would make none).
+        return Err(match count.is_infinite() {
+            true => HistError::InfiniteBins {
+                rust: text(Spelling::Rust),
+                python: text(Spelling::Python),
+            },
+            false => HistError::argument(text),
+        });
     }
     if count > MAX_BINS as f64 {
         return Err(HistError::argument(|s| {
             format!(
                 "{} estimates {} bins for this data, more than the {MAX_BINS} a histogram can \
                  hold; pass a number of bins or a narrower `range`",
-                s.rule(estimator.name()),
+                estimator.spelled(s),
                 show(count)
             )
         }));

@@ -74,6 +74,9 @@ pub(super) fn pairwise_sum<T: Copy + Sync, A: Accumulator>(
         }
         res
     } else {
+        if n >= INTERRUPT_EVERY && crate::interrupt::pending() {
+            return A::ZERO; // never used: the estimate checks before reading it
+        }
         let mut half = n / 2;
         half -= half % 8;
         let (left, right) = x.split_at(half);
@@ -85,6 +88,9 @@ pub(super) fn pairwise_sum<T: Copy + Sync, A: Accumulator>(
         }
     }
 }
+
+/// Values a pass reads between two looks for Ctrl-C (`crate::interrupt`).
+const INTERRUPT_EVERY: usize = 1 << 16;
 
 /// numpy's buffer, in values, when a reduction casts (`np.getbufsize()`).
 const NUMPY_BUFFER: usize = 8192;
@@ -216,14 +222,20 @@ impl<T: SampleValue> Candidates<'_, T> {
             .par_chunks(part_len)
             .map(|part| {
                 let mut count = vec![0u32; 1 << DIGIT_BITS];
-                for &v in part {
-                    if holds(v) {
-                        count[digit(v)] += 1;
+                for block in part.chunks(INTERRUPT_EVERY) {
+                    if crate::interrupt::pending() {
+                        break;
+                    }
+                    for &v in block {
+                        if holds(v) {
+                            count[digit(v)] += 1;
+                        }
                     }
                 }
                 count
             })
             .collect();
+        crate::interrupt::check()?;
         let mut first = 0; // rank of the bucket's first value
         let mut r = 0; // ranks[..r] are resolved
         for bucket in 0..1usize << DIGIT_BITS {

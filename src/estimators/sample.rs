@@ -18,7 +18,7 @@ pub(super) fn rice_width(n: usize, ptp: Num) -> Num {
     // `2.0 * x.size ** (1.0 / 3)` is a Python float: float32 data divides in float32.
     let by = 2.0 * python_pow(n as f64, 1.0 / 3.0);
     match ptp {
-        Num::F16(p) => Num::F16(h(p.to_f32() / f16::from_f64(by).to_f32())),
+        Num::F16(p) => Num::F16(h(p.to_f32() / crate::bins::f16_of(by).to_f32())),
         Num::F32(p) => Num::F32(p / by as f32),
         Num::F64(p) => Num::F64(p / by),
     }
@@ -37,6 +37,9 @@ impl<'a, T: SampleValue> Sample<'a, T> {
             .map(|piece| {
                 // Selects rather than branches, so the loop vectorizes.
                 let (mut lo, mut hi) = (piece[0], piece[0]);
+                if crate::interrupt::pending() {
+                    return (lo, hi); // never used: the estimate checks before reading it
+                }
                 for &x in piece {
                     lo = if x < lo { x } else { lo };
                     hi = if x > hi { x } else { hi };
@@ -73,7 +76,7 @@ impl<'a, T: SampleValue> Sample<'a, T> {
         let n = self.n() as f64;
         let factor = python_pow(24.0 * python_pow(std::f64::consts::PI, 0.5) / n, 1.0 / 3.0);
         match self.std() {
-            Num::F16(s) => Num::F16(h(f16::from_f64(factor).to_f32() * s.to_f32())),
+            Num::F16(s) => Num::F16(h(crate::bins::f16_of(factor).to_f32() * s.to_f32())),
             Num::F32(s) => Num::F32(factor as f32 * s),
             Num::F64(s) => Num::F64(factor * s),
         }
@@ -140,21 +143,21 @@ impl<'a, T: SampleValue> Sample<'a, T> {
                 format!(
                     "{} cannot estimate a bin count for this data: its span, max - min, \
                      overflows {} (numpy fails here too); pass a number of bins",
-                    s.rule("stone"),
+                    Estimator::Stone.spelled(s),
                     ptp.precision()
                 )
             }));
         }
         let upper = 100.max((n as f64).sqrt() as usize);
-        let mut jhat = |bins: usize| -> HistResult<f64> {
-            let hh = ptp.div_count(bins).f64();
+        // numpy's `p_k = np.histogram(x, bins=k, range=range)[0] / n`.
+        let mut probabilities = |bins: usize| -> HistResult<Vec<f64>> {
             let counts = histogram(bins).map_err(|e| match e {
                 HistError::InvalidArgument(_) | HistError::Argument { .. } => {
                     HistError::argument(|s| {
                         format!(
                             "{} compares histograms of 1 to {upper} bins, and the one of {bins} \
                              bins fails: {}",
-                            s.rule("stone"),
+                            Estimator::Stone.spelled(s),
                             e.message(s)
                         )
                     })
@@ -167,16 +170,57 @@ impl<'a, T: SampleValue> Sample<'a, T> {
                     counts.len()
                 )));
             }
-            let p = crate::alloc::collected(counts.iter().map(|&c| c as f64 / n as f64))?;
-            Ok((2.0 - (n + 1) as f64 * openblas_ddot_self(&p)) / hh)
+            crate::alloc::collected(counts.iter().map(|&c| c as f64 / n as f64))
         };
+        // `(2 - (n + 1) * p.dot(p)) / hh`, and how far another rounding of the dot product
+        // (any order of the sum, fused or not) could move it: within `k` products' rounding.
+        let score =
+            |bins: usize, dot: f64| (2.0 - (n + 1) as f64 * dot) / ptp.div_count(bins).f64();
+        let slack = |bins: usize, dot: f64, j: f64| {
+            let eps = f64::EPSILON;
+            let moved = (n + 1) as f64 * dot * 2.0 * (bins as f64 + 2.0) * eps;
+            (moved + 4.0 * eps * ((n + 1) as f64 * dot + 2.0)) / ptp.div_count(bins).f64()
+                + 4.0 * eps * j.abs()
+        };
+        let mut scored = crate::alloc::with_capacity(upper)?;
+        for bins in 1..=upper {
+            let dot = openblas_ddot_self(&probabilities(bins)?);
+            let j = score(bins, dot);
+            scored.push((bins, j, slack(bins, dot, j)));
+        }
         // Python's `min(range(1, upper + 1), key=jhat)`: the first candidate strictly smallest.
-        let (mut best, mut best_j) = (1, jhat(1)?);
-        for bins in 2..=upper {
-            let j = jhat(bins)?;
-            if j < best_j {
-                best = bins;
-                best_j = j;
+        let first_min = |scores: &[(usize, f64)]| {
+            let mut best = scores[0];
+            for &(bins, j) in &scores[1..] {
+                if j < best.1 {
+                    best = (bins, j);
+                }
+            }
+            best.0
+        };
+        let ours: Vec<(usize, f64)> = scored.iter().map(|&(b, j, _)| (b, j)).collect();
+        let mut best = first_min(&ours);
+        let ceiling = scored
+            .iter()
+            .map(|&(_, j, s)| j + s)
+            .fold(f64::INFINITY, f64::min);
+        let near: Vec<usize> = scored
+            .iter()
+            .filter(|&&(_, j, s)| j - s <= ceiling)
+            .map(|&(bins, _, _)| bins)
+            .collect();
+        if let (true, Some(dot)) = (near.len() > 1, DOT_PRODUCT.get()) {
+            // Counts that rounding could reorder: scored again by the registered dot product
+            // (numpy's own); every other count scores above them whatever the rounding.
+            let mut rescored = Vec::with_capacity(near.len());
+            for &bins in &near {
+                match dot(&probabilities(bins)?) {
+                    Some(d) => rescored.push((bins, score(bins, d))),
+                    None => break,
+                }
+            }
+            if rescored.len() == near.len() {
+                best = first_min(&rescored);
             }
         }
         Ok((ptp.div_count(best), best == upper))
@@ -189,7 +233,7 @@ impl<'a, T: SampleValue> Sample<'a, T> {
         let x = &self.values[..];
         let n = x.len();
         match T::CLASS {
-            Class::Float16 => Num::F16(f16::from_f64(
+            Class::Float16 => Num::F16(crate::bins::f16_of(
                 buffered_sum_f32(x, |v| v.to_f32()) as f64 / n as f64,
             )),
             Class::Float32 => Num::F32(div_rounded_f32(pairwise_sum(x, |v| v.to_f32()), n)),
@@ -206,7 +250,7 @@ impl<'a, T: SampleValue> Sample<'a, T> {
         let mean = match T::CLASS {
             Class::Float16 => {
                 let sum = h(pairwise_sum(x, |v| v.to_f32()));
-                Num::F16(f16::from_f64(sum.to_f64() / n as f64))
+                Num::F16(crate::bins::f16_of(sum.to_f64() / n as f64))
             }
             _ => self.mean(),
         };
@@ -218,7 +262,7 @@ impl<'a, T: SampleValue> Sample<'a, T> {
                     let d = h(v.to_f32() - mean).to_f32();
                     h(d * d).to_f32()
                 }));
-                let var = f16::from_f64(sq.to_f64() / n as f64);
+                let var = crate::bins::f16_of(sq.to_f64() / n as f64);
                 Num::F16(h(var.to_f32().sqrt()))
             }
             Num::F32(mean) => {
@@ -250,7 +294,9 @@ impl<'a, T: SampleValue> Sample<'a, T> {
                     let t = h(h(v.to_f32() - mean).to_f32() / sigma).to_f32();
                     h(libm_powf(t, 3.0)).to_f32()
                 };
-                Num::F16(f16::from_f64(buffered_sum_f32(x, cube) as f64 / n as f64))
+                Num::F16(crate::bins::f16_of(
+                    buffered_sum_f32(x, cube) as f64 / n as f64,
+                ))
             }
             (Num::F32(mean), Num::F32(sigma)) => {
                 let cubes = pairwise_sum(x, |v| libm_powf((v.to_f32() - mean) / sigma, 3.0));

@@ -44,6 +44,9 @@ pub trait Sample: Copy + PartialOrd + Send + Sync + 'static {
     /// The values numpy's `(a >= lo) & (a <= hi)` keeps (`lo`, `hi` Python floats), as an
     /// inclusive interval of this type (empty when its start exceeds its end).
     fn window(lo: f64, hi: f64) -> (Self, Self);
+    /// The values `(a >= lo) & (a <= hi)` keeps for numpy scalars `lo`, `hi` (NEP 50: the
+    /// comparison is in a type that holds both sides, so exact).
+    fn window_exact(lo: f64, hi: f64) -> (Self, Self);
     /// `(v + 0.5) - (v - 0.5)` in numpy's types: the span numpy bins when min == max == v.
     fn widened_span(v: Self) -> Num;
     /// Whether the value is finite (numpy refuses an infinite range taken from the data).
@@ -96,6 +99,11 @@ macro_rules! integer_sample {
                     (Some(a), b) if a <= b => (a as $t, b as $t),
                     _ => (<$t>::MAX, <$t>::MIN),
                 }
+            }
+            fn window_exact(lo: f64, hi: f64) -> (Self, Self) {
+                // Against a float scalar numpy compares in a float type that holds the
+                // integers (float16 for 8 bits, float32 for 16, float64 above): as float64.
+                Self::window(lo, hi)
             }
             fn widened_span(v: Self) -> Num {
                 // An integer scalar minus a Python float is float64.
@@ -153,6 +161,13 @@ impl Sample for f32 {
         // A Python float meets a float32 array as float32 (NEP 50).
         (lo as f32, hi as f32)
     }
+    fn window_exact(lo: f64, hi: f64) -> (Self, Self) {
+        let (a, b) = (lo as f32, hi as f32);
+        (
+            if (a as f64) < lo { a.next_up() } else { a },
+            if (b as f64) > hi { b.next_down() } else { b },
+        )
+    }
     fn widened_span(v: Self) -> Num {
         Num::F32((v + 0.5) - (v - 0.5))
     }
@@ -199,12 +214,28 @@ impl Sample for f64 {
     fn window(lo: f64, hi: f64) -> (Self, Self) {
         (lo, hi)
     }
+    fn window_exact(lo: f64, hi: f64) -> (Self, Self) {
+        (lo, hi)
+    }
     fn widened_span(v: Self) -> Num {
         Num::F64((v + 0.5) - (v - 0.5))
     }
     fn is_finite(self) -> bool {
         self.is_finite()
     }
+}
+
+/// The float16 next to finite `x`, above it (`up`) or below it.
+fn half_step(x: f16, up: bool) -> f16 {
+    let bits = x.to_bits();
+    let positive = bits & 0x8000 == 0;
+    let next = match (x.to_f32() == 0.0, up) {
+        (true, true) => 0x0001,
+        (true, false) => 0x8001,
+        _ if positive == up => bits + 1,
+        _ => bits - 1,
+    };
+    f16::from_bits(next)
 }
 
 /// numpy's float16 arithmetic: the operation in float32, rounded once to float16 (its half
@@ -252,7 +283,24 @@ impl Sample for f16 {
     }
     fn window(lo: f64, hi: f64) -> (Self, Self) {
         // A Python float meets a float16 array as float16 (NEP 50).
-        (f16::from_f64(lo), f16::from_f64(hi))
+        (crate::bins::f16_of(lo), crate::bins::f16_of(hi))
+    }
+    fn window_exact(lo: f64, hi: f64) -> (Self, Self) {
+        // The float32 window holds the same float16 values: the first and last of them.
+        let (a, b) = f32::window_exact(lo, hi);
+        let (a16, b16) = (f16::from_f32(a), f16::from_f32(b));
+        (
+            if a16.to_f32() < a {
+                half_step(a16, true)
+            } else {
+                a16
+            },
+            if b16.to_f32() > b {
+                half_step(b16, false)
+            } else {
+                b16
+            },
+        )
     }
     fn widened_span(v: Self) -> Num {
         let v = v.to_f32();

@@ -3,6 +3,11 @@ use super::*;
 use crate::bins::{BinSpec, Binning, Closed, Extremes, Range, ValueKind};
 use serde_json::Value;
 
+/// A range of Python floats.
+fn typed(range: Option<(f64, f64)>) -> Option<Range> {
+    range.map(|(lo, hi)| Range::new(lo, hi))
+}
+
 /// A column type as the tests build and bin it.
 trait Column: SampleValue {
     const KIND: ValueKind;
@@ -134,7 +139,9 @@ fn estimate<T: Column>(
     x: &[T],
     range: Option<(f64, f64)>,
 ) -> HistResult<Estimate> {
-    equal_bin_count(estimator, x, range, &mut |k| numpy_histogram(x, range, k))
+    equal_bin_count(estimator, x, typed(range), &mut |k| {
+        numpy_histogram(x, range, k)
+    })
 }
 
 fn no_histogram(_: usize) -> HistResult<Vec<u64>> {
@@ -301,7 +308,12 @@ fn empty_samples_get_one_bin() {
             1
         );
         // A range that keeps nothing.
-        let cut = equal_bin_count(e, &[1.0f64, 2.0][..], Some((5.0, 6.0)), &mut no_histogram);
+        let cut = equal_bin_count(
+            e,
+            &[1.0f64, 2.0][..],
+            typed(Some((5.0, 6.0))),
+            &mut no_histogram,
+        );
         assert_eq!(cut.unwrap().bins, 1);
     }
 }
@@ -310,7 +322,12 @@ fn empty_samples_get_one_bin() {
 fn bad_ranges_and_infinite_data_are_refused_as_numpy_refuses_them() {
     let x = [1.0f64, 2.0, 3.0];
     for range in [(2.0, 1.0), (0.0, f64::INFINITY), (f64::NAN, 1.0)] {
-        let err = equal_bin_count(Estimator::Auto, &x[..], Some(range), &mut no_histogram);
+        let err = equal_bin_count(
+            Estimator::Auto,
+            &x[..],
+            typed(Some(range)),
+            &mut no_histogram,
+        );
         assert!(err.unwrap_err().to_string().contains("`range`"));
     }
     let inf = [1.0f64, f64::INFINITY, 2.0];
@@ -320,7 +337,7 @@ fn bad_ranges_and_infinite_data_are_refused_as_numpy_refuses_them() {
     let cut = equal_bin_count(
         Estimator::Sqrt,
         &inf[..],
-        Some((0.0, 4.0)),
+        typed(Some((0.0, 4.0))),
         &mut no_histogram,
     );
     assert_eq!(cut.unwrap().bins, 6);
@@ -367,7 +384,7 @@ fn nan_is_skipped_and_ownership_changes_nothing() {
         for e in Estimator::ALL {
             let want = estimate(e, &clean, range).unwrap();
             assert_eq!(estimate(e, &dirty, range).unwrap(), want, "{e} {range:?}");
-            let owned = equal_bin_count(e, dirty.clone(), range, &mut |k| {
+            let owned = equal_bin_count(e, dirty.clone(), typed(range), &mut |k| {
                 numpy_histogram(&clean, range, k)
             });
             assert_eq!(owned.unwrap(), want, "{e} {range:?} owned");
@@ -555,13 +572,13 @@ fn extremes_alone_give_the_counts_of_the_whole_sample() {
             )),
         });
         for e in [Estimator::Sturges, Estimator::Rice, Estimator::Sqrt] {
-            let whole = equal_bin_count(e, values, range, &mut no_histogram).unwrap();
-            let summary = equal_bin_count_from_extremes(e, kept.len(), extremes, range)
+            let whole = equal_bin_count(e, values, typed(range), &mut no_histogram).unwrap();
+            let summary = equal_bin_count_from_extremes(e, kept.len(), extremes, typed(range))
                 .unwrap()
                 .unwrap();
             assert_eq!(summary, whole, "{e} over {range:?}");
         }
-        let fd = equal_bin_count_from_extremes(Estimator::Fd, kept.len(), extremes, range);
+        let fd = equal_bin_count_from_extremes(Estimator::Fd, kept.len(), extremes, typed(range));
         assert!(fd.unwrap().is_none());
     }
     let f32s: Vec<f32> = (0..1000).map(|i| (i as f32 * 0.37).sin() * 1e3).collect();

@@ -1,7 +1,8 @@
 //! The kernels a wheel's bundle holds (the rest compile on first use).
 
 use crate::dtype::DType;
-use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, KernelId, RuleKind, RuleVariant};
+use crate::family::Family;
+use crate::gpu::kernel::{AxisKernel, AxisKernels, KernelId, RuleKind, RuleVariant};
 use crate::job::FlowBins;
 
 /// The kernels a bundle holds: what plans choose for every column type with numpy's and

@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::dtype::DType;
-use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, RuleKind, RuleVariant};
+use crate::family::Family;
+use crate::gpu::kernel::{AxisKernel, AxisKernels, RuleKind, RuleVariant};
 use crate::job::FlowBins;
 
 fn rule(kind: RuleKind) -> RuleVariant {

@@ -141,6 +141,7 @@ mod tests {
                 Some(Range {
                     lo: 0.1,
                     hi: 0.7,
+                    half: false,
                     single: true,
                     wide: false,
                 }),
@@ -151,6 +152,7 @@ mod tests {
                 Some(Range {
                     lo: 0.1,
                     hi: 0.7,
+                    half: false,
                     single: true,
                     wide: false,
                 }),

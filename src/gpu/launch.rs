@@ -10,9 +10,10 @@ use cudarc::driver::{CudaEvent, CudaFunction, CudaStream, LaunchConfig, PushKern
 
 use crate::counts::Counts;
 use crate::error::HistResult;
+use crate::family::Family;
 use crate::gpu::abi::{self, CountParams, DeviceRule};
 use crate::gpu::context::{driver, Gpu};
-use crate::gpu::kernel::{Family, KernelId};
+use crate::gpu::kernel::KernelId;
 use crate::gpu::plan::{self, Fold, Plan, SegmentLayout};
 use crate::gpu::scratch::{Scratch, ScratchPool};
 use crate::gpu::settings::Settings;

@@ -25,7 +25,6 @@ mod upload;
 pub use buffer::DeviceBuffer;
 pub(crate) use context::driver;
 pub use context::{available, device_count, get, on, Gpu};
-pub use kernel::Family;
 pub use launch::{count, outline, plan_job, queue, Clock, DeviceCounts, Run};
 pub use plan::Plan;
 pub use settings::Settings;

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
 use crate::error::{HistError, HistResult};
-use crate::gpu::kernel::{AxisKernel, AxisKernels, Family, KernelId, RuleKind, RuleVariant};
+use crate::family::Family;
+use crate::gpu::kernel::{AxisKernel, AxisKernels, KernelId, RuleKind, RuleVariant};
 use crate::job::{ByValue, Counter, Outline};
 
 /// Why a Float16 column is not counted on the GPU.

@@ -7,9 +7,10 @@ use polars::prelude::*;
 use pyo3::prelude::*;
 use pyo3_polars::PySeries;
 
-use super::call;
+use super::call_as;
 use super::values::{AnyOptions, PyDeviceSample, PyDeviceTarget};
 use crate::api::device;
+use crate::boundary::python::Api;
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(histogram_cuda, m)?)?;
@@ -37,14 +38,14 @@ fn histogram_cuda(
                     "a 1-D histogram takes one name",
                 ));
             };
-            call(py, "histogram of a device array", || {
+            call_as(py, Api::Polars, "histogram of a device array", || {
                 crate::histogram_device(name, values, weights, opts)
             })?
         }
         AnyOptions::Dd(options) => {
             let opts = &options.0;
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            call(py, "histogramdd of device arrays", || {
+            call_as(py, Api::Polars, "histogramdd of device arrays", || {
                 crate::histogramdd_device(&names, dims, weights, opts)
             })?
         }
@@ -130,13 +131,13 @@ fn histogram_cuda_counts(
     let result = match options {
         AnyOptions::Dd(options) => {
             let opts = &options.0;
-            call(py, "histogramdd of device arrays", || {
+            call_as(py, Api::Numpy, "histogramdd of device arrays", || {
                 device::histogramdd_on_device(dims, weights, opts)
             })?
         }
         AnyOptions::One(options) => {
             let (opts, values) = (&options.0, sample.one()?);
-            call(py, "histogram of a device array", || {
+            call_as(py, Api::Numpy, "histogram of a device array", || {
                 device::histogram_on_device(values, weights, opts)
             })?
         }
@@ -154,7 +155,7 @@ fn histogram_cuda_counts(
         // Only float32 and float64 edges are made on the device.
         let on_device = match crate::DType::from_typestr(&wanted) {
             Ok(dtype @ (crate::DType::F32 | crate::DType::F64)) => {
-                call(py, "edges on the device", || {
+                call_as(py, Api::Numpy, "edges on the device", || {
                     result.device_edges(axis, dtype)
                 })?
             }
@@ -166,7 +167,7 @@ fn histogram_cuda_counts(
                 None,
             ),
             None => {
-                let edges = call(py, "edges", || spec.edges_f64())?;
+                let edges = call_as(py, Api::Numpy, "edges", || spec.edges_f64())?;
                 let host = Float64Chunked::from_vec("edges".into(), edges);
                 (None, Some(PySeries(host.into_series())))
             }
@@ -191,13 +192,13 @@ fn histogram_cuda_into(
     let filled = match options {
         AnyOptions::Dd(options) => {
             let opts = &options.0;
-            call(py, "histogramdd of device arrays", || {
+            call_as(py, Api::Numpy, "histogramdd of device arrays", || {
                 device::histogramdd_into(dims, weights, opts, target)
             })?
         }
         AnyOptions::One(options) => {
             let (opts, values) = (&options.0, sample.one()?);
-            call(py, "histogram of a device array", || {
+            call_as(py, Api::Numpy, "histogram of a device array", || {
                 device::histogram_into(values, weights, opts, target)
             })?
         }

@@ -114,12 +114,17 @@ pub(super) fn hist_series(
     pickled_kwargs: &[u8],
 ) -> PyResult<PySeries> {
     let kwargs: HistKwargs = super::unpickle(pickled_kwargs)?;
-    super::call(py, "hist", || Ok(hist(&[values.0], &kwargs)?)).map(PySeries)
+    let api = crate::boundary::python::Api::Polars;
+    super::call_as(py, api, "hist", || hist_of(&values.0, &kwargs)).map(PySeries)
 }
 
 fn hist(inputs: &[Series], kwargs: &HistKwargs) -> PolarsResult<Series> {
     super::expressions::warn_if_gathered(inputs);
-    let s = &inputs[0];
+    for_python(hist_of(&inputs[0], kwargs))
+}
+
+/// The plugin's `hist` of `s`, its errors ours (a failed allocation stays one).
+fn hist_of(s: &Series, kwargs: &HistKwargs) -> HistResult<Series> {
     check_dtype(s.dtype())?;
     // Polars bins every value as its float64; these widths only as float64 here.
     let cast;
@@ -130,7 +135,7 @@ fn hist(inputs: &[Series], kwargs: &HistKwargs) -> PolarsResult<Series> {
         }
         _ => s,
     };
-    for_python(run(s, kwargs))
+    run(s, kwargs)
 }
 
 /// The column's min and max as float64, as Polars' `hist` finds them; a zero extreme carries

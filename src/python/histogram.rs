@@ -38,7 +38,7 @@ struct Arguments {
     #[serde(default)]
     device: crate::Device,
     #[serde(default)]
-    kernel: Option<crate::gpu::Family>,
+    kernel: Option<crate::family::Family>,
 }
 
 /// One axis: its bins over a fixed `range`, or over `data_range`, the extremes of all the data

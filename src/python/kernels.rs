@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 
 use super::call;
-use crate::error::guarded;
+use crate::boundary::guarded;
 use crate::gpu::{bundle, compile};
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

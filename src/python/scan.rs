@@ -17,7 +17,7 @@ use polars::prelude::*;
 use pyo3::prelude::*;
 
 use crate::accumulator::{Counting, Sink};
-use crate::error::guarded;
+use crate::boundary::guarded;
 use crate::options::Device;
 use crate::python::histogram::PyHistogram;
 use crate::python::plugin::plugin;

@@ -61,7 +61,9 @@ def test_flow_bins_past_the_limit_are_a_value_error() -> None:
     with pytest.raises(ValueError, match="`flow=True`"):
         gh.histogramdd(s, s, bins=2**14, flow=True)
     # Two bins fewer fit (checked without making the 2**28 rows).
-    kwargs = _args.histogram_kwargs(2**28 - 2, (0, 1), False, "left", True, "auto", "auto")
+    kwargs = _args.histogram_kwargs(
+        2**28 - 2, (0, 1), density=False, closed="left", flow=True, device="auto", kernel="auto"
+    )
     assert kwargs["bins"] == 2**28 - 2 and kwargs["flow"] is True
 
 

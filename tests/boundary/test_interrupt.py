@@ -5,7 +5,8 @@ nothing).
 
 The call counts 2e9 UInt16 rows (about 10 s on the 2-core development machine, several times
 the bound below on any machine this suite runs on), twenty chunks that share one buffer of 1e8
-values, so the child needs 200 MB; SIGINT comes once the child says the call started. (UInt8
+values, so the child needs 200 MB (1 GB in the numpy drop-in's modes, which take an array of
+4e8 values); SIGINT comes once the child says the call started. (UInt8
 columns count by value, one counter per value, which is too fast to interrupt: 0.2 s.)"""
 
 from __future__ import annotations
@@ -34,11 +35,14 @@ import time
 import numpy as np
 import polars as pl
 import polars_gpu_hist as gh
+import polars_gpu_hist.numpy as ghnp
 
 mode, chunk, chunks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 one = pl.Series("x", np.full(chunk, 7, np.uint16))
 s = pl.concat([one] * chunks, rechunk=False)  # chunks share one buffer
 frame = s.to_frame()
+# The numpy drop-in's input, made before the call starts (only where it is called).
+array = np.full(4 * chunk, 7, np.uint16) if mode.startswith("numpy") else None
 h = gh.Histogram(16, range=(0, 16))
 calls = {
     "histogram": lambda: gh.histogram(s, 16, range=(0, 16), device="cpu"),
@@ -46,7 +50,16 @@ calls = {
     "expression": lambda: frame.select(
         pl.col("x").gpu_hist.histogram(16, range=(0, 16), device="cpu")
     ),
+    "lazy": lambda: frame.lazy()
+    .select(pl.col("x").gpu_hist.histogram(16, range=(0, 16), device="cpu"))
+    .collect(),
     "range from the data": lambda: gh.histogram(s, 16, device="cpu"),
+    # Estimators: their passes look for the interrupt too ("sturges": the count and extremes;
+    # "fd": the sample copied, then its order statistics), in the numpy drop-in too, given
+    # an array of 4e8 values (800 MB: the drop-in takes numpy's arrays whole).
+    "sturges": lambda: gh.histogram(s, "sturges", device="cpu"),
+    "numpy drop-in, sturges": lambda: ghnp.histogram(array, "sturges"),
+    "numpy drop-in, fd": lambda: ghnp.histogram(array, "fd"),
     "fill": lambda: h.fill(s),
     # As Jupyter does around every cell: Python's handler installed again, displacing ours.
     "after signal.signal": lambda: (
@@ -66,13 +79,15 @@ try:
     except pl.exceptions.ComputeError as e:
         # An expression in a query of one's own: Polars re-raises the plugin's error as its
         # own, and Python's SIGINT handler, its signal pending, raises at the next line.
-        assert mode == "expression" and "interrupted (Ctrl-C)" in str(e), e
+        assert mode in ("expression", "lazy") and "interrupted (Ctrl-C)" in str(e), e
         for _ in range(1_000_000):
             pass
         print("no KeyboardInterrupt after Polars' error", flush=True)
         sys.exit(4)
-except KeyboardInterrupt:
+except KeyboardInterrupt as interrupt:
     print(f"interrupted {time.perf_counter() - start:.3f}", flush=True)
+    if mode in ("expression", "lazy"):  # Polars' error is the KeyboardInterrupt's context
+        assert isinstance(interrupt.__context__, pl.exceptions.ComputeError), interrupt.__context__
 else:
     print(f"finished {time.perf_counter() - start:.3f}", flush=True)
     sys.exit(3)
@@ -94,7 +109,11 @@ print("next call ok", flush=True)
         "histogram",
         "Series namespace",
         "expression",
+        "lazy",
         "range from the data",
+        "sturges",
+        "numpy drop-in, sturges",
+        "numpy drop-in, fd",
         "fill",
         "after signal.signal",
         "histogram_scan",

@@ -34,7 +34,7 @@ def test_a_1d_call_refuses_a_sample_of_several_dimensions() -> None:
     1-D options is the caller's mistake, refused before the GPU is asked for."""
     sample = _internal.DeviceSample([(1 << 20, 5, "<f4", 1), (2 << 20, 5, "<f4", 1)])
     options = _internal.HistogramOptions(
-        pickle.dumps(_args.histogram_kwargs(4, (0, 1), *_DEFAULTS))
+        pickle.dumps(_args.histogram_kwargs(4, (0, 1), **_DEFAULTS))
     )
     with pytest.raises(ValueError, match="one contiguous array"):
         _internal.histogram_cuda(["x", "y"], sample, options)
@@ -43,7 +43,13 @@ def test_a_1d_call_refuses_a_sample_of_several_dimensions() -> None:
         _internal.histogram_cuda_into(sample, options, target)
 
 
-_DEFAULTS = (False, "left", False, "auto", "auto")
+_DEFAULTS: dict[str, object] = {
+    "density": False,
+    "closed": "left",
+    "flow": False,
+    "device": "auto",
+    "kernel": "auto",
+}
 
 
 def _every_field(kwargs: type) -> dict[str, object]:
@@ -69,8 +75,10 @@ def test_the_typed_options_are_the_native_options() -> None:
     dd = {**_every_field(_options.HistogramDdKwargs), "bins": [4, 5], "range": [None, (0, 1)]}
     assert set(dd) == set(typing.get_type_hints(_options.HistogramDdKwargs))
     _internal.HistogramDdOptions(pickle.dumps(dd))
-    _internal.HistogramOptions(pickle.dumps(_args.histogram_kwargs("fd", None, *_DEFAULTS)))
-    _internal.HistogramDdOptions(pickle.dumps(_args.dd_kwargs(2, [4, [0, 1, 2]], None, *_DEFAULTS)))
+    _internal.HistogramOptions(pickle.dumps(_args.histogram_kwargs("fd", None, **_DEFAULTS)))
+    _internal.HistogramDdOptions(
+        pickle.dumps(_args.dd_kwargs(2, [4, [0, 1, 2]], None, **_DEFAULTS))
+    )
     with pytest.raises(ValueError, match="unknown field"):
         _internal.HistogramOptions(pickle.dumps({**one, "bin": 4}))
     with pytest.raises(ValueError):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,36 @@ def test_hist_drop_in(frame: pl.DataFrame | pl.LazyFrame) -> None:
             frame.group_by("g", maintain_order=True).agg(pl.col("x").gpu_hist.hist(**kwargs))
         )
         assert got.equals(expected)
+
+
+def test_row_binning(frame: pl.DataFrame | pl.LazyFrame) -> None:
+    """cut and qcut under every Polars declared; the bin_* calls where Polars has them (2.x),
+    a NotImplementedError naming the version where it does not."""
+    polars_2 = hasattr(pl.Expr, "bin_intervals")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for ours, theirs in (
+            (pl.col("x").gpu_hist.cut([1.0, 3.25]), pl.col("x").cut([1.0, 3.25])),
+            (
+                pl.col("x").gpu_hist.cut([1.0], left_closed=True, include_breaks=True),
+                pl.col("x").cut([1.0], left_closed=True, include_breaks=True),
+            ),
+            (pl.col("x").gpu_hist.qcut(3), pl.col("x").qcut(3)),
+            (pl.col("x").gpu_hist.qcut([0.5]).over("g"), pl.col("x").qcut([0.5]).over("g")),
+        ):
+            assert collect(frame.select(ours)).equals(collect(frame.select(theirs)))
+    calls = {
+        "bin_intervals": lambda e: e.bin_intervals(EDGES, labels=False),
+        "bin_quantiles": lambda e: e.bin_quantiles(3, labels=False),
+        "bin_ranks": lambda e: e.bin_ranks(3, labels=False),
+    }
+    for name, call in calls.items():
+        if not polars_2:
+            with pytest.raises(NotImplementedError, match=f"{name}.*{pl.__version__}"):
+                call(pl.col("x").gpu_hist)
+            continue
+        got = collect(frame.select(call(pl.col("x").gpu_hist)))
+        assert got.equals(collect(frame.select(call(pl.col("x")))))
 
 
 def test_series_namespace_and_histogram_function() -> None:

@@ -68,6 +68,12 @@ def run() -> pl.DataFrame:
     per_axis = gh.histogramdd(times, times.dt.hour().alias("hour"), bins=["1mo", 24])
     assert weekly.height == 10 and per_axis.height == 2 * 24
     assert pl.DataFrame({"t": times, "g": times.dt.weekday()}).select(hourly).height > 0
+    equi: pl.Expr = gh.histogram_expr("x", bins=gh.quantile_bins(4, "median_unbiased"))
+    equi_frame: pl.DataFrame = gh.histogram(df["x"], gh.quantile_bins(4), device="cpu")
+    equi_scan: gh.Histogram = gh.histogram_scan(df.lazy(), "x", gh.quantile_bins(4))
+    fixed = gh.Histogram(gh.quantile_bins(4).edges(df["x"])).fill(df["x"])
+    assert df.select(equi).height == equi_frame.height == 4 and equi_scan.counts.sum() == 101
+    assert fixed.counts.sum() == 101
     return results[3].unnest("x")
 
 

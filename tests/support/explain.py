@@ -19,7 +19,11 @@ def decision(report: str) -> list[str]:
 
 
 def pickled_options(bins: int, device: str, kernel: str = "auto") -> bytes:
-    return pickle.dumps(_args.histogram_kwargs(bins, (0, 1), False, "left", False, device, kernel))
+    return pickle.dumps(
+        _args.histogram_kwargs(
+            bins, (0, 1), density=False, closed="left", flow=False, device=device, kernel=kernel
+        )
+    )
 
 
 def host_report(values: pl.Series, bins: int, device: str, kernel: str = "auto") -> str:

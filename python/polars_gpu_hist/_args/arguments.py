@@ -20,6 +20,7 @@ from typing import Any, Literal, SupportsFloat, SupportsIndex, TypeVar, Union, c
 import polars as pl
 
 from polars_gpu_hist import _native
+from polars_gpu_hist._args.quantile_bins import QuantileBins
 from polars_gpu_hist._native.options import (
     BinRule,
     Bins,
@@ -48,7 +49,10 @@ TimeBins = Literal[
     "1s", "1m", "5m", "10m", "15m", "30m", "1h", "2h", "3h", "6h", "12h", "1d", "2d", "7d",
     "1w", "2w", "1mo", "3mo", "6mo", "1q", "1y",
 ]  # fmt: skip
-BinsArg = Union[SupportsIndex, BinRule, TimeBins, dt.timedelta, pl.Expr, Iterable[Edge]]
+# `QuantileBins` (`quantile_bins(k)`): edges at the data's quantiles, taken where the data is.
+BinsArg = Union[
+    SupportsIndex, BinRule, TimeBins, dt.timedelta, pl.Expr, Iterable[Edge], QuantileBins
+]
 RangeArg = Union[tuple[Edge, Edge], Iterable[Edge], None]
 # n-D: one count or rule for every dimension, or one entry per dimension (a flat list of numbers
 # is not one: it would read as one entry per dimension).
@@ -138,7 +142,8 @@ def scalar(value: Any, what: str) -> Scalar:
 
 
 def _numpy_scalar(value: Any, what: str) -> Scalar | None:
-    """numpy scalars: float32 keeps its precision; datetime64/timedelta64 keep their unit."""
+    """numpy scalars: float16 and float32 keep their precision; datetime64/timedelta64 keep
+    their unit."""
     __tracebackhide__ = True  # IPython shows the caller's frame
     np = _numpy()
     if np is None or not isinstance(value, np.generic):
@@ -147,6 +152,8 @@ def _numpy_scalar(value: Any, what: str) -> Scalar | None:
         raise TypeError(f"{what} must be a number, got a boolean")
     if isinstance(value, np.floating) and value.dtype.itemsize == 4:
         return {"float32": float(value)}
+    if isinstance(value, np.floating) and value.dtype.itemsize == 2:
+        return {"float16": float(value)}
     if isinstance(value, (np.datetime64, np.timedelta64)):
         if np.isnat(value):
             raise ValueError(f"{what} is NaT: give a date or duration")
@@ -177,7 +184,14 @@ def bins(value: Any, repeated_edges: bool = False) -> Bins:
     __tracebackhide__ = True  # IPython shows the caller's frame
     if isinstance(value, bool):
         raise TypeError(f"`bins` must be an int, a rule name or a sequence of edges, got {value!r}")
+    if isinstance(value, QuantileBins):
+        # The calls that take the data's quantiles resolve them first; this one keeps edges.
+        raise TypeError(
+            "`bins=quantile_bins(...)` takes its edges from the data, which this call does not "
+            "hold: give the edges, `quantile_bins(k).edges(sample)`"
+        )
     if isinstance(value, str):
+        value = str(value)  # a subclass (numpy's str_) pickles as itself: plain text crosses
         if value in BIN_RULES:
             return cast(BinRule, value)
         if value.strip().lstrip("+-").replace(".", "", 1).isdigit():
@@ -204,15 +218,34 @@ def bins(value: Any, repeated_edges: bool = False) -> Bins:
             "`bins` must be an int, a rule name or a sequence of edges (list, tuple, array, "
             f"Series), got {type(value).__name__}"
         )
-    if isinstance(value, pl.Series):
-        naive = value.dtype == pl.Duration or (
-            value.dtype == pl.Datetime and getattr(value.dtype, "time_zone", None) is None
-        )
-        # numpy's datetime64/timedelta64 keep a Series' unit (Python's datetimes stop at
-        # microseconds); integers stay Python ints.
-        value = list(value.to_numpy()) if naive else value.to_list()
-    edges = [scalar(edge, f"`bins` edge {i}") for i, edge in enumerate(value)]
+    if isinstance(value, pl.Series) and value.dtype.is_temporal() and value.dtype != pl.Time:
+        edges = _temporal_edges(value)
+    else:
+        # A Series' other values as Python's (integers stay Python ints).
+        listed = value.to_list() if isinstance(value, pl.Series) else value
+        edges = [scalar(edge, f"`bins` edge {i}") for i, edge in enumerate(listed)]
     _check_edges(edges, repeated_edges)
+    return edges
+
+
+def _temporal_edges(series: pl.Series) -> list[Scalar]:
+    """Edges of a Date, Datetime or Duration Series as exact counts of its own unit, read from
+    its physical integers: Polars has no NaT (its minimum, -2**63, is a datetime like any
+    other), and Python's datetimes stop at microseconds."""
+    dtype = series.dtype
+    if dtype == pl.Date:
+        kind, unit, aware = "date", "D", False
+    else:
+        kind = "duration" if dtype == pl.Duration else "datetime"
+        unit = getattr(dtype, "time_unit", "us")
+        aware = getattr(dtype, "time_zone", None) is not None
+    edges: list[Scalar] = []
+    for i, value in enumerate(series.to_physical().to_list()):
+        if value is None:
+            raise TypeError(
+                f"`bins` edge {i} must be a number, date, datetime or duration, got None"
+            )
+        edges.append(_temporal(kind, value, unit, aware=aware))
     return edges
 
 
@@ -294,6 +327,8 @@ def _plain(value: Scalar) -> tuple[str, float] | None:
         return ("number", value)
     if "int" in value:
         return ("number", int(value["int"]))
+    if "float16" in value:
+        return ("number", value["float16"])
     if "float32" in value:
         return ("number", value["float32"])
     if "float64" in value:
@@ -347,6 +382,9 @@ def range_(value: Any) -> Range:
     # then computes in float64, and makes float64 bins even for float32 data.
     if any(is_float64_scalar(v) for v in pair):
         lo, hi = (_float64(v) for v in (lo, hi))
+    elif any(isinstance(v, dict) and "float32" in v for v in (lo, hi)):
+        # A float16 scalar beside a float32 one computes in float32 (NEP 50).
+        lo, hi = (_float32(v) for v in (lo, hi))
     a, b = _plain(lo), _plain(hi)
     for what, p in (("min", a), ("max", b)):
         if p is not None and p[0] == "number" and not math.isfinite(p[1]):
@@ -371,6 +409,15 @@ def _float64(value: Scalar) -> Scalar:
         return {"float64": value}
     if "float32" in value:
         return {"float64": float(value["float32"])}
+    if "float16" in value:
+        return {"float64": float(value["float16"])}
+    return value
+
+
+def _float32(value: Scalar) -> Scalar:
+    """A float16 scalar of a range beside a numpy float32 scalar, as float32 (exact)."""
+    if isinstance(value, dict) and "float16" in value:
+        return {"float32": float(value["float16"])}
     return value
 
 
@@ -427,6 +474,11 @@ def common(
         raise ValueError(
             f"`kernel={kernel!r}` pins a GPU kernel family, but `device='cpu'` never runs one: "
             "drop `kernel`, or use device='gpu' (or 'auto')"
+        )
+    if out["density"] and out["flow"]:
+        raise ValueError(
+            "`density` cannot be combined with `flow`: flow bins have no width to divide by; "
+            "drop one of them"
         )
     if out["kernel"] in _DEPRECATED_KERNELS:
         families = ", ".join(repr(k) for k in _KERNELS[1:])
@@ -490,6 +542,7 @@ def _by_key(key: Any) -> pl.Expr:
 def histogram_kwargs(
     bins_: Any,
     range: Any,
+    *,
     density: Any,
     closed: Any,
     flow: Any,
@@ -535,6 +588,7 @@ def dd_kwargs(
     dims: int,
     bins_: Any,
     range: Any,
+    *,
     density: Any,
     closed: Any,
     flow: Any,

@@ -67,5 +67,7 @@ def _plain_histogram_kwargs(
 ) -> bytes:
     # An invalid combination raises here on every call: exceptions are never cached.
     range = None if range_key is None else (range_key[0][1], range_key[1][1])
-    options = histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    options = histogram_kwargs(
+        bins, range, density=density, closed=closed, flow=flow, device=device, kernel=kernel
+    )
     return pickle.dumps(options, protocol=5)

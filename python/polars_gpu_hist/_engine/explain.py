@@ -9,8 +9,8 @@ import polars as pl
 from polars_gpu_hist import _native
 from polars_gpu_hist._args import arguments as _args
 from polars_gpu_hist._args.arguments import BinsArg, Closed, Device, Kernel, RangeArg
-from polars_gpu_hist._expr.functions import _pickled
 from polars_gpu_hist._native import cuda_arrays as _cuda
+from polars_gpu_hist._native import options as _options
 
 
 class Explanation(str):
@@ -82,7 +82,11 @@ def _explain(
             "are known only when it runs; pass the column (df['x']) or its dtype "
             "(df.schema['x'], then for 2^29 rows), or a LazyFrame and column=..."
         )
-    kwargs = _pickled(_args.histogram_kwargs(bins, range, False, closed, flow, device, kernel))
+    kwargs = _options.pickled_histogram_options(
+        _args.histogram_kwargs(
+            bins, range, density=False, closed=closed, flow=flow, device=device, kernel=kernel
+        )
+    )
     # The dtype crosses as an empty Series of it (every dtype can, not every dtype object can).
     iface = _cuda.cuda_array(data)
     if iface is not None:

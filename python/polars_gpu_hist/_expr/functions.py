@@ -4,16 +4,16 @@ package module itself holds only its public names, so that ``dir()`` lists nothi
 from __future__ import annotations
 
 import builtins
-import contextlib
 import pickle
-from collections.abc import Iterator
-from typing import Any, Union
+from collections.abc import Sequence
+from typing import Any, Literal, Union
 
 import polars as pl
 
 from polars_gpu_hist import _native
 from polars_gpu_hist._args import arguments as _args
 from polars_gpu_hist._args import plain_kwargs as _plain_kwargs
+from polars_gpu_hist._args import quantile_bins as _quantile_bins
 from polars_gpu_hist._args.arguments import (
     BinsArg,
     ByArg,
@@ -27,39 +27,19 @@ from polars_gpu_hist._args.arguments import (
 )
 from polars_gpu_hist._expr import docstrings as _docstrings
 from polars_gpu_hist._expr.polars_hist import build_plugin_call, hist_call, hist_expr, hist_of_call
+from polars_gpu_hist._expr.row_namespace import RowBinningMethods, RowBinningSeriesMethods
 from polars_gpu_hist._inputs import host as _host
 from polars_gpu_hist._native import cuda_arrays as _cuda
 from polars_gpu_hist._native import options as _options
 
 IntoExpr = Union[pl.Expr, str]
+# Whose exception types a native call raises (src/boundary.rs `Api`).
+Api = Literal["polars", "numpy"]
 
 
 def _pickled(kwargs: _options.Kwargs | bytes) -> bytes:
     """Options for the native functions, pickled (once) as Polars pickles a plugin's kwargs."""
     return kwargs if isinstance(kwargs, bytes) else pickle.dumps(kwargs, protocol=5)
-
-
-# How the plugin's out-of-memory error reads once Polars has wrapped it (src/error.rs).
-_OUT_OF_MEMORY = "out of memory: could not allocate"
-# How a call that Ctrl-C stopped reads once Polars has wrapped it (src/error.rs INTERRUPTED).
-_INTERRUPTED = "interrupted (Ctrl-C): the call stopped early"
-
-
-@contextlib.contextmanager
-def _memory_errors() -> Iterator[None]:
-    """Turns the plugin's out-of-memory error, which Polars hands on as a ComputeError, back
-    into a ``MemoryError`` where we run the query ourselves, and a call Ctrl-C stopped into
-    Python's ``KeyboardInterrupt`` (its pending SIGINT handler runs now, not later)."""
-    try:
-        yield
-    except pl.exceptions.ComputeError as e:
-        text = str(e)
-        if _INTERRUPTED in text:
-            _native.raise_interrupted()
-        if _OUT_OF_MEMORY in text:
-            start = text.index(_OUT_OF_MEMORY)
-            raise MemoryError(text[start:].split("\n")[0]) from e
-        raise
 
 
 def gpu_available() -> bool:
@@ -109,7 +89,9 @@ def histogram_expr(
         (integer and temporal columns); or time bins of a temporal column: a Polars duration
         (``"1h"``, ``"90m"``, ``"1w"``, ``"1mo"``, ``"1q"``, ``"1y"``, a ``timedelta``,
         ``pl.duration(...)``), stepped in the column's time zone as ``pl.datetime_range``
-        steps, from ``dt.truncate``'s boundary before the data.
+        steps, from ``dt.truncate``'s boundary before the data; or equi-height bins,
+        :func:`quantile_bins` (edges at numpy's quantiles of the valid values: the expression
+        then takes its whole column, each group's in ``group_by().agg()``; not with ``by``).
     range
         ``(min, max)`` of the equal-width bins (numbers or temporal values; numpy float32
         scalars make float32 edges); time bins start at min, end at the first edge >= max.
@@ -153,10 +135,14 @@ def histogram_expr(
         ``density``.
     """
     __tracebackhide__ = True  # IPython shows the caller's frame
+    if isinstance(bins, _quantile_bins.QuantileBins):
+        return _quantile_expr(expr, bins, range, weights, density, closed, flow, device, kernel, by)
     plain = _plain_kwargs.plain_histogram_kwargs(bins, range, density, closed, flow, device, kernel)
     if plain is not None and by is None and weights is None:
         return _plugin("histogram", [_expr(expr)], plain)
-    options = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    options = _args.histogram_kwargs(
+        bins, range, density=density, closed=closed, flow=flow, device=device, kernel=kernel
+    )
     kwargs: _options.Kwargs = options
     args = [_expr(expr)]
     if by is not None:
@@ -171,6 +157,57 @@ def histogram_expr(
     return _plugin("histogram" if by is None else "histogram_by", args, kwargs)
 
 
+def _quantile_expr(
+    expr: IntoExpr,
+    bins: _quantile_bins.QuantileBins,
+    range: RangeArg,
+    weights: IntoExpr | None,
+    density: bool,
+    closed: Closed,
+    flow: bool,
+    device: Device,
+    kernel: Kernel,
+    by: ByArg,
+) -> pl.Expr:
+    """`bins=quantile_bins(k)` in an expression: the edges need the whole column (each group's
+    in `group_by().agg()`), so the query hands it over whole and the histogram of its edges is
+    counted as `histogram` counts a Series."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
+    if by is not None:
+        raise ValueError(
+            "`by=` shares one binning between the groups, but `bins=quantile_bins(...)` takes "
+            "each column's own quantiles: use `group_by(...).agg(...)` for per-group quantile "
+            "bins, or explicit edges with `by=`"
+        )
+    _quantile_bins.refuse_range(range)
+    # The options checked here, where they are written (any edges stand in for the data's).
+    _args.histogram_kwargs(
+        [0, 1], None, density=density, closed=closed, flow=flow, device=device, kernel=kernel
+    )
+    count = pl.Float64 if density or weights is not None else pl.UInt64
+    dtype = pl.Struct({"bin_start": pl.Float64, "bin_end": pl.Float64, "count": count})
+
+    def counted(columns: Sequence[pl.Series]) -> pl.Series:
+        values = columns[0]
+        edges = bins.edges(values)
+        kwargs = _args.histogram_kwargs(
+            edges,
+            None,
+            density=density,
+            closed=closed,
+            flow=flow,
+            device=device,
+            kernel=kernel,
+            repeated_edges=True,
+        )
+        w = columns[1] if len(columns) > 1 else None
+        return _host_histogram(values, w, kwargs, api="polars").alias(values.name)
+
+    args = [_expr(expr)] if weights is None else [_expr(expr), _expr(weights)]
+    # Named as Polars names it: after the first input, as the plugin's output is.
+    return pl.map_batches(args, counted, return_dtype=dtype)
+
+
 def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs | bytes) -> pl.Expr:
     """A call of the plugin's `function_name` (`kwargs` pickled or not): one row per bin."""
     # Ctrl-C stops the query's long calls (chained again if a SIGINT handler, as Jupyter's
@@ -181,8 +218,9 @@ def _plugin(function_name: str, args: list[pl.Expr], kwargs: _options.Kwargs | b
 
 
 @pl.api.register_expr_namespace("gpu_hist")
-class GpuHistNamespace:
-    """Histograms of an expression: ``pl.col("x").gpu_hist.histogram(...)``."""
+class GpuHistNamespace(RowBinningMethods):
+    """Histograms of an expression: ``pl.col("x").gpu_hist.histogram(...)``, and Polars' row
+    binning (``bin_intervals``, ``bin_quantiles``, ``bin_ranks``, ``cut``, ``qcut``)."""
 
     def __init__(self, expr: pl.Expr) -> None:
         self._expr = expr
@@ -256,8 +294,9 @@ class GpuHistNamespace:
 
 
 @pl.api.register_series_namespace("gpu_hist")
-class GpuHistSeriesNamespace:
-    """Histograms of a Series: ``s.gpu_hist.histogram(...)``, as the expression namespace."""
+class GpuHistSeriesNamespace(RowBinningSeriesMethods):
+    """Histograms of a Series: ``s.gpu_hist.histogram(...)``, as the expression namespace, and
+    its row binning."""
 
     def __init__(self, series: pl.Series) -> None:
         self._series = series
@@ -298,10 +337,22 @@ class GpuHistSeriesNamespace:
         """
         __tracebackhide__ = True  # IPython shows the caller's frame
         s = self._series
-        kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+        quantiles = isinstance(bins, _quantile_bins.QuantileBins)
+        if quantiles:
+            bins = _quantile_bins.resolve(bins, s, range)
+        kwargs = _args.histogram_kwargs(
+            bins,
+            range,
+            density=density,
+            closed=closed,
+            flow=flow,
+            device=device,
+            kernel=kernel,
+            repeated_edges=quantiles,
+        )
         if weights is not None:
             _args.refuse_weighted_estimator(bins)
-        return _host_histogram(s, weights, kwargs).alias(s.name)
+        return _host_histogram(s, weights, kwargs, api="polars").alias(s.name)
 
     @_docstrings.like(
         "polars_gpu_hist._expr.polars_hist:hist_expr",
@@ -338,36 +389,19 @@ class GpuHistSeriesNamespace:
             include_breakpoint=include_breakpoint,
             device=device,
         )
-        out = _direct_hist(s, call)
-        if out is None:
-            # Polars' own hist, or an error raised as the expression raises it.
+        if call is None:
+            # Polars' own hist takes the call (edges known only when the query runs).
             expr = hist_of_call(pl.col(s.name), call, bins, include_category, include_breakpoint)
-            with _memory_errors():
-                out = s.to_frame().select(expr).to_series()
+            out = s.to_frame().select(expr).to_series()
+        else:
+            # The plugin's own function, without a query around it (at 10,000 rows the query
+            # costs more than the counting); its errors are the expression's.
+            pickled, dtype = call
+            out = _native.hist_series(s, pickled)
+            out = out if dtype is None else out.cast(dtype)
         if include_category or include_breakpoint:
             return out.struct.unnest()
         return out.to_frame()
-
-
-def _direct_hist(s: pl.Series, call: tuple[bytes, Any] | None) -> pl.Series | None:
-    """`hist` of a Series by the plugin's own function, without a query around it (at 10,000
-    rows the query costs more than the counting); None where the query must run: Polars' own
-    ``hist`` takes the call, or the plugin fails (the query raises its error as the
-    expression does)."""
-    if call is None:
-        return None
-    pickled, dtype = call
-    try:
-        out = _native.hist_series(s, pickled)
-    except MemoryError:
-        raise
-    except Exception as e:
-        text = str(e)
-        if _OUT_OF_MEMORY in text:
-            # As the query path raises it (`_memory_errors`), without running out again.
-            raise MemoryError(text[text.index(_OUT_OF_MEMORY) :].split("\n")[0]) from e
-        return None
-    return out if dtype is None else out.cast(dtype)
 
 
 def histogram(
@@ -391,27 +425,42 @@ def histogram(
     memory of the same length.
     """
     __tracebackhide__ = True  # IPython shows the caller's frame
-    kwargs = _args.histogram_kwargs(bins, range, density, closed, flow, device, kernel)
+    iface = _cuda.cuda_array(data)
+    quantiles = isinstance(bins, _quantile_bins.QuantileBins)
+    if quantiles:
+        bins = _quantile_bins.resolve(
+            bins, _quantile_bins.host_copy(data) if iface else data, range
+        )
+    kwargs = _args.histogram_kwargs(
+        bins,
+        range,
+        density=density,
+        closed=closed,
+        flow=flow,
+        device=device,
+        kernel=kernel,
+        repeated_edges=quantiles,
+    )
     if weights is not None:
         _args.refuse_weighted_estimator(bins)
-    iface = _cuda.cuda_array(data)
     if iface is not None:
         sample = _cuda.sample([_cuda.column(iface)], weights)
         _cuda.sync_stream(iface)
-        options = _native.HistogramOptions(_pickled(kwargs))
+        options = _native.HistogramOptions(_options.pickled_histogram_options(kwargs))
         series, _report, _ms = _native.histogram_cuda(["x"], sample, options)
         return series.struct.unnest()
-    return _host_histogram(data, weights, kwargs).struct.unnest()
+    return _host_histogram(data, weights, kwargs, api="polars").struct.unnest()
 
 
-def _host_histogram(data: Any, weights: Any, kwargs: _options.HistogramKwargs) -> pl.Series:
-    """The histogram of host data under the plugin's `kwargs`, as a Struct Series named ``x``.
-
-    The counts come from the plugin's own function called directly, without a query around it
-    (at 1,000 rows the query costs more than the counting). Where that fails, the same call as
-    a query raises the error exactly as the expression does: the data and its weights sit in a
-    frame of their own under fixed names, so no name of the caller's can collide."""
+def _host_histogram(
+    data: Any, weights: Any, kwargs: _options.HistogramKwargs, *, api: Api
+) -> pl.Series:
+    """The histogram of host data under the plugin's `kwargs`, as a Struct Series named ``x``:
+    the plugin's own function called directly, without a query around it (at 1,000 rows the
+    query costs more than the counting), raising the exception types of `api` (the
+    caller's: Polars' for the package's functions, numpy's for the numpy drop-in)."""
     __tracebackhide__ = True  # IPython shows the caller's frame
+    _check_weights_shape(data, weights)
     values = _host_series(data, "x", "data")
     w = None if weights is None else _host_series(weights, "w", "weights")
     if w is not None and w.len() != values.len():
@@ -419,19 +468,39 @@ def _host_histogram(data: Any, weights: Any, kwargs: _options.HistogramKwargs) -
             f"`weights` has {w.len()} values but the data has {values.len()}: give one weight "
             "per value"
         )
-    try:
-        return _native.histogram_series(values, _pickled(kwargs), w)
-    except MemoryError:
-        raise
-    except Exception:
-        pass  # the query below raises it as the expression does
-    frame = pl.DataFrame({"x": values})
-    args = [pl.col("x")]
-    if w is not None:
-        frame = frame.with_columns(w.alias("w"))
-        args.append(pl.col("w"))
-    with _memory_errors():
-        return frame.select(_plugin("histogram", args, kwargs)).to_series()
+    return _native.histogram_series(values, _options.pickled_histogram_options(kwargs), w, api=api)
+
+
+def _check_weights_shape(data: Any, weights: Any) -> None:
+    """numpy's rule where either side has more than one dimension: the weights have the data's
+    shape (each is flattened alike; weights of another shape would pair values wrongly)."""
+    if weights is None or (isinstance(data, pl.Series) and isinstance(weights, pl.Series)):
+        return
+    shape, weights_shape = _shape(data), _shape(weights)
+    if shape is None or weights_shape is None or (len(shape) <= 1 and len(weights_shape) <= 1):
+        return
+    if shape != weights_shape:
+        raise ValueError(
+            f"`weights` has shape {weights_shape} but the data has shape {shape}: give one "
+            "weight per value, in the data's shape"
+        )
+
+
+def _shape(data: Any) -> tuple[int, ...] | None:
+    """The shape of an array-like (a Series is one-dimensional); None where it has none."""
+    if isinstance(data, pl.Series):
+        return (data.len(),)
+    shape = getattr(data, "shape", None)
+    if shape is not None:
+        return tuple(int(n) for n in shape)
+    if not isinstance(data, (list, tuple)):
+        return None
+    # Nested lists, as numpy reads their shape from the first entry at each depth.
+    dims = []
+    while isinstance(data, (list, tuple)):
+        dims.append(len(data))
+        data = data[0] if data else None
+    return tuple(dims)
 
 
 def _host_series(data: Any, name: str, what: str = "column") -> pl.Series:
@@ -488,8 +557,17 @@ def histogramdd(
     sample = _cuda.columns(columns, weights)
     if sample is not None:
         native = _native.HistogramDdOptions(
-            _pickled(
-                _args.dd_kwargs(sample.ndim, bins, range, density, closed, flow, device, kernel)
+            _options.pickled_histogramdd_options(
+                _args.dd_kwargs(
+                    sample.ndim,
+                    bins,
+                    range,
+                    density=density,
+                    closed=closed,
+                    flow=flow,
+                    device=device,
+                    kernel=kernel,
+                )
             )
         )
         names = [f"x{j}" for j in builtins.range(sample.ndim)]
@@ -503,7 +581,16 @@ def histogramdd(
             f"histogramdd takes 2 to 8 columns, got {len(columns)}"
             + (": use histogram for one column" if len(columns) == 1 else "")
         )
-    options = _args.dd_kwargs(len(columns), bins, range, density, closed, flow, device, kernel)
+    options = _args.dd_kwargs(
+        len(columns),
+        bins,
+        range,
+        density=density,
+        closed=closed,
+        flow=flow,
+        device=device,
+        kernel=kernel,
+    )
     for rule in options["bins"] if weights is not None else []:
         _args.refuse_weighted_estimator(rule)
     if all(isinstance(c, (str, pl.Expr)) for c in columns):
@@ -511,14 +598,14 @@ def histogramdd(
         if weights is not None:
             args.append(_expr(weights))
         return _plugin("histogramdd", args, {"options": options, "weighted": weights is not None})
-    return _host_histogramdd(columns, weights, options)
+    return _host_histogramdd(columns, weights, options, api="polars")
 
 
 def _host_histogramdd(
-    columns: Any, weights: Any, options: _options.HistogramDdKwargs
+    columns: Any, weights: Any, options: _options.HistogramDdKwargs, *, api: Api
 ) -> pl.DataFrame:
-    """The n-D histogram of host Series or array-likes under the plugin's `options`: a frame of
-    them, then the plugin."""
+    """The n-D histogram of host Series or array-likes under the plugin's `options`, by the
+    plugin's own function without a query around it, raising the exception types of `api`."""
     __tracebackhide__ = True  # IPython shows the caller's frame
     series = [_host.series(c, f"x{i}", flatten=False) for i, c in enumerate(columns)]
     for c in series:
@@ -529,22 +616,26 @@ def _host_histogramdd(
             raise ValueError(
                 f"column {name!r} appears twice: give each dimension its own name (`.alias`)"
             )
-    frame = pl.DataFrame(series)
-    args = [pl.col(n) for n in frame.columns]
-    # The weights' column must not replace a column of the same name.
-    weights_name = "__weights" + "_" * max((len(n) for n in frame.columns), default=0)
+    lengths = {c.len() for c in series}
+    if len(lengths) > 1:
+        raise ValueError(
+            "the columns have different lengths ("
+            + ", ".join(f"{c.name!r}: {c.len()}" for c in series)
+            + "): give every dimension one value per row"
+        )
+    rows = series[0].len()
+    w = None
     if weights is not None:
-        w = _host_series(weights, weights_name, "weights")
-        if w.len() != frame.height:
+        w = _host_series(weights, "weights", "weights")
+        if w.len() != rows:
             raise ValueError(
-                f"`weights` has {w.len()} values but the columns have {frame.height} rows: give "
-                "one weight per row"
+                f"`weights` has {w.len()} values but the columns have {rows} rows: give one "
+                "weight per row"
             )
-        frame = frame.with_columns(w.alias(weights_name))
-        args.append(pl.col(weights_name))
-    expr = _plugin("histogramdd", args, {"options": options, "weighted": weights is not None})
-    with _memory_errors():
-        return frame.select(expr).to_series().struct.unnest()
+    out = _native.histogramdd_series(
+        series, _options.pickled_histogramdd_options(options), w, api=api
+    )
+    return out.struct.unnest()
 
 
 def histogram2d(

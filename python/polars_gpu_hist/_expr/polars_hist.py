@@ -16,13 +16,14 @@ import operator
 import pickle
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 import polars as pl
 from polars.plugins import register_plugin_function
 
 from polars_gpu_hist import _native
 from polars_gpu_hist._args.arguments import MAX_BINS
+from polars_gpu_hist._native.options import PickledHistKwargs, pickled_hist_kwargs
 
 if TYPE_CHECKING:
     from polars_gpu_hist._args.arguments import Device, HistBins
@@ -51,7 +52,19 @@ def _library() -> str:
         return str(library.resolve())
 
 
-def _direct_builder() -> Callable[[str, list[pl.Expr], bytes, Any], pl.Expr] | None:
+# How a plugin call's output relates to its input rows: "histogram" (one row per bin, its own
+# length), "rows" (one row per input row, computed from the whole column or group, as `rank`),
+# "elementwise" (each row from its own value: Polars streams it and runs it on any slice).
+Shape = Literal["histogram", "rows", "elementwise"]
+
+_SHAPES: dict[str, dict[str, bool]] = {
+    "histogram": {"is_elementwise": False, "changes_length": True},
+    "rows": {"is_elementwise": False, "changes_length": False},
+    "elementwise": {"is_elementwise": True, "changes_length": False},
+}
+
+
+def _direct_builder() -> Callable[..., pl.Expr] | None:
     """The plugin call and its cast built through Polars' own bindings, as its
     ``register_plugin_function`` and ``Expr.cast`` build them, minus their per-call argument
     handling (a third of a small query's time on two cores), or None where this Polars'
@@ -61,12 +74,10 @@ def _direct_builder() -> Callable[[str, list[pl.Expr], bytes, Any], pl.Expr] | N
         from polars.datatypes import parse_into_datatype_expr
 
         flags: dict[str, Any] = {
-            "is_elementwise": False,
             "input_wildcard_expansion": False,
             "returns_scalar": False,
             "cast_to_supertype": False,
             "pass_name_to_apply": False,
-            "changes_length": True,
         }
         if "is_deterministic" in inspect.signature(register_plugin_function).parameters:
             flags["is_deterministic"] = True
@@ -79,10 +90,17 @@ def _direct_builder() -> Callable[[str, list[pl.Expr], bytes, Any], pl.Expr] | N
     def datatype(dtype: Any) -> Any:
         return parse_into_datatype_expr(dtype)._pydatatype_expr
 
-    def build(function: str, args: list[pl.Expr], kwargs: bytes, dtype: Any) -> pl.Expr:
+    def build(
+        function: str, args: list[pl.Expr], kwargs: bytes, dtype: Any, shape: Shape = "histogram"
+    ) -> pl.Expr:
         pyexprs = [a._pyexpr for a in args]
         expr = register(
-            plugin_path=library, function_name=function, args=pyexprs, kwargs=kwargs, **flags
+            plugin_path=library,
+            function_name=function,
+            args=pyexprs,
+            kwargs=kwargs,
+            **flags,
+            **_SHAPES[shape],
         )
         if dtype is not None:
             expr = expr.cast(datatype(dtype), True, False)
@@ -91,23 +109,22 @@ def _direct_builder() -> Callable[[str, list[pl.Expr], bytes, Any], pl.Expr] | N
     return build
 
 
-def _public_builder(function: str, args: list[pl.Expr], kwargs: bytes, dtype: Any) -> pl.Expr:
+def _public_builder(
+    function: str, args: list[pl.Expr], kwargs: bytes, dtype: Any, shape: Shape = "histogram"
+) -> pl.Expr:
     out = register_plugin_function(
         plugin_path=_native.PLUGIN_PATH,
         function_name=function,
         args=args,
         kwargs=pickle.loads(kwargs),
-        is_elementwise=False,
-        changes_length=True,
+        **_SHAPES[shape],
     )
     return out if dtype is None else out.cast(dtype)
 
 
-# A plugin call: (function, args, pickled kwargs, dtype to cast to or None) -> expression. Every
-# expression of the package is built here (`polars_gpu_hist._functions._plugin`).
-build_plugin_call: Callable[[str, list[pl.Expr], bytes, Any], pl.Expr] = (
-    _direct_builder() or _public_builder
-)
+# A plugin call: (function, args, pickled kwargs, dtype to cast to or None[, shape]) ->
+# expression. Every expression of the package is built here (`polars_gpu_hist._functions._plugin`).
+build_plugin_call: Callable[..., pl.Expr] = _direct_builder() or _public_builder
 
 
 def _float_format() -> dict[str, Any]:
@@ -206,7 +223,7 @@ def hist_expr(
 
 def hist_of_call(
     column: pl.Expr,
-    call: tuple[bytes, Any] | None,
+    call: tuple[PickledHistKwargs, Any] | None,
     bins: HistBins,
     include_category: bool,
     include_breakpoint: bool,
@@ -234,7 +251,7 @@ def hist_call(
     include_category: bool,
     include_breakpoint: bool,
     device: Device,
-) -> tuple[bytes, Any] | None:
+) -> tuple[PickledHistKwargs, Any] | None:
     """The `hist` plugin's pickled kwargs and the dtype its result is cast to (None: no cast),
     from ``Expr.hist``'s arguments, checked where they are written; None where Polars' own
     ``hist`` takes the call (edges known only when the query runs, or of a type Polars
@@ -255,11 +272,6 @@ def hist_call(
         edges = _edges(bins)
         if edges is None:
             return None
-        if len(edges) - 1 > MAX_BINS:
-            raise ValueError(
-                f"`bins` gives {len(edges) - 1} bins, more than the {MAX_BINS} (2^28) a "
-                "histogram holds: give fewer edges"
-            )
         count = None
     # The labels' format follows pl.Config as it is now: part of the kwargs, and of their key.
     label_format = tuple(_float_format().items()) if category else None
@@ -281,7 +293,7 @@ def _kwargs(
     device: str,
     kernel_from: int | None,
     label_format: LabelFormat | None,
-) -> bytes:
+) -> PickledHistKwargs:
     """The plugin's kwargs (src/python/hist.rs `HistKwargs`), pickled; category labels where
     `label_format` (`_float_format()`'s items) is given."""
     kwargs: dict[str, Any] = {
@@ -295,7 +307,7 @@ def _kwargs(
         kwargs["format"] = dict(label_format)
     if kernel_from is not None:
         kwargs["kernel_from"] = kernel_from
-    return pickle.dumps(kwargs, protocol=5)
+    return pickled_hist_kwargs(kwargs)
 
 
 @functools.lru_cache(maxsize=64)
@@ -305,7 +317,7 @@ def _plain_kwargs(
     device: str,
     kernel_from: int | None,
     label_format: LabelFormat | None,
-) -> bytes:
+) -> PickledHistKwargs:
     """`_kwargs` without edges, pickled once per combination (the arguments are checked values
     of exact types: an int or None, a bool, a device's name, and `pl.Config`'s float format as
     `_float_format` reads it: an int or None, bools and strings)."""
@@ -349,12 +361,17 @@ def _edges(bins: Any) -> list[float] | None:
     """The edges as floats, or None where Polars' own ``hist`` must take ``bins`` as it is (an
     expression, a scalar, a non-numeric Series). Raises Polars' errors for null or
     non-increasing edges (Polars' test: ``b - a <= 0``, so NaN and ``inf - inf`` pass)."""
-    if isinstance(bins, list):
-        bins = pl.Series(bins)  # as Polars does, with its errors for mixed lists
-    elif type(bins).__module__ == "numpy" and getattr(bins, "ndim", None) == 1:
-        bins = pl.Series(bins)
-    if not isinstance(bins, pl.Series):
+    numpy_edges = type(bins).__module__ == "numpy" and getattr(bins, "ndim", None) == 1
+    if not isinstance(bins, (list, pl.Series)) and not numpy_edges:
         return None
+    # Refused before any edge is converted: 2^28 edges take gigabytes as Python floats.
+    if len(bins) - 1 > MAX_BINS:
+        raise ValueError(
+            f"`bins` gives {len(bins) - 1} bins, more than the {MAX_BINS} (2^28) a histogram "
+            "holds: give fewer edges"
+        )
+    if not isinstance(bins, pl.Series):
+        bins = pl.Series(bins)  # as Polars does, with its errors for mixed lists
     if bins.null_count() > 0:
         raise pl.exceptions.InvalidOperationError(
             "nulls not supported in 'bins' argument: every edge must be a number"

@@ -5,7 +5,6 @@ before the first fill), and the per-axis names."""
 from __future__ import annotations
 
 import datetime as dt
-import pickle
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,7 +34,7 @@ def native(
         "weighted": _args.flag(weights, "weights"),
         "device": _args.choice(device, "device", ("auto", "cpu", "gpu")),
     }
-    return _native.Histogram(pickle.dumps(arguments, protocol=5), data_range)
+    return _native.Histogram(_options.pickled_histogram_arguments(arguments), data_range)
 
 
 def per_axis(value: Any, d: int, what: str) -> list[str | None]:

@@ -19,8 +19,12 @@ from typing import Any
 
 
 def is_awkward(data: Any) -> bool:
-    """Whether ``data`` is an awkward ``Array`` (or ``Record``)."""
-    return type(data).__module__.split(".")[0] == "awkward"
+    """Whether ``data`` is an awkward ``Array`` (or ``Record``); awkward's Arrow extension
+    arrays (``ak.to_arrow(..., extensionarray=True)``) are Arrow arrays, taken as such."""
+    if type(data).__module__.split(".")[0] != "awkward":
+        return False
+    ak = sys.modules["awkward"]
+    return isinstance(data, (ak.Array, ak.Record))
 
 
 def values(data: Any, what: str) -> tuple[Any, Any]:

@@ -5,7 +5,9 @@ paths CI cannot run."""
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict, Union, final
+import pickle
+from collections.abc import Mapping
+from typing import Literal, NewType, TypedDict, Union, final
 
 
 @final
@@ -13,6 +15,13 @@ class ExactInt(TypedDict):
     """An integer of up to 128 bits as decimal text (`ExactInt`, src/bins/integer.rs)."""
 
     int: str
+
+
+@final
+class Float16Scalar(TypedDict):
+    """A numpy float16 scalar: numpy's float16 linspace and span (`Scalar::Float16`)."""
+
+    float16: float
 
 
 @final
@@ -40,7 +49,7 @@ class TemporalScalar(TypedDict):
 
 
 # `Scalar` (untagged): a Python float, or one of the tagged forms above.
-Scalar = Union[float, ExactInt, Float32Scalar, Float64Scalar, TemporalScalar]
+Scalar = Union[float, ExactInt, Float16Scalar, Float32Scalar, Float64Scalar, TemporalScalar]
 # `BinRule`: numpy's estimators and one bin per integer, by the names users give.
 BinRule = Literal["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt", "integer"]
 
@@ -131,3 +140,33 @@ class AccumulatorArguments(_AccumulatorChoices):
     closed: ClosedName
     weighted: bool
     device: DeviceName
+
+
+# Each kind of pickled argument the native functions take is a type of its own (the stub's
+# parameters name them), made by one function each: options of one kind handed where another
+# is due are a type error, not an unpickling failure at run time.
+PickledHistogramOptions = NewType("PickledHistogramOptions", bytes)
+PickledHistogramDdOptions = NewType("PickledHistogramDdOptions", bytes)
+PickledHistKwargs = NewType("PickledHistKwargs", bytes)
+PickledHistogramArguments = NewType("PickledHistogramArguments", bytes)
+
+
+def pickled_histogram_options(options: HistogramKwargs) -> PickledHistogramOptions:
+    """A 1-D histogram's options (src/options.rs `HistogramKwargs`), as the native side reads
+    them (and Polars hands a plugin its kwargs: pickled)."""
+    return PickledHistogramOptions(pickle.dumps(options, protocol=5))
+
+
+def pickled_histogramdd_options(options: HistogramDdKwargs) -> PickledHistogramDdOptions:
+    """An n-D histogram's options (src/options.rs `HistogramDdKwargs`)."""
+    return PickledHistogramDdOptions(pickle.dumps(options, protocol=5))
+
+
+def pickled_hist_kwargs(kwargs: Mapping[str, object]) -> PickledHistKwargs:
+    """`gpu_hist.hist`'s kwargs (src/python/hist.rs `HistKwargs`)."""
+    return PickledHistKwargs(pickle.dumps(dict(kwargs), protocol=5))
+
+
+def pickled_histogram_arguments(arguments: AccumulatorArguments) -> PickledHistogramArguments:
+    """`polars_gpu_hist.Histogram`'s arguments (src/python/histogram.rs `Arguments`)."""
+    return PickledHistogramArguments(pickle.dumps(arguments, protocol=5))

@@ -3,6 +3,7 @@ errors that name the option that fixes them (``histogram_scan`` and the command 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import polars as pl
@@ -47,35 +48,86 @@ def csv_hint(error: BaseException, cli: bool = False) -> str:
     return f"{first}: {fix}"
 
 
-class TextColumnError(TypeError):
-    """A CSV column read as text (String), with its first value that is not a number."""
+# A number as Polars' CSV reader infers one ("1", "-2.5e3", "NaN"), the others castable.
+_PLAIN_NUMBER = r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^NaN$"
+# A field that is a number written with a decimal comma ("1,5", "-0,25"): no null marker.
+_DECIMAL_COMMA = r"^\s*[-+]?\d*,\d+\s*$"
 
-    def __init__(self, column: str, value: str | None) -> None:
-        self.column, self.value = column, value
+
+class TextColumnError(TypeError):
+    """A CSV column read as text (String): why, with a value that shows it and the option that
+    fixes it. `kind` is ``"empty"`` (no value at all: every field empty or a missing-value
+    marker), ``"decimal comma"`` (``"1,5"``), ``"number"`` (numbers Polars' CSV reader does not
+    infer as such: ``"nan"``, ``"inf"``, padded ones), or ``"text"`` (a value that is no
+    number, such as an unlisted missing-value marker)."""
+
+    def __init__(self, column: str, value: str | None, kind: str = "text") -> None:
+        self.column, self.value, self.kind = column, value, kind
         super().__init__(self.message(cli=False))
 
     def message(self, cli: bool) -> str:
         """The message, naming the option that fixes it (the command line's flag with ``cli``)."""
-        if self.value is None:
-            return f"column {self.column!r} was read as text (String)"
+        head = f"column {self.column!r} was read as text (String)"
+        if self.kind == "empty" or self.value is None:
+            fix = (
+                "drop the column or the file"
+                if cli
+                else f"reader_options={{'schema_overrides': {{{self.column!r}: pl.Float64}}}}"
+            )
+            return (
+                f"{head}: it holds no value, every field empty or a missing-value marker "
+                f"({', '.join(map(repr, CSV_NULL_VALUES[1:4]))}, ...); to histogram it as empty, "
+                f"give its dtype: {fix}"
+            )
+        if self.kind == "decimal comma":
+            fix = "--decimal-comma" if cli else "reader_options={'decimal_comma': True}"
+            return (
+                f"{head}: {self.value!r} is a number written with a decimal comma; read the "
+                f"file with {fix} (and its field separator, often ';')"
+            )
+        if self.kind == "number":
+            overrides = f"reader_options={{'schema_overrides': {{{self.column!r}: pl.Float64}}}}"
+            fix = f"histogram_scan(..., {overrides}), or rewrite them" if cli else overrides
+            padded = self.value != self.value.strip()
+            why = (
+                "a number padded with spaces"
+                if padded
+                else "a number Polars' CSV reader does not infer as one"
+            )
+            return f"{head}: {self.value!r} is {why}; give the column's dtype: {fix}" + (
+                " (and strip the spaces after the numbers: Polars parses leading ones only)"
+                if self.value != self.value.rstrip()
+                else ""
+            )
         fix = (
             f"--null-values {self.value!r}"
             if cli
             else f"reader_options={{'null_values': ['NA', ..., {self.value!r}]}}"
         )
         return (
-            f"column {self.column!r} was read as text (String): {self.value!r} is not a number; "
-            f"if it marks a missing value, add it with {fix}"
+            f"{head}: {self.value!r} is not a number; if it marks a missing value, add it with "
+            f"{fix}"
         )
 
 
 def text_column_error(lf: pl.LazyFrame, column: str) -> TextColumnError:
-    """Why a CSV column was read as text: its first value that is not a number."""
+    """Why a CSV column was read as text, shown by one of its values: one that is no number
+    (a decimal comma, or text), else one that is a number Polars' reader did not take as one."""
     x = pl.col(column)
-    odd = (
-        lf.select(x)
-        .filter(x.is_not_null() & x.str.strip_chars().cast(pl.Float64, strict=False).is_null())
-        .head(1)
+    found = (
+        lf.select(
+            x.filter(x.is_not_null() & x.str.strip_chars().cast(pl.Float64, strict=False).is_null())
+            .first()
+            .alias("odd"),
+            x.filter(x.is_not_null() & ~x.str.contains(_PLAIN_NUMBER)).first().alias("unusual"),
+        )
         .collect()
+        .row(0)
     )
-    return TextColumnError(column, None if odd.height == 0 else odd.item())
+    odd, unusual = found
+    if odd is not None:
+        kind = "decimal comma" if re.match(_DECIMAL_COMMA, odd) else "text"
+        return TextColumnError(column, odd, kind)
+    if unusual is None:
+        return TextColumnError(column, None, "empty")
+    return TextColumnError(column, unusual, "number")

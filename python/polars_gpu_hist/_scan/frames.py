@@ -10,6 +10,7 @@ from typing import Any, cast
 
 import polars as pl
 
+from polars_gpu_hist._scan import passes
 from polars_gpu_hist._scan import plan as _plan
 from polars_gpu_hist._scan import scan as _scan
 from polars_gpu_hist._scan.source import open_dataset
@@ -176,7 +177,9 @@ def _hist_breaks(
             return None, pl.DataFrame()
         return edges, pl.DataFrame({column: pl.Series([], dtype=dtype)})
     x = pl.col(column)
-    row = lf.select(x.min().alias("lo"), x.max().alias("hi"), x.count().alias("n"))
+    row = lf.select(
+        x.min().alias("lo"), x.max().alias("hi"), passes.rows_where(x.is_not_null()).alias("n")
+    )
     lo, hi, valid = row.collect(engine="streaming").row(0)
     if dtype.is_integer() and valid and max(abs(int(lo)), abs(int(hi))) > _EXACT_FLOAT_INTEGER:
         return None, pl.DataFrame()

@@ -39,7 +39,7 @@ def summary(
         keep = keep & (compared >= first) & (compared <= last)
     kept = x.filter(keep)
     n, lo_v, hi_v = (
-        lf.select(kept.count().alias("n"), kept.min().alias("lo"), kept.max().alias("hi"))
+        lf.select(rows_where(keep).alias("n"), kept.min().alias("lo"), kept.max().alias("hi"))
         .collect(engine="streaming")
         .row(0)
     )
@@ -47,6 +47,14 @@ def summary(
         "float32" if dtype == pl.Float32 else "float64" if dtype == pl.Float64 else "integer"
     )
     return int(n), Extremes(kind, lo_v, hi_v)
+
+
+def rows_where(condition: pl.Expr) -> pl.Expr:
+    """The number of rows where `condition` holds, summed in 64 bits. Polars' own counts
+    (``count``, ``len``, ``null_count``) finalize in its index type, which its default 32-bit
+    runtime overflows past 2^32 - 1 rows (a panic, after the whole pass); a scan of a dataset of
+    files each under that size, together past it, is counted exactly."""
+    return condition.fill_null(False).cast(pl.UInt64).sum()
 
 
 def physical(dtype: pl.DataType) -> pl.DataType:

@@ -12,6 +12,7 @@ import polars as pl
 
 from polars_gpu_hist import _native
 from polars_gpu_hist._histogram.histogram import Histogram
+from polars_gpu_hist._native.query_errors import query_errors
 from polars_gpu_hist._scan import passes
 from polars_gpu_hist._scan import progress as _progress
 from polars_gpu_hist._scan.source import Dataset
@@ -70,10 +71,10 @@ def fill(
     sink = _native.ScanSink(histogram._core, device)
     try:
         query = dataset.lazy().select(
-            sink_expr(columns, weights, sink.token).null_count().alias(_ROWS), *also
+            passes.rows_where(sink_expr(columns, weights, sink.token).is_null()).alias(_ROWS), *also
         )
         try:
-            with _progress.polled(bar, lambda: sink.rows), _query_errors():
+            with _progress.polled(bar, lambda: sink.rows), query_errors():
                 row = query.collect(engine="streaming").row(0)
         except (pl.exceptions.PolarsError, MemoryError, KeyboardInterrupt):
             sink.raise_failure()  # the fill's own error, as its own exception
@@ -88,13 +89,6 @@ def fill(
             f"{rows:,} it read: please report it (Polars {pl.__version__})"
         )
     return filled, tuple(row[1:])
-
-
-def _query_errors() -> Any:
-    """Polars' errors of the query as the expression's are raised (MemoryError, Ctrl-C)."""
-    from polars_gpu_hist._expr.functions import _memory_errors
-
-    return _memory_errors()
 
 
 def batches(
@@ -161,9 +155,7 @@ def fill_frames(
 
 
 def _rows_of(frame: pl.DataFrame, expr: pl.Expr) -> pl.DataFrame:
-    from polars_gpu_hist._expr.functions import _memory_errors
-
-    with _memory_errors():
+    with query_errors():
         return frame.select(expr).to_series().struct.unnest()
 
 

@@ -13,6 +13,7 @@ import polars as pl
 
 from polars_gpu_hist import _native
 from polars_gpu_hist._args import arguments as _args
+from polars_gpu_hist._args import quantile_bins as _quantile_bins
 from polars_gpu_hist._args.arguments import BinsArg, Closed, Device, RangeArg
 from polars_gpu_hist._histogram.histogram import Histogram
 from polars_gpu_hist._scan import bins as _bins
@@ -111,7 +112,8 @@ def histogram_scan(
         ``MemoryError`` is raised before reading where it cannot). Estimators refuse
         ``weights`` (``TypeError``), as numpy does. Time bins of a temporal column (``"1h"``,
         ``"1w"``, ``"1mo"``, a ``timedelta``: see :func:`histogram_expr`) read it into memory
-        too.
+        too, as does :func:`quantile_bins` (equi-height bins: numpy's quantiles of the whole
+        column, then a second pass counts them; one column, no ``range`` or ``by``).
     range
         ``(min, max)`` of the equal bins, or ``"auto"`` for the [min, max] of the column's
         valid values as numpy takes it (NaN, nulls and rows with null weights left out; float32
@@ -166,6 +168,17 @@ def histogram_scan(
         not counted (null, NaN, below and above the bins). With ``by``: a DataFrame.
     """
     __tracebackhide__ = True  # IPython shows the caller's frame
+    if isinstance(bins, _quantile_bins.QuantileBins):
+        if by is not None or not isinstance(column, str):
+            raise ValueError(
+                "`bins=quantile_bins(...)` in a scan is for one column without `by`: give "
+                "explicit edges for n-D or grouped scans"
+            )
+        _quantile_bins.refuse_range(range)
+        return _quantile_scan(
+            source, column, bins, weights, closed, device, chunk_size, progress,
+            reader_options, where, storage_options,
+        )  # fmt: skip
     if by is not None:
         return grouped(
             source, column, bins, by=by, range=range, weights=weights, closed=closed,
@@ -182,6 +195,46 @@ def histogram_scan(
         )
 
     def run(dataset: Dataset) -> Histogram:
+        return histogram(planned(dataset, r), progress)
+
+    result = with_csv_retry(source, reader_options, predicate, storage_options, run)
+    return cast(Histogram, result)
+
+
+def _quantile_scan(
+    source: Source,
+    column: str,
+    bins: _quantile_bins.QuantileBins,
+    weights: str | None,
+    closed: Closed,
+    device: Device,
+    chunk_size: int,
+    progress: _progress.ProgressArg,
+    reader_options: Mapping[str, Any] | None,
+    where: str | pl.Expr | None,
+    storage_options: Mapping[str, Any] | None,
+) -> Histogram:
+    """Quantile bins over a scan: the column read into memory (a ``MemoryError`` first where
+    the rows the metadata counts would not fit), numpy's quantiles of it, then the scan of
+    those edges."""
+    _plan.request(column, 10, None, weights, closed, device, chunk_size)  # checked before reading
+    _progress.check(progress)
+    predicate = _predicate(where)
+
+    def run(dataset: Dataset) -> Histogram:
+        total = dataset.total_rows()
+        if total is not None:
+            _native.ensure_room(total * _width(dataset.lazy().collect_schema()[column]))
+        values = reader.read_columns(dataset, [column], chunk_size, None).get_column(column)
+        edges = bins.edges(values)
+        if any(b <= a for a, b in zip(edges, edges[1:])):
+            # The Histogram a scan fills keeps strictly increasing edges.
+            raise ValueError(
+                f"`bins=quantile_bins({bins.count})` of {column!r} repeats an edge (ties span "
+                f"several quantiles): {edges}; a scan's Histogram needs strictly increasing "
+                "edges: ask for fewer bins, or use gpu_hist.histogram on the column"
+            )
+        r = _plan.request(column, edges, None, weights, closed, device, chunk_size)
         return histogram(planned(dataset, r), progress)
 
     result = with_csv_retry(source, reader_options, predicate, storage_options, run)

@@ -73,7 +73,7 @@ class Dataset:
     def lazy(self) -> pl.LazyFrame:
         """The rows kept, as a fresh scan: Polars keeps a scan's file list and Parquet
         metadata, which a file rewritten since no longer matches."""
-        lf = self.opener()
+        lf = _storage_of_extensions(self.opener())
         return lf if self.where is None else lf.filter(self.where)
 
     @property
@@ -100,6 +100,18 @@ class Dataset:
             return int(self.opener().select(pl.len()).collect().item())
         except pl.exceptions.PolarsError:
             return None
+
+
+def _storage_of_extensions(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """`lf` with each Arrow extension column (awkward's, a user's own ``pa.ExtensionType``)
+    read as its storage, as ``histogram`` and ``Histogram.fill`` take one; a column's
+    extension metadata says nothing a histogram could use."""
+    extension = getattr(pl, "BaseExtension", None)  # Polars 2; none in older releases
+    if extension is None:
+        return lf
+    schema = lf.collect_schema()
+    columns = [c for c, dtype in schema.items() if isinstance(dtype, extension)]
+    return lf.with_columns(pl.col(c).ext.storage() for c in columns) if columns else lf
 
 
 def open_dataset(

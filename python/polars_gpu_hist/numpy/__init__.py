@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import pickle
 import warnings
 from typing import Any
 
@@ -33,6 +32,7 @@ from polars_gpu_hist import _native
 from polars_gpu_hist._args import arguments as _args
 from polars_gpu_hist._expr.functions import _host_histogram, _host_histogramdd
 from polars_gpu_hist._inputs import host as _inputs
+from polars_gpu_hist._native import options as _options
 from polars_gpu_hist.numpy import arguments as _numpy_args
 from polars_gpu_hist.numpy import gpu_arrays as device
 from polars_gpu_hist.numpy import rules
@@ -63,13 +63,16 @@ def _is_complex(weights: Any) -> bool:
 
 
 def _real_weights(weights: Any) -> Any:
-    """Host weights as float64, refusing complex ones (which numpy.histogramdd refuses too)."""
+    """Host weights as float64, refusing complex and text ones (which numpy.histogramdd refuses
+    too: it casts them to float64 under the rule 'safe')."""
     if _is_complex(weights):
         raise TypeError(
             "Cannot cast array data from dtype('complex128') to dtype('float64') according to "
             "the rule 'safe'"
         )
-    return np.asarray(weights, dtype=np.float64).reshape(-1)
+    w = np.asarray(weights)
+    _numpy_args.refuse_text_weights(w, "cast to float64")
+    return w.astype(np.float64).reshape(-1)
 
 
 def histogram(
@@ -113,6 +116,8 @@ def histogram(
             "a.astype(np.float64)"
         )
     w = None if weights is None else np.asarray(weights).reshape(-1)
+    if w is not None:
+        _numpy_args.refuse_text_weights(w, "summed")
     if w is not None and w.dtype == object:
         return _object_histogram(x, bins, range, density, w)
     long_edges = _numpy_args.long_double_edges(bins, range, x.dtype)
@@ -134,21 +139,24 @@ def _numeric_histogram(
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The counts (uint64, float64 with weights or density) and float64 edges of a numeric host
     array, read from the native function's buffers without a frame around them (at 100 rows
-    the frame cost more than the counting); None for other arrays and where the native call
-    fails (the frame's path then raises the error as the expression does)."""
+    the frame cost more than the counting); None for other arrays. Its errors are numpy's."""
     if x.dtype.kind not in "iuf" or (w is not None and w.size != x.size):
         return None
     kwargs = _args.histogram_kwargs(
-        bins, range, bool(density), "left", False, "auto", "auto", repeated_edges=True
+        bins,
+        range,
+        density=bool(density),
+        closed="left",
+        flow=False,
+        device="auto",
+        kernel="auto",
+        repeated_edges=True,
     )
     values = pl.Series("x", x.reshape(-1))
     weights = None if w is None else pl.Series("w", np.asarray(w, dtype=np.float64))
-    try:
-        counts, edges = _native.histogram_buffers(values, pickle.dumps(kwargs, 5), weights)
-    except MemoryError:
-        raise
-    except Exception:
-        return None
+    counts, edges = _native.histogram_buffers(
+        values, _options.pickled_histogram_options(kwargs), weights
+    )
     kind = np.float64 if w is not None or density else np.uint64
     return np.frombuffer(counts, dtype=kind), np.frombuffer(edges, dtype=np.float64)
 
@@ -310,9 +318,16 @@ def _frame_histogram(
 ) -> pl.DataFrame:
     w = None if weights is None else np.asarray(weights, dtype=np.float64).reshape(-1)
     kwargs = _args.histogram_kwargs(
-        bins, range, bool(density), "left", flow, "auto", "auto", repeated_edges=True
+        bins,
+        range,
+        density=bool(density),
+        closed="left",
+        flow=flow,
+        device="auto",
+        kernel="auto",
+        repeated_edges=True,
     )
-    return _host_histogram(x, w, kwargs).struct.unnest()
+    return _host_histogram(x, w, kwargs, api="numpy").struct.unnest()
 
 
 def histogramdd(
@@ -331,6 +346,11 @@ def histogramdd(
         columns, weights = _present_rows(columns, weights)
         sample = columns
     dims = len(columns)
+    if dims == 0:
+        raise ValueError(
+            f"`sample` has no dimensions (shape {_numpy_args.shape(sample)}): give an (N, D) "
+            "array with D >= 1, or a sequence of D arrays"
+        )
     _numpy_args.check_dd(bins, range, dims)
     if dims > 8:
         raise ValueError(f"histogramdd takes at most 8 dimensions here, got {dims}")
@@ -378,7 +398,7 @@ def histogramdd(
         repeated_edges=True,
     )
     with _numpy_args.numpy_errors(sample_dtype):
-        frame = _host_histogramdd(arrays, w, options)
+        frame = _host_histogramdd(arrays, w, options, api="numpy")
     shape = tuple(rules.known_bins(b) or 0 for b in axis_bins)
     edges = [_axis_edges(frame, f"x{i}", shape, i) for i in builtins.range(dims)]
     # numpy.histogramdd's counts are float64 with any weights (its bincount's).
@@ -419,6 +439,8 @@ def histogram2d(
 ) -> tuple[Any, Any, Any]:
     """numpy.histogram2d: ``(H, xedges, yedges)``."""
     __tracebackhide__ = True  # IPython shows the caller's frame
+    if len(x) != len(y):  # numpy's first check
+        raise ValueError("x and y must have the same length.")
     if isinstance(bins, str) and len(bins) not in (1, 2):
         # numpy takes the string for one array of edges of both axes, which it cannot compare.
         raise TypeError(f"`bins` {bins!r} is neither a number of bins nor an array of edges")

@@ -15,8 +15,8 @@ import numpy as np
 
 from polars_gpu_hist import _native
 from polars_gpu_hist._args import arguments as _args
-from polars_gpu_hist._expr.functions import _pickled
 from polars_gpu_hist._native import cuda_arrays as _cuda
+from polars_gpu_hist._native import options as _options
 from polars_gpu_hist.numpy import rules
 
 
@@ -71,7 +71,7 @@ def _prepared(bins: Any, range: Any, typestr: str) -> tuple[_native.HistogramOpt
         return found
     compared = rules.as_numpy_compares(bins, np.dtype(typestr))
     options = _native.HistogramOptions(
-        _pickled(
+        _options.pickled_histogram_options(
             _args.histogram_kwargs(
                 compared,
                 range,
@@ -278,7 +278,7 @@ def _histogramdd(
     sample_dtype = np.dtype(iface["typestr"])
     compared = rules.dd_as_numpy_compares(bins, dims, sample_dtype)
     options = _native.HistogramDdOptions(
-        _pickled(
+        _options.pickled_histogramdd_options(
             _args.dd_kwargs(
                 dims,
                 compared,
