@@ -21,8 +21,10 @@ use crate::input::{HostColumn, Values};
 
 /// How weighted sums are summed: the one place that decides (issue 51's rule: fixed point by
 /// default where it costs at most 10% against float sums at 256 and 65,536 bins; else float
-/// sums by default and fixed point behind a flag). Measured on the CPU (2 cores, BENCHMARKS.md);
-/// the GPU's cost is `benches/weighted_sums.py`'s on the device.
+/// sums by default and fixed point behind a flag). On the CPU (2 cores, BENCHMARKS.md) fixed
+/// point cost 2.6-3.9x at 256 bins and 4.5-6.5x at 65,536, whole calls; the GPU's cost is
+/// `benches/weighted_sums.py`'s on the device. Both backends must sum one way for their bits to
+/// agree, so this one constant decides for both.
 pub const DEFAULT_SUMS: Sums = Sums::Fixed;
 
 /// `POLARS_GPU_HIST_SUMS=float` (or `fixed`) overrides [`DEFAULT_SUMS`] for a process, so that a
@@ -76,35 +78,34 @@ pub fn exponent(largest: f64, rows: u64) -> i32 {
     GRID_BITS - b - e
 }
 
-/// `round(w * 2^k)`, ties to even, of a finite `w`, from its bits.
+/// `round(w * 2^k)`, ties to even, of a finite `w`, from its bits (its sign applied without a
+/// branch: random signs mispredicted one row in two).
 #[inline(always)]
 pub fn fixed_of(w: f64, k: i32) -> i128 {
     let bits = w.to_bits();
     let biased = (bits >> 52 & 0x7FF) as i32;
-    let fraction = bits & FRACTION;
     // w = m * 2^(e - 1075), with the implicit bit where w is normal.
-    let m = if biased == 0 {
-        fraction
-    } else {
-        fraction | 1 << 52
-    };
+    let m = (bits & FRACTION) | u64::from(biased != 0) << 52;
     let s = biased.max(1) - 1075 + k;
     let q = if s >= 0 {
-        (m as i128) << s
-    } else if s > -54 {
-        let r = (-s) as u32;
-        let kept = m >> r;
-        let rest = m & ((1 << r) - 1);
-        let half = 1u64 << (r - 1);
-        (kept + u64::from(rest > half || (rest == half && kept & 1 == 1))) as i128
+        (m as u128) << s
     } else {
-        0
+        u128::from(shifted_right(m, (-s) as u32))
     };
-    if bits >> 63 == 1 {
-        -q
-    } else {
-        q
+    let negative = 0u128.wrapping_sub(u128::from(bits >> 63));
+    ((q ^ negative).wrapping_sub(negative)) as i128
+}
+
+/// `m / 2^r` rounded to the nearest integer, ties to even (`r >= 1`).
+#[inline(always)]
+fn shifted_right(m: u64, r: u32) -> u64 {
+    if r >= 54 {
+        return 0; // m < 2^53 <= 2^(r - 1): below a half
     }
+    let kept = m >> r;
+    let rest = m & ((1 << r) - 1);
+    let half = 1u64 << (r - 1);
+    kept + u64::from(rest > half || (rest == half && kept & 1 == 1))
 }
 
 /// 2^a for -1022 <= a <= 1023, from its bits.
@@ -119,19 +120,44 @@ fn times_pow2(x: f64, k: i32) -> f64 {
     x * pow2(a) * pow2(k - a)
 }
 
-/// One cell's sum of weights on the grid, exact, and the non-finite weights it saw.
+/// One cell's sum of weights on the grid, exact (128-bit two's complement, as two words so that
+/// a cell takes 24 bytes, not the 32 an aligned i128 would: 65,536 cells a task stay closer to
+/// the caches), and the non-finite weights it saw.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FixedSum {
-    pub sum: i128,
-    pub flags: u8,
+    lo: u64,
+    hi: u64,
+    flags: u8,
 }
 
 impl FixedSum {
+    /// A cell holding `sum` on the grid (no non-finite weights).
+    #[cfg(test)]
+    pub fn of(sum: i128) -> FixedSum {
+        FixedSum {
+            lo: sum as u64,
+            hi: (sum >> 64) as u64,
+            flags: 0,
+        }
+    }
+
+    /// The exact sum on the grid.
+    pub fn sum(&self) -> i128 {
+        ((self.hi as u128) << 64 | self.lo as u128) as i128
+    }
+
+    #[inline(always)]
+    fn plus(&mut self, q: i128) {
+        let sum = self.sum().wrapping_add(q);
+        self.lo = sum as u64;
+        self.hi = (sum >> 64) as u64;
+    }
+
     /// Adds the weight `w` on the grid 2^-k.
     #[inline(always)]
     pub fn add(&mut self, w: f64, k: i32) {
         if w.is_finite() {
-            self.sum = self.sum.wrapping_add(fixed_of(w, k));
+            self.plus(fixed_of(w, k));
         } else {
             self.flags |= if w.is_nan() {
                 NAN
@@ -146,7 +172,7 @@ impl FixedSum {
     /// Adds another cell of the same grid (exact: the grid's bound keeps every sum in range).
     #[inline]
     pub fn merge(&mut self, other: &FixedSum) {
-        self.sum = self.sum.wrapping_add(other.sum);
+        self.plus(other.sum());
         self.flags |= other.flags;
     }
 
@@ -163,8 +189,9 @@ impl FixedSum {
         if infinities == NEG_INF {
             return f64::NEG_INFINITY;
         }
-        let v = times_pow2(self.sum.unsigned_abs() as f64, -k);
-        if self.sum < 0 {
+        let sum = self.sum();
+        let v = times_pow2(sum.unsigned_abs() as f64, -k);
+        if sum < 0 {
             -v
         } else {
             v
@@ -256,7 +283,7 @@ mod tests {
                 let b = 64 - rows.leading_zeros() as i32;
                 let q = fixed_of(largest, k);
                 assert!(q > 0 && q <= 1i128 << (GRID_BITS - b), "{largest} {rows}");
-                let cell = FixedSum { sum: q, flags: 0 };
+                let cell = FixedSum::of(q);
                 assert!(cell.value(k) <= largest, "{largest} {rows}");
                 assert!(cell.value(k) >= largest * (1.0 - 1e-15), "{largest} {rows}");
             }
@@ -273,27 +300,15 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             let x = f64::from_bits(state >> 12 | 0x3FF0_0000_0000_0000) - 1.0; // [0, 1)
             let k = exponent(1.0, 1 << 20);
-            let cell = FixedSum {
-                sum: fixed_of(x, k),
-                flags: 0,
-            };
+            let cell = FixedSum::of(fixed_of(x, k));
             assert_eq!(cell.value(k), x);
-            let neg = FixedSum {
-                sum: -fixed_of(x, k),
-                flags: 0,
-            };
+            let neg = FixedSum::of(-fixed_of(x, k));
             assert_eq!(neg.value(k), -x);
         }
         // 2^64 + 2^11 + 1 rounds up past the tie (the sticky bit of the low word).
-        let cell = FixedSum {
-            sum: (1i128 << 64) + (1 << 11) + 1,
-            flags: 0,
-        };
+        let cell = FixedSum::of((1i128 << 64) + (1 << 11) + 1);
         assert_eq!(cell.value(0), 2f64.powi(64) + 2f64.powi(12));
-        let tie = FixedSum {
-            sum: (1i128 << 64) + (1 << 11),
-            flags: 0,
-        };
+        let tie = FixedSum::of((1i128 << 64) + (1 << 11));
         assert_eq!(tie.value(0), 2f64.powi(64));
     }
 }

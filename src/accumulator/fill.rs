@@ -68,6 +68,42 @@ impl Histogram {
         let resolved = self.binnings_for(&dtypes, kind)?;
         let specs = self.specs_with(&resolved);
         let weights = weights.map(|w| weights_f64(len, w)).transpose()?;
+        if len == 0 {
+            // Nothing to count: the dtypes' binnings are what a zero-row fill gives (a million
+            // cells are not counted, split and added for nothing).
+            return Ok(Filled {
+                counts: Counts::zeros(0, weights.is_some())?,
+                squares: self.squares.as_ref().map(|_| Vec::new()),
+                flow: Flow::default(),
+                cells: None,
+                resolved,
+            });
+        }
+        let placement = self.placement();
+        if let Some(w) = &weights {
+            // Weighted storage on the CPU: the rows, weights and squares in one pass.
+            let job = job_of(
+                &specs,
+                FlowBins::OutsideAndNan,
+                host_rows(&sample, Some(w))?,
+            )?;
+            if let Some(storage) = one_pass(&job, &placement)? {
+                let squares = self.squares.is_some().then_some(storage.squares);
+                let (counts, squares, flow, cells) = split_cells(
+                    len as u64,
+                    &specs,
+                    storage.rows,
+                    Some((storage.sums, squares)),
+                );
+                return Ok(Filled {
+                    counts,
+                    squares,
+                    flow,
+                    cells,
+                    resolved,
+                });
+            }
+        }
         let squared = match &weights {
             Some(w) if self.squares.is_some() => {
                 let w = w.f64()?;
@@ -83,18 +119,6 @@ impl Histogram {
             let nulls = Series::full_null(first.name().clone(), len, first.dtype());
             rows_sample[0] = first.zip_with(&w.is_not_null(), &nulls)?;
         }
-        if len == 0 {
-            // Nothing to count: the dtypes' binnings are what a zero-row fill gives (a million
-            // cells are not counted, split and added for nothing).
-            return Ok(Filled {
-                counts: Counts::zeros(0, weights.is_some())?,
-                squares: self.squares.as_ref().map(|_| Vec::new()),
-                flow: Flow::default(),
-                cells: None,
-                resolved,
-            });
-        }
-        let placement = self.placement();
         let (counts, squares, flow, cells) = counted_with_flow(
             len as u64,
             &specs,
@@ -119,7 +143,8 @@ impl Histogram {
     /// What [`Histogram::fill_device`] would add, without adding it. The flow is counted in the
     /// same pass as the bins: every axis gets flow bins for what falls below and above it and
     /// for NaN ([`FlowBins::OutsideAndNan`]), split off on the host ([`split_flow`]). A weighted
-    /// fill counts the rows once more, for the flow's row counts.
+    /// fill counts the rows, the weights and their squares in three launches (a host fill
+    /// counted on the CPU takes one pass: [`crate::cpu::weight_storage`]).
     pub fn counted_device(
         &self,
         columns: &[DeviceArray],
@@ -309,6 +334,19 @@ fn flow_cells<T: cudarc::driver::DeviceRepr + Copy>(
     Ok([below[0], rest[0], rest[1]])
 }
 
+/// A weighted host job's [`WeightStorage`](crate::cpu::WeightStorage) where the engine counts
+/// it on the CPU; None where the GPU does (it counts the rows, the weights and their squares
+/// apart).
+fn one_pass(job: &Job<'_>, placement: &Placement) -> HistResult<Option<crate::cpu::WeightStorage>> {
+    let Rows::Host(rows) = &job.rows else {
+        return Ok(None);
+    };
+    match engine::decide(&gpu::outline(job), placement)?.backend {
+        engine::Backend::Cpu => crate::cpu::weight_storage(job, rows).map(Some),
+        engine::Backend::Gpu => Ok(None),
+    }
+}
+
 fn job_of<'r>(specs: &[&BinSpec], flow: FlowBins, rows: Rows<'r>) -> HistResult<Job<'r>> {
     let axes = specs
         .iter()
@@ -343,11 +381,32 @@ fn counted_with_flow<W: Copy>(
     weights: Option<(W, Option<W>)>,
     count: impl Fn(Option<W>) -> HistResult<Counts>,
 ) -> HistResult<Counted> {
-    let bins: Vec<usize> = specs.iter().map(|s| s.len()).collect();
-    let several = bins.len() > 1;
     let Counts::Exact(rows) = count(None)? else {
         unreachable!("an unweighted count")
     };
+    let sums = |w| -> HistResult<Vec<f64>> {
+        match count(Some(w))? {
+            Counts::Weighted(s) => Ok(s),
+            Counts::Exact(_) => unreachable!("a weighted count"),
+        }
+    };
+    let weighted = match weights {
+        Some((values, squares)) => Some((sums(values)?, squares.map(sums).transpose()?)),
+        None => None,
+    };
+    Ok(split_cells(len, specs, rows, weighted))
+}
+
+/// A fill of `len` rows as [`counted_with_flow`] gives it, from its cells counted with flow
+/// bins: the rows, and for a weighted fill the sums of the weights and of their squares.
+fn split_cells(
+    len: u64,
+    specs: &[&BinSpec],
+    rows: Vec<u64>,
+    weighted: Option<(Vec<f64>, Option<Vec<f64>>)>,
+) -> Counted {
+    let bins: Vec<usize> = specs.iter().map(|s| s.len()).collect();
+    let several = bins.len() > 1;
     let rows = split_flow(rows, &bins);
     let seen = sum_of(&rows.bins) + rows.below + rows.above + rows.nan;
     let mut flow = Flow {
@@ -358,29 +417,19 @@ fn counted_with_flow<W: Copy>(
         overflow: rows.above,
         ..Flow::default()
     };
-    let Some((values, squares)) = weights else {
+    let Some((values, squares)) = weighted else {
         let cells = several.then_some(FlowCells {
             counts: Counts::Exact(rows.outside),
             squares: None,
         });
-        return Ok((Counts::Exact(rows.bins), None, flow, cells));
+        return (Counts::Exact(rows.bins), None, flow, cells);
     };
-    let sums = |w| -> HistResult<_> {
-        match count(Some(w))? {
-            Counts::Weighted(s) => Ok(split_flow(s, &bins)),
-            Counts::Exact(_) => unreachable!("a weighted count"),
-        }
-    };
-    let sums_of_values = sums(values)?;
+    let sums_of_values = split_flow(values, &bins);
     (flow.underflow_weight, flow.overflow_weight) = (sums_of_values.below, sums_of_values.above);
-    let squares = match squares {
-        Some(q) => {
-            let squares = sums(q)?;
-            (flow.underflow_squares, flow.overflow_squares) = (squares.below, squares.above);
-            Some(squares)
-        }
-        None => None,
-    };
+    let squares = squares.map(|q| split_flow(q, &bins));
+    if let Some(q) = &squares {
+        (flow.underflow_squares, flow.overflow_squares) = (q.below, q.above);
+    }
     let (squares, outside_squares) = match squares {
         Some(q) => (Some(q.bins), Some(q.outside)),
         None => (None, None),
@@ -389,7 +438,7 @@ fn counted_with_flow<W: Copy>(
         counts: Counts::Weighted(sums_of_values.outside),
         squares: outside_squares,
     });
-    Ok((Counts::Weighted(sums_of_values.bins), squares, flow, cells))
+    (Counts::Weighted(sums_of_values.bins), squares, flow, cells)
 }
 
 /// The sum of `counts`, on every core when they are many (a million are 8 MB).

@@ -98,6 +98,153 @@ pub fn count(job: &Job<'_>, rows: &HostRows<'_>) -> HistResult<Counts> {
     }))
 }
 
+/// A weighted job's cells as Boost.Histogram's weighted storage keeps them, each summed in one
+/// pass over the rows: the rows counted, the weights and their squares, summed the process's
+/// way ([`fixed::sums`]; in fixed point each on its own grid as [`count`] sums a column of
+/// weights and one of their squares, so the bits are those two counts give). Cell `job.cells`
+/// holds the rows not counted (a null).
+pub struct WeightStorage {
+    pub rows: Vec<u64>,
+    pub sums: Vec<f64>,
+    pub squares: Vec<f64>,
+}
+
+/// A cell's sum of weights: fixed point on a grid 2^-k, or float64 additions.
+trait WeightSum: Copy + Default + Send + Sync {
+    fn add(&mut self, w: f64, k: i32);
+    fn merge(&mut self, other: &Self);
+    fn value(&self, k: i32) -> f64;
+}
+
+impl WeightSum for FixedSum {
+    #[inline(always)]
+    fn add(&mut self, w: f64, k: i32) {
+        FixedSum::add(self, w, k);
+    }
+    fn merge(&mut self, other: &Self) {
+        FixedSum::merge(self, other);
+    }
+    fn value(&self, k: i32) -> f64 {
+        FixedSum::value(self, k)
+    }
+}
+
+impl WeightSum for f64 {
+    #[inline(always)]
+    fn add(&mut self, w: f64, _: i32) {
+        *self += w;
+    }
+    fn merge(&mut self, other: &Self) {
+        *self += other;
+    }
+    fn value(&self, _: i32) -> f64 {
+        *self
+    }
+}
+
+/// One cell of [`WeightStorage`] in a task; tasks merge in task order (fixed point: exactly).
+#[derive(Clone, Copy, Default)]
+struct StorageCell<S> {
+    rows: u64,
+    sum: S,
+    squares: S,
+}
+
+impl<S: WeightSum> Merge for StorageCell<S> {
+    fn merge(&mut self, other: &StorageCell<S>) {
+        self.rows += other.rows;
+        self.sum.merge(&other.sum);
+        self.squares.merge(&other.squares);
+    }
+}
+
+/// The [`WeightStorage`] of a weighted job whose rows are in host memory, on all cores of the
+/// current rayon pool: one pass where counting the rows, the weights and the squared weights
+/// apart would read every row three times.
+pub fn weight_storage(job: &Job<'_>, rows: &HostRows<'_>) -> HistResult<WeightStorage> {
+    for spec in job.axes.iter().filter_map(|a| a.spec()) {
+        spec.make_edges()?;
+        spec.prove();
+    }
+    match fixed::sums() {
+        Sums::Fixed => {
+            let weights = rows.weights.as_ref().expect("a weighted job");
+            let largest = fixed::largest_magnitude(weights);
+            // Squaring is monotone in |w|: the largest finite square is the largest
+            // magnitude's square, unless that one overflows.
+            let largest_square = match largest * largest {
+                q if q.is_finite() => q,
+                _ => largest_finite_square(weights),
+            };
+            let n = rows.len as u64;
+            let grids = (
+                fixed::exponent(largest, n),
+                fixed::exponent(largest_square, n),
+            );
+            storage_of::<FixedSum>(job, rows, grids)
+        }
+        Sums::Float => storage_of::<f64>(job, rows, (0, 0)),
+    }
+}
+
+/// [`weight_storage`] in sums of type `S`, the weights on grid `k.0` and the squares on `k.1`.
+fn storage_of<S: WeightSum>(
+    job: &Job<'_>,
+    rows: &HostRows<'_>,
+    (k, k2): (i32, i32),
+) -> HistResult<WeightStorage> {
+    let cells = job.cells;
+    let partial = |&(a, b): &(usize, usize)| -> HistResult<Vec<StorageCell<S>>> {
+        let mut blocks = Blocks::new(job, rows, a, b);
+        let mut part: Vec<StorageCell<S>> = zeroed(cells + 1)?;
+        let mut idx = Box::new([0u32; BLOCK]);
+        let mut amounts = Box::new([0f64; BLOCK]);
+        loop {
+            let len = blocks.next(&mut idx, Some(&mut *amounts));
+            if len == 0 {
+                break;
+            }
+            for (&i, &w) in idx[..len].iter().zip(&amounts[..len]) {
+                let cell = &mut part[i as usize];
+                cell.rows += 1;
+                cell.sum.add(w, k);
+                cell.squares.add(w * w, k2);
+            }
+        }
+        crate::interrupt::check()?;
+        Ok(part)
+    };
+    let tasks = task_ranges(rows.len, cells, std::mem::size_of::<StorageCell<S>>());
+    let total = match tasks.as_slice() {
+        [one] => partial(one)?,
+        _ => merge(tasks.par_iter().map(partial).collect::<HistResult<_>>()?),
+    };
+    let total = &total[..cells];
+    Ok(WeightStorage {
+        rows: total.par_iter().map(|c| c.rows).collect(),
+        sums: total.par_iter().map(|c| c.sum.value(k)).collect(),
+        squares: total.par_iter().map(|c| c.squares.value(k2)).collect(),
+    })
+}
+
+/// The largest finite square of a float64 column's valid values (0 where there is none).
+fn largest_finite_square(weights: &crate::input::HostColumn<'_>) -> f64 {
+    let mut largest = 0f64;
+    for chunk in &weights.chunks {
+        let Values::F64(w) = chunk.values else {
+            unreachable!("weights are Float64")
+        };
+        for (i, &x) in w.iter().enumerate() {
+            let q = x * x;
+            let valid = chunk.validity.as_ref().is_none_or(|v| v.is_valid(i));
+            if valid && q.is_finite() && q > largest {
+                largest = q;
+            }
+        }
+    }
+    largest
+}
+
 /// Partial counts (or fixed-point sums) added up, in parallel over bins: integer adds, so the
 /// total does not depend on how the rows were split.
 fn merge<A: Merge>(parts: Vec<Vec<A>>) -> Vec<A> {
