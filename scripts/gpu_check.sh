@@ -172,7 +172,7 @@ if [[ $what == close2 ]]; then
   # The second call: files at the read limit on every core, the whole calls under today's plan
   # (SM90 as the lab set it), row binning beside Polars' own calls on 16 cores and the GPU.
   echo "== files at the read limit (benches/files_bench.py): 4 GiB Parquet, 1 GiB CSV, $(nproc) cores"
-  timeout 330 python3 benches/files_bench.py --size 4GiB --dir /tmp/pgh-files --keep \
+  timeout 320 python3 benches/files_bench.py --size 4GiB --dir /tmp/pgh-files --keep \
     --out "$OUT/files_bench.json" 2> "$OUT/files_bench.log" > /dev/null || status=1
   tail -n 14 "$OUT/files_bench.log"
   echo "== whole calls beside the peers and the read roofline (benches/read_limit.py)"
@@ -180,11 +180,10 @@ if [[ $what == close2 ]]; then
     2> "$OUT/read_limit_rows.log" || status=1
   tail -n 40 "$OUT/read_limit.log"
   if [[ -f benches/row_binning.py ]]; then
-    echo "== row binning beside Polars' own calls, $(nproc) cores and the GPU (benches/row_binning.py)"
-    for device in auto gpu; do
-      timeout 45 python3 benches/row_binning.py --device $device --json "$OUT/row_binning_$device.json" \
-        2>&1 | tee "$OUT/row_binning_$device.log" | tail -n 14
-    done
+    echo "== row binning beside Polars' own calls, $(nproc) cores (benches/row_binning.py)"
+    # device="gpu" is refused (no GPU row-binning kernel yet): `auto` is every core here.
+    timeout 75 python3 benches/row_binning.py --device auto --json "$OUT/row_binning_auto.json" \
+      2>&1 | tee "$OUT/row_binning_auto.log" | tail -n 14
   fi
   exit $status
 fi
