@@ -19,16 +19,17 @@ use std::sync::OnceLock;
 
 use crate::input::{HostColumn, Values};
 
-/// How weighted sums are summed: the one place that decides (issue 51's rule: fixed point by
-/// default where it costs at most 10% against float sums at 256 and 65,536 bins; else float
-/// sums by default and fixed point behind a flag). On the CPU (2 cores, BENCHMARKS.md) fixed
-/// point cost 2.6-3.9x at 256 bins and 4.5-6.5x at 65,536, whole calls; the GPU's cost is
-/// `benches/weighted_sums.py`'s on the device. Both backends must sum one way for their bits to
-/// agree, so this one constant decides for both.
-pub const DEFAULT_SUMS: Sums = Sums::Fixed;
+/// How weighted sums are summed: the one place that decides. Issue 51's rule: fixed point by
+/// default only where it costs at most 10% against float sums at 256 and 65,536 bins; else float
+/// sums by default and fixed point behind a flag (`POLARS_GPU_HIST_SUMS=fixed`). On the CPU (2
+/// cores, BENCHMARKS.md) fixed point cost 2.6-3.9x at 256 bins and 4.5-6.5x at 65,536, whole
+/// calls, so the default is float64 additions. Both backends must sum one way for their bits to
+/// agree, so this one constant decides for both (the GPU's cost is `benches/weighted_sums.py`'s
+/// on the device; the kernel bundle holds this way's weighted kernels).
+pub const DEFAULT_SUMS: Sums = Sums::Float;
 
-/// `POLARS_GPU_HIST_SUMS=float` (or `fixed`) overrides [`DEFAULT_SUMS`] for a process, so that a
-/// benchmark can measure both.
+/// `POLARS_GPU_HIST_SUMS=fixed` (or `float`) overrides [`DEFAULT_SUMS`] for a process: the
+/// deterministic sums are opt-in, and a benchmark can measure both.
 pub const SUMS_ENV: &str = "POLARS_GPU_HIST_SUMS";
 
 /// Fixed point (this module's rule: the same bits everywhere), or plain float64 additions in

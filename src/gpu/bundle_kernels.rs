@@ -12,7 +12,9 @@ use crate::job::FlowBins;
 /// more axes) compile on first use. The families a tuning may name for the lab's candidates
 /// (banked and private bytes, radix for large bins) are here too, so that a measurement moves a
 /// choice without a first call compiling it; the deprecated spill and segmented families are
-/// not (they compile on first use).
+/// not (they compile on first use). A weighted kernel sums the way of the process
+/// (`fixed::sums`): a bundle built with the default holds the float sums' weighted kernels, and a
+/// process under POLARS_GPU_HIST_SUMS=fixed compiles its fixed-point ones on first use.
 pub fn common_kernels() -> Vec<KernelId> {
     use Family::{Banked, Batched, Global, Packed, Private, Radix, Shared};
     let rule = |kind, right, formula, literal, wide| RuleVariant {

@@ -134,6 +134,28 @@ fn the_common_kernels_are_distinct() {
     assert_eq!(unique.len(), all.len());
 }
 
+/// A bundle holds the weighted kernels of the process that builds it (a kernel's name and defines
+/// follow `fixed::sums`): built with the default, those are the float sums' (`_weighted_float`),
+/// the way every process without POLARS_GPU_HIST_SUMS=fixed launches; the fixed-point ones
+/// compile on first use. scripts/build_bundle.py clears the variable so that a bundle always
+/// holds the default's.
+#[test]
+fn the_bundle_holds_the_default_weighted_kernels() {
+    assert_eq!(crate::fixed::DEFAULT_SUMS, crate::fixed::Sums::Float);
+    let weighted: Vec<String> = common_kernels()
+        .iter()
+        .filter(|k| matches!(k, KernelId::Count { weighted: true, .. }))
+        .map(|k| k.to_string())
+        .collect();
+    assert!(weighted.len() >= 20, "{weighted:?}");
+    if crate::fixed::sums() == crate::fixed::DEFAULT_SUMS {
+        assert!(
+            weighted.iter().all(|n| n.contains("_weighted_float_")),
+            "{weighted:?}"
+        );
+    }
+}
+
 /// The bundle `make bundle` builds, built here with the NVRTC CI installs (no GPU): every common
 /// kernel as a CUBIN for the lowest and the newest architecture NVRTC lists and as PTX for the
 /// lowest. The whole matrix (every architecture, about 13 x 190 compiles: 18 of `make test`'s 28

@@ -248,9 +248,9 @@ fn every_kind_of_kernel_compiles_for_ampere_and_hopper() {
     assert!(String::from_utf8_lossy(&ptx).contains(".entry count("));
 }
 
-/// The weighted families of both ways of summing (`crate::fixed::Sums`): the fixed point a
-/// process uses by default and the float sums `POLARS_GPU_HIST_SUMS=float` picks, which the
-/// process-wide choice keeps out of [`kernels`].
+/// The weighted families of both ways of summing (`crate::fixed::Sums`): the float sums a
+/// process uses by default (the bundle's) and the fixed point `POLARS_GPU_HIST_SUMS=fixed` picks
+/// (compiled on first use), one of which the process-wide choice keeps out of [`kernels`].
 #[test]
 fn weighted_kernels_compile_in_fixed_point_and_float_sums() {
     if !nvrtc_present() {

@@ -240,7 +240,7 @@ fn segmented_constants_match_the_kernels() {
 }
 
 #[test]
-fn weighted_edges_account_for_edges_and_fixed_point_cells() {
+fn weighted_edges_account_for_edges_and_sum_cells() {
     let edges: Vec<f64> = (0..=1000).map(|i| i as f64).collect();
     let p = plan(
         &DeviceProps::h100(),
@@ -250,12 +250,15 @@ fn weighted_edges_account_for_edges_and_fixed_point_cells() {
         None,
     )
     .unwrap();
-    assert_eq!(
-        p.kernel.to_string(),
-        "count_shared_weighted_float32_edges_left"
-    );
-    // The staged edges, then one fixed-point cell (three u64) a bin and the spare.
-    assert!(p.shared_bytes as u64 >= 1001 * 8 + 1001 * 24);
+    // The process's way of summing (`fixed::sums`): float64 additions by default, fixed point
+    // under POLARS_GPU_HIST_SUMS=fixed.
+    let (name, cell) = match crate::fixed::sums() {
+        crate::fixed::Sums::Float => ("count_shared_weighted_float_float32_edges_left", 8),
+        crate::fixed::Sums::Fixed => ("count_shared_weighted_float32_edges_left", 24),
+    };
+    assert_eq!(p.kernel.to_string(), name);
+    // The staged edges, then one cell a bin (a double, or three u64 in fixed point) and the spare.
+    assert!(p.shared_bytes as u64 >= 1001 * 8 + 1001 * cell);
 }
 
 #[test]

@@ -1,7 +1,10 @@
 """Weighted sums are deterministic (issue 51 item 3, docs/semantics.md): each weight is rounded
 once to a grid of 2^-k chosen per call, summed exactly, and rounded once to float64. They are
 then math.fsum's correctly rounded sums wherever the weights lie on the grid, the same bits for
-any thread count, chunking or task split, and within the documented bound of numpy's sums."""
+any thread count, chunking or task split, and within the documented bound of numpy's sums.
+
+The fixed-point sums are opt-in: this module runs under POLARS_GPU_HIST_SUMS=fixed only
+(tests/contract/test_fixed_sums_flag.py runs it so in a child process)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_gpu_hist as gh
+from support.fixed_sums import skip_unless_fixed_sums
+
+skip_unless_fixed_sums()
 
 
 def grid_exponent(largest: float, rows: int) -> int:

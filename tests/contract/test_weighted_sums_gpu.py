@@ -2,7 +2,9 @@
 kernels/fixed.cuh): the same on every run, with every family that sums weights (shared, global),
 from device arrays and from host columns (in one launch or in windows of a small device budget),
 1-D and n-D, and a Histogram's device fill's sums and squares. Run on a machine with a GPU:
--m gpu (this file's name marks its tests)."""
+-m gpu (this file's name marks its tests). The fixed-point sums are opt-in: this module runs under
+POLARS_GPU_HIST_SUMS=fixed only (tests/contract/test_fixed_sums_flag_gpu.py runs it so in a child
+process)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ import numpy as np
 import pytest
 
 import polars_gpu_hist as gh
+from support.fixed_sums import skip_unless_fixed_sums
 
+skip_unless_fixed_sums()
 cp = pytest.importorskip("cupy")
 
 ROWS = 3_000_000
