@@ -570,31 +570,27 @@ pub fn count_blocks(
 pub fn sum_blocks(
     n: usize,
     k: i32,
-    mut next_block: impl FnMut(&mut [u32; BLOCK], &mut [f64; BLOCK]) -> usize,
+    next_block: impl FnMut(&mut [u32; BLOCK], &mut [f64; BLOCK]) -> usize,
 ) -> HistResult<Vec<FixedSum>> {
-    let mut sums: Vec<FixedSum> = zeroed(n + 1)?;
-    let mut idx = Box::new([0u32; BLOCK]);
-    let mut amounts = Box::new([0f64; BLOCK]);
-    loop {
-        let len = next_block(&mut idx, &mut amounts);
-        if len == 0 {
-            break;
-        }
-        for (&i, &a) in idx[..len].iter().zip(&amounts[..len]) {
-            sums[i as usize].add(a, k);
-        }
-    }
-    sums.truncate(n);
-    Ok(sums)
+    add_blocks(n, |sum: &mut FixedSum, a| sum.add(a, k), next_block)
 }
 
 /// Sums the amounts as [`sum_blocks`] does, in float64 additions in row order
 /// ([`Sums::Float`]: the tasks' split changes the last bits).
 fn float_sum_blocks(
     n: usize,
-    mut next_block: impl FnMut(&mut [u32; BLOCK], &mut [f64; BLOCK]) -> usize,
+    next_block: impl FnMut(&mut [u32; BLOCK], &mut [f64; BLOCK]) -> usize,
 ) -> HistResult<Vec<f64>> {
-    let mut sums: Vec<f64> = zeroed(n + 1)?;
+    add_blocks(n, |sum: &mut f64, a| *sum += a, next_block)
+}
+
+/// The one loop of both ways of summing: each block's amounts added into their cells.
+fn add_blocks<T: Default + Clone + Send + Sync>(
+    n: usize,
+    add: impl Fn(&mut T, f64),
+    mut next_block: impl FnMut(&mut [u32; BLOCK], &mut [f64; BLOCK]) -> usize,
+) -> HistResult<Vec<T>> {
+    let mut sums: Vec<T> = zeroed(n + 1)?;
     let mut idx = Box::new([0u32; BLOCK]);
     let mut amounts = Box::new([0f64; BLOCK]);
     loop {
@@ -603,7 +599,7 @@ fn float_sum_blocks(
             break;
         }
         for (&i, &a) in idx[..len].iter().zip(&amounts[..len]) {
-            sums[i as usize] += a;
+            add(&mut sums[i as usize], a);
         }
     }
     sums.truncate(n);
