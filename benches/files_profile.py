@@ -18,7 +18,12 @@ Steps (256 bins over (0, 1), float32 column):
   thread that decoded it (the number of morsels and the seconds the engine's threads spent in
   our fills, summed);
 - ``sink-gpu``: the same, morsels handed to the feeder thread and counted in batches on the GPU
-  (the seconds the engine's threads spent handing them over).
+  (the seconds the engine's threads spent handing them over);
+- ``gpu-batches``: the column in memory, cut into morsels of 10^5 rows as the engine hands them,
+  filled on the GPU in batches of 2^20 to 2^26 rows, morsels side by side (as the feeder does)
+  and copied into one buffer first: the per-batch cost of the GPU fill, without the decoder;
+- ``cpu-morsels``: the same morsels counted one by one on one core, against ``count-one``: the
+  per-morsel cost of the CPU fill.
 
 The file is written by ``benches/files_bench.py``'s writer (``--dir``, kept with ``--keep``).
 """
@@ -36,7 +41,18 @@ from pathlib import Path
 from typing import Any
 
 BINS, RANGE = 256, (0.0, 1.0)
-STEPS = ["decode", "batches", "count-all", "count-one", "batches+fill", "sink-cpu", "sink-gpu"]
+STEPS = [
+    "decode",
+    "batches",
+    "count-all",
+    "count-one",
+    "batches+fill",
+    "sink-cpu",
+    "sink-gpu",
+    "gpu-batches",
+    "cpu-morsels",
+]
+MORSEL_ROWS = 100_000
 
 
 def parse_args() -> argparse.Namespace:
@@ -64,6 +80,8 @@ def step(name: str, path: str) -> dict[str, Any]:
     from polars_gpu_hist import _native
 
     extra: dict[str, Any] = {}
+    if name in ("gpu-batches", "cpu-morsels"):
+        return morsel_costs(name, path)
     if name in ("count-all", "count-one"):
         x = pl.read_parquet(path)["x"]
         h = gh.Histogram(BINS, range=RANGE, device="cpu")
@@ -108,6 +126,50 @@ def step(name: str, path: str) -> dict[str, Any]:
         }
     seconds, cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
     return {"step": name, "seconds": seconds, "cpu_s": cpu, **extra}
+
+
+def morsel_costs(name: str, path: str) -> dict[str, Any]:
+    """The fill's cost per batch (GPU) or per morsel (CPU), the column in memory in morsels."""
+    import polars as pl
+
+    import polars_gpu_hist as gh
+
+    x = pl.read_parquet(path)["x"]
+    n = len(x)
+    morsels = pl.concat(
+        [x.slice(i, MORSEL_ROWS).rechunk() for i in range(0, n, MORSEL_ROWS)], rechunk=False
+    )
+    if name == "cpu-morsels":
+        h = gh.Histogram(BINS, range=RANGE, device="cpu")
+        h.fill(x.head(1000))
+        parts = [morsels.slice(i, MORSEL_ROWS) for i in range(0, n, MORSEL_ROWS)]
+        t0 = time.perf_counter()
+        for part in parts:
+            h.fill(part)
+        seconds = time.perf_counter() - t0
+        return {
+            "step": name,
+            "seconds": seconds,
+            "cpu_s": 0.0,
+            "morsels": len(parts),
+            "us_per_morsel": seconds / len(parts) * 1e6,
+        }
+    out: dict[str, Any] = {"step": name, "seconds": 0.0, "cpu_s": 0.0}
+    h = gh.Histogram(BINS, range=RANGE, device="gpu")
+    h.fill(x.head(1000))
+    for log2 in (20, 22, 24, 26):
+        rows = 1 << log2
+        for layout in ("morsels", "one-buffer"):
+            batches = [morsels.slice(i, rows) for i in range(0, n, rows)]
+            if layout == "one-buffer":
+                batches = [b.rechunk() for b in batches]
+            t0 = time.perf_counter()
+            for b in batches:
+                h.fill(b)
+            seconds = time.perf_counter() - t0
+            out[f"2^{log2} {layout} s"] = seconds
+            out[f"2^{log2} {layout} GB/s"] = n * 4 / seconds / 1e9
+    return out
 
 
 def main() -> None:

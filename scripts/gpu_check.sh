@@ -23,6 +23,8 @@
 # session: every gpu test (one line a test) and the whole calls of benches/read_limit.py.
 # close1, close2: the end of a session in two calls (each under 600 s): every gpu test and the
 #        weighted sums; then files, whole calls and row binning on every core.
+# profile: where a scan's time goes (issue 47), every step of benches/files_profile.py, and
+#        the CPU sink on 4, 8 and 16 threads.
 # files: files at the read limit (issue 47): benches/files_bench.py on a 4 GiB Parquet column
 #        (2^30 float32) and a 1 GiB CSV with nulls beside Polars' own streaming read, each case
 #        in a fresh process, medians of 5 alternating runs, peak RSS, a run under a memory cap
@@ -199,6 +201,21 @@ if [[ $what == files ]]; then
   echo "== where a scan's time goes (benches/files_profile.py)"
   timeout 90 python3 benches/files_profile.py --size 4GiB --dir /tmp/pgh-files --keep --runs 1 \
     --out "$OUT/files_profile.json" 2>&1 >/dev/null | tee "$OUT/files_profile.log" | tail -n 9
+  exit $status
+fi
+if [[ $what == profile ]]; then
+  # Where a scan's time goes, alone (issue 47): every step of benches/files_profile.py on the
+  # 4 GiB column (the GPU fill per batch size, the CPU fill per morsel), then the floor and the
+  # CPU sink on 4, 8 and 16 of the engine's threads.
+  echo "== where a scan's time goes (benches/files_profile.py), $(nproc) cores"
+  timeout 300 python3 benches/files_profile.py --size 4GiB --dir /tmp/pgh-files --keep --runs 1 \
+    --out "$OUT/files_profile.json" 2>&1 >/dev/null | tee "$OUT/files_profile.log" | tail -n 12
+  for threads in 4 8 16; do
+    echo "== POLARS_MAX_THREADS=$threads: the floor and the CPU sink"
+    POLARS_MAX_THREADS=$threads timeout 60 python3 benches/files_profile.py --size 4GiB \
+      --dir /tmp/pgh-files --keep --runs 1 --steps decode,sink-cpu,sink-gpu \
+      --out "$OUT/files_profile_t$threads.json" 2>&1 >/dev/null | tail -n 3
+  done
   exit $status
 fi
 if [[ $what == swaps ]]; then
