@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -55,6 +56,18 @@ def test_histogramdd_without_columns_fails_at_the_call() -> None:
         gh.histogramdd("x", "y", bins=[[0, 2, 1], 3])
     with pytest.raises(ValueError, match="min <= max"):
         gh.Histogram(4, range=(1, 0))
+
+
+def test_histogramdd_of_a_sample_and_positional_bins_names_the_keyword() -> None:
+    # numpy's `histogramdd(sample, bins)`: here `bins` is a keyword, not a second column.
+    sample = np.random.default_rng(0).random((100, 2))
+    with pytest.raises(ValueError, match=r"bins=\(64, 64\)"):
+        gh.histogramdd(sample, (64, 64))
+    with pytest.raises(ValueError, match=r"an \(n, d\) array is the whole sample"):
+        gh.histogramdd(sample, sample[:, 0])
+    got = gh.histogramdd(sample, bins=(4, 4), range=[(0, 1), (0, 1)], device="cpu")
+    want, _ = np.histogramdd(sample, (4, 4), range=[(0, 1), (0, 1)])
+    np.testing.assert_array_equal(got["count"].to_numpy(), want.ravel())
 
 
 def test_the_plugin_checks_arguments_too() -> None:

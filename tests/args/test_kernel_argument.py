@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -48,3 +49,30 @@ def test_a_pinned_family_with_the_cpu_is_refused_before_any_warning() -> None:
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match="device='cpu'"):
             pl.col("x").gpu_hist.histogram(8, device="cpu", kernel="spill")
+
+
+@pytest.mark.parametrize(
+    "kernel", ["packed", "batched", "private", "banked", "radix", "spill", "segmented"]
+)
+def test_a_family_that_counts_rows_only_refuses_weights_where_written(kernel: str) -> None:
+    # The arguments alone decide it: refused where the call is written (no GPU, no data read),
+    # by every entry that takes both, as the same pin with device="cpu" is.
+    x = np.arange(4.0)
+    calls = [
+        lambda: pl.col("x").gpu_hist.histogram(8, weights="w", device="gpu", kernel=kernel),
+        lambda: gh.histogramdd("x", "y", bins=4, weights="w", device="gpu", kernel=kernel),
+        lambda: gh.histogram(x, 8, weights=np.ones(4), kernel=kernel),
+        lambda: gh.histogramdd(x, x, bins=4, weights=np.ones(4), kernel=kernel),
+        lambda: pl.Series("x", x).gpu_hist.histogram(8, weights=np.ones(4), kernel=kernel),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # spill, segmented
+        for call in calls:
+            with pytest.raises(ValueError, match="weighted sums take kernel='shared' or 'global'"):
+                call()
+
+
+@pytest.mark.parametrize("kernel", ["auto", "shared", "global"])
+def test_the_families_that_sum_weights_take_them(kernel: str) -> None:
+    pl.col("x").gpu_hist.histogram(8, weights="w", device="gpu", kernel=kernel)
+    gh.histogramdd("x", "y", bins=4, weights="w", device="gpu", kernel=kernel)

@@ -124,9 +124,10 @@ def test_nd_weighted_sums_are_the_cpus() -> None:
     y = np.random.default_rng(12).random(x.size, dtype=np.float32)
     sample = np.stack([x, y], axis=1)
     want, _ = np.histogramdd(sample, (64, 64), range=((0, 1), (0, 1)), weights=w)
-    cpu = gh.histogramdd(sample, (64, 64), range=((0, 1), (0, 1)), weights=w, device="cpu")
+    # (gh.histogramdd takes its columns positionally: `bins` is a keyword.)
+    cpu = gh.histogramdd(sample, bins=(64, 64), range=((0, 1), (0, 1)), weights=w, device="cpu")
     gpu = gh.histogramdd(
-        cp.asarray(sample), (64, 64), range=((0, 1), (0, 1)), weights=cp.asarray(w)
+        cp.asarray(sample), bins=(64, 64), range=((0, 1), (0, 1)), weights=cp.asarray(w)
     )
     np.testing.assert_array_equal(gpu["count"].to_numpy(), cpu["count"].to_numpy())
     np.testing.assert_allclose(cpu["count"].to_numpy(), want.ravel(), rtol=1e-9, atol=1e-3)

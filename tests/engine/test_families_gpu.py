@@ -138,11 +138,22 @@ def test_radix_counts_every_pattern(bins: int, dist: str) -> None:
         "one value": lambda: np.full(n, 0.3),
         "strays": lambda: strays(rng.random(n)),
     }[dist]()[1:].astype(np.float32)
-    want, _ = np.histogram(x, bins=bins, range=(0, 1))
-    np.testing.assert_array_equal(counts(x, bins, "radix", range=(0, 1)), want)
+    span: tuple[float, float] = (0, 1)
+    if bins > 1 << 24:
+        # float32 edges over [0, 1] cannot make more than 2^24 bins of positive width: numpy
+        # and we refuse them alike (docs/semantics.md), and float64 bounds make float64 bins
+        # for the same float32 rows (numpy's types, NEP 50).
+        with pytest.raises(ValueError, match="Too many bins"):
+            np.histogram(x, bins, range=span)
+        with pytest.raises(pl.exceptions.ComputeError, match=r"too many bins .* in float32"):
+            counts(x, bins, "radix", range=span)
+        span = (np.float64(0), np.float64(1))
+    want, edges = np.histogram(x, bins=bins, range=span)
+    assert edges.dtype == (np.float32 if bins <= 1 << 24 else np.float64)
+    np.testing.assert_array_equal(counts(x, bins, "radix", range=span), want)
     if dist == "strays":
-        right = gh.histogram(x, bins, range=(0, 1), closed="right", device="cpu")["count"]
-        got = counts(x, bins, "radix", range=(0, 1), closed="right")
+        right = gh.histogram(x, bins, range=span, closed="right", device="cpu")["count"]
+        got = counts(x, bins, "radix", range=span, closed="right")
         np.testing.assert_array_equal(got, right.to_numpy())
 
 
@@ -178,11 +189,16 @@ def test_radix_counts_2d_cells_and_nulls() -> None:
 
 
 def test_radix_and_private_refuse_weights() -> None:
+    # Refused where the call is written (tests/args/test_kernel_argument.py), device arrays too;
+    # the next call counts.
     x = cp.asarray(np.arange(1000, dtype=np.float32))
     w = cp.ones(1000, dtype=cp.float64)
     for kernel in ["radix", "banked", "private"]:
         with pytest.raises(ValueError, match="weighted sums"):
             gh.histogram(x, 64, weights=w, kernel=kernel)
+        with pytest.raises(ValueError, match="weighted sums"):
+            gh.histogramdd(x, x, bins=8, weights=w, kernel=kernel)
+    assert gh.histogram(x, 64, weights=w)["count"].sum() == 1000
 
 
 # ---- as the plan chooses them, where a tuning names them (a child process each) ----

@@ -301,3 +301,18 @@ def test_axes_name_label_and_the_rest_of_the_api() -> None:
         h[0, 0] = 0.5
     with pytest.raises(KeyError, match="no axis named"):
         h[{"phi": 0}]
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_an_index_of_too_few_or_too_many_entries_is_refused_as_boost_refuses_it(d: int) -> None:
+    h = gh.Histogram([4] * d, range=[(0, 1)] * d)
+    h.fill(*np.random.default_rng(d).random((d, 50)))
+    b = h.to_boost()
+    whole = (slice(1, 3), *[slice(None, None, sum)] * (d - 1))
+    assert_same(h[whole], b[whole])
+    for index in [whole[:-1], (*whole, 0)]:
+        for ours_or_boost in (h, b):
+            with pytest.raises(IndexError):
+                ours_or_boost[index]
+    # An ellipsis stands for the entries left out.
+    assert_same(h[1:3, ...], b[1:3, ...])

@@ -46,10 +46,14 @@ def test_device_fills_keep_the_flow_cells_of_several_axes(
         assert h.flow == on_cpu.flow
     bh = pytest.importorskip("boost_histogram")
     boost = on_cpu.to_boost()
+    # A slice of the first axis, every other axis summed: an index of one entry an axis (both
+    # refuse fewer, IndexError).
+    index = (slice(2, 9), *[slice(None, None, sum)] * (d - 1))
     np.testing.assert_array_equal(
-        on_gpu[2:9, ::sum].values(flow=True),
-        boost[2:9, ::sum].view(flow=True)["value"]
-        if weighted
-        else boost[2:9, ::sum].view(flow=True),
+        on_gpu[index].values(flow=True),
+        boost[index].view(flow=True)["value"] if weighted else boost[index].view(flow=True),
     )
+    for h in (on_gpu, boost):
+        with pytest.raises(IndexError):
+            h[index[:-1]]
     assert isinstance(boost, bh.Histogram)

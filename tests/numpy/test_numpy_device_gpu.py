@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import numpy as np
+import polars as pl
 import pytest
 
 import polars_gpu_hist as gh
@@ -195,6 +196,7 @@ def test_a_host_pointer_given_as_device_memory_is_refused() -> None:
     class FakeDevice:
         def __init__(self, host: np.ndarray) -> None:
             self._host = host
+            self.dtype, self.shape = host.dtype, host.shape  # as Numba's and CuPy's arrays
             self.__cuda_array_interface__ = {
                 "shape": host.shape,
                 "typestr": host.dtype.str,
@@ -203,12 +205,17 @@ def test_a_host_pointer_given_as_device_memory_is_refused() -> None:
                 "strides": None,
             }
 
+    # The type is the API's (docs/semantics.md, src/boundary.rs): numpy's ValueError from the
+    # numpy drop-in, Polars' ComputeError from the package's Polars API; the next call counts.
     x = np.arange(1000, dtype=np.float32)
-    with pytest.raises(
-        ValueError, match=r"is not memory CUDA knows \(a host buffer given as GPU memory\?\)"
-    ):
+    refusal = r"is not memory CUDA knows \(a host buffer given as GPU memory\?\)"
+    with pytest.raises(ValueError, match=refusal) as raised:
+        ghnp.histogram(FakeDevice(x), 10)
+    assert not isinstance(raised.value, pl.exceptions.PolarsError)
+    with pytest.raises(pl.exceptions.ComputeError, match=refusal):
         gh.histogram(FakeDevice(x), 10)
     assert gh.histogram(cp.asarray(x), 10)["count"].sum() == 1000
+    assert ghnp.histogram(cp.asarray(x), 10)[0].sum() == 1000
 
 
 def test_managed_and_page_locked_memory_are_counted_where_they_lie() -> None:

@@ -71,6 +71,8 @@ Kernel = Literal[
 # kernel bundle leaves them out); the next release refuses them.
 _DEPRECATED_KERNELS = ("spill", "segmented")
 _KERNELS = ("auto", "shared", "packed", "batched", "global", "private", "banked", "radix")
+# The families that sum weights (src/family.rs `Family::weighs`); the others count rows only.
+_WEIGHING_KERNELS = ("shared", "global")
 # `by=`: one key (a column name, an expression or a Series), or a list of them.
 ByKey = Union[pl.Expr, str, pl.Series]
 ByArg = Union[ByKey, Sequence[ByKey], None]
@@ -503,6 +505,17 @@ def refuse_weighted_estimator(bins: Any) -> None:
             f'`bins="{bins}"` cannot be combined with `weights`: numpy estimates bin counts '
             "from unweighted data only (Automated estimation of the number of bins is not "
             "supported for weighted data); pass a number of bins or explicit edges"
+        )
+
+
+def refuse_weighted_kernel(kernel: FamilyName | None) -> None:
+    """A pinned family that counts rows only cannot sum weights: ``ValueError`` where the call
+    is written (the arguments alone decide it), not when the query runs."""
+    __tracebackhide__ = True  # IPython shows the caller's frame
+    if kernel is not None and kernel not in _WEIGHING_KERNELS:
+        raise ValueError(
+            f"`kernel={kernel!r}` counts rows only: weighted sums take kernel='shared' or "
+            "'global'; pin one of them, or drop `kernel` (the plan then chooses)"
         )
 
 

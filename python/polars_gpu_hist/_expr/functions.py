@@ -153,6 +153,7 @@ def histogram_expr(
         kwargs = {"options": options, "keys": names}
     if weights is not None:
         _args.refuse_weighted_estimator(bins)
+        _args.refuse_weighted_kernel(options["kernel"])
         args.append(_expr(weights))
     return _plugin("histogram" if by is None else "histogram_by", args, kwargs)
 
@@ -352,6 +353,7 @@ class GpuHistSeriesNamespace(RowBinningSeriesMethods):
         )
         if weights is not None:
             _args.refuse_weighted_estimator(bins)
+            _args.refuse_weighted_kernel(kwargs["kernel"])
         return _host_histogram(s, weights, kwargs, api="polars").alias(s.name)
 
     @_docstrings.like(
@@ -443,6 +445,7 @@ def histogram(
     )
     if weights is not None:
         _args.refuse_weighted_estimator(bins)
+        _args.refuse_weighted_kernel(kwargs["kernel"])
     if iface is not None:
         sample = _cuda.sample([_cuda.column(iface)], weights)
         _cuda.sync_stream(iface)
@@ -554,22 +557,28 @@ def histogramdd(
     __tracebackhide__ = True  # IPython shows the caller's frame
     if not columns:
         raise ValueError("histogramdd needs 2 to 8 columns, got none")
+    if len(columns) > 1 and any(getattr(c, "ndim", 1) == 2 for c in columns):
+        # numpy's `histogramdd(sample, bins)` spelled here: `bins` taken for a second column.
+        raise ValueError(
+            f"histogramdd got an (n, d) array among {len(columns)} positional arguments: an "
+            "(n, d) array is the whole sample, and `bins`, `range` and the rest are keywords "
+            "(`histogramdd(sample, bins=(64, 64))`)"
+        )
     sample = _cuda.columns(columns, weights)
     if sample is not None:
-        native = _native.HistogramDdOptions(
-            _options.pickled_histogramdd_options(
-                _args.dd_kwargs(
-                    sample.ndim,
-                    bins,
-                    range,
-                    density=density,
-                    closed=closed,
-                    flow=flow,
-                    device=device,
-                    kernel=kernel,
-                )
-            )
+        device_options = _args.dd_kwargs(
+            sample.ndim,
+            bins,
+            range,
+            density=density,
+            closed=closed,
+            flow=flow,
+            device=device,
+            kernel=kernel,
         )
+        if weights is not None:
+            _args.refuse_weighted_kernel(device_options["kernel"])
+        native = _native.HistogramDdOptions(_options.pickled_histogramdd_options(device_options))
         names = [f"x{j}" for j in builtins.range(sample.ndim)]
         series, _report, _ms = _native.histogram_cuda(names, sample, native)
         return series.struct.unnest()
@@ -591,8 +600,10 @@ def histogramdd(
         device=device,
         kernel=kernel,
     )
-    for rule in options["bins"] if weights is not None else []:
-        _args.refuse_weighted_estimator(rule)
+    if weights is not None:
+        for rule in options["bins"]:
+            _args.refuse_weighted_estimator(rule)
+        _args.refuse_weighted_kernel(options["kernel"])
     if all(isinstance(c, (str, pl.Expr)) for c in columns):
         args = [_expr(c) for c in columns]
         if weights is not None:
