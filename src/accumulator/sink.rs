@@ -26,8 +26,11 @@ use crate::error::{HistError, HistResult};
 use crate::options::Device;
 
 /// Rows a batched fill counts at once: enough that a GPU's transfer and synchronization, or a
-/// fan-out over every core, cost little beside the counting (16 MiB of float32).
-pub const BATCH_ROWS: usize = 1 << 22;
+/// fan-out over every core, cost little beside the counting (64 MiB of float32). On an H200
+/// host, 4 GiB of float32 in memory went up and was counted at 12 GB/s in batches of 2^22 rows,
+/// 26 in batches of 2^24 and 35 in batches of 2^26, each batch one buffer (in morsels of 10^5
+/// rows, one copy and launch each, 4.6-5.7 GB/s: `benches/files_profile.py`, 2026-12-02).
+pub const BATCH_ROWS: usize = 1 << 24;
 /// Morsels waiting for the feeder, at most: what a scan holds beyond the batch it counts.
 const QUEUED_MORSELS: usize = 64;
 /// Memory the inline partials may take together; a binning too large for a few of them within

@@ -174,17 +174,18 @@ pub fn upload(
     unsafe { upload_all(gpu, stream, &[(Outgoing::Copied(src), dst)], how) }
 }
 
-/// Makes bytes `at..at + out.len()` of a host column that exists only on its way to the device.
+/// Makes bytes `at..at + out.len()` of a host column that exists only on its way to the device
+/// (`at` any multiple of the size of the column's values).
 pub type Maker<'a> = Box<dyn Fn(usize, &mut [u8]) + Sync + 'a>;
 
 /// Host bytes on their way to the device: copied as they are, or made on the way (several
-/// threads at once, each piece starting at a multiple of 256 KiB).
+/// threads at once, each making a piece).
 pub enum Outgoing<'a> {
     Copied(&'a [u8]),
     Made { len: usize, make: Maker<'a> },
 }
 
-impl Outgoing<'_> {
+impl<'a> Outgoing<'a> {
     pub fn len(&self) -> usize {
         match self {
             Outgoing::Copied(bytes) => bytes.len(),
@@ -192,8 +193,41 @@ impl Outgoing<'_> {
         }
     }
 
+    /// The bytes of `items` one after the other, as one item: a column of many chunks (a
+    /// scan's batch of morsels) goes up as one copy into one buffer, its turns of the staging
+    /// ring full, instead of a turn, an event and a wake of the pool for every chunk.
+    pub fn side_by_side(mut items: Vec<Outgoing<'a>>) -> Outgoing<'a> {
+        if items.len() == 1 {
+            return items.pop().expect("one item");
+        }
+        let starts: Vec<usize> = items
+            .iter()
+            .scan(0, |next, item| {
+                let start = *next;
+                *next += item.len();
+                Some(start)
+            })
+            .collect();
+        let len = items.iter().map(Outgoing::len).sum();
+        Outgoing::Made {
+            len,
+            make: Box::new(move |at, out| {
+                // The last item starting at or before `at` holds it (`starts[0]` is 0).
+                let mut item = starts.partition_point(|&start| start <= at) - 1;
+                let mut done = 0;
+                while done < out.len() {
+                    let offset = at + done - starts[item];
+                    let n = (items[item].len() - offset).min(out.len() - done);
+                    items[item].write(offset, &mut out[done..done + n]);
+                    done += n;
+                    item += 1;
+                }
+            }),
+        }
+    }
+
     /// Writes its bytes `at..at + out.len()` into `out`.
-    fn write(&self, at: usize, out: &mut [u8]) {
+    pub(crate) fn write(&self, at: usize, out: &mut [u8]) {
         match self {
             Outgoing::Copied(bytes) => out.copy_from_slice(&bytes[at..at + out.len()]),
             Outgoing::Made { make, .. } => make(at, out),

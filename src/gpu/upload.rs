@@ -284,7 +284,9 @@ fn cut(pieces: &[Piece], rows: usize) -> Vec<Vec<Piece>> {
 }
 
 /// The device form of `pieces`: pinned columns by address, the others copied as `layout` says
-/// (their buffers in `keep`), all in one upload.
+/// (their buffers in `keep`), all in one upload. Without a pinned column the pieces become one:
+/// each column's chunks side by side in one buffer, counted by one launch (a scan's batch is a
+/// hundred morsels; a pinned copy is read where it lies, a piece at a time).
 fn device_pieces<'r>(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
@@ -305,48 +307,58 @@ fn device_pieces<'r>(
         outgoing.push((what, ptr));
         HistResult::Ok(ptr)
     };
-    let mut copied = |part: Chunk<'r>, c: Option<usize>| -> HistResult<abi::Column> {
+    // A column's parts (one a piece, in row order) as one device column.
+    let mut copied = |parts: Vec<Chunk<'r>>, c: Option<usize>| -> HistResult<abi::Column> {
+        let len: usize = parts.iter().map(Chunk::len).sum();
         let rebased = c.and_then(|c| layout.rebased[c].clone().map(|r| (r, layout.dtypes[c])));
-        let values = match rebased {
-            Some((rebase, narrow)) => {
-                crate::with_values!(part.values, |v: T| room(Outgoing::Made {
-                    len: v.len() * narrow.size(),
-                    make: Box::new(move |at, out| offsets::<T>(v, &rebase, narrow, at, out)),
-                })?)
-            }
-            None => room(Outgoing::Copied(part.values.bytes()))?,
-        };
-        let (validity, validity_offset) = match part.validity {
-            Some(v) => {
-                let (bytes, offset) = v.bytes_for(part.len());
-                (room(Outgoing::Copied(bytes))?, offset as u64)
-            }
+        let values = parts
+            .iter()
+            .map(|part| match &rebased {
+                Some((rebase, narrow)) => {
+                    let (rebase, narrow) = (rebase.clone(), *narrow);
+                    crate::with_values!(part.values, |v: T| Outgoing::Made {
+                        len: v.len() * narrow.size(),
+                        make: Box::new(move |at, out| offsets::<T>(v, &rebase, narrow, at, out)),
+                    })
+                }
+                None => Outgoing::Copied(part.values.bytes()),
+            })
+            .collect();
+        let values = room(Outgoing::side_by_side(values))?;
+        let (validity, validity_offset) = match validity_of(&parts)? {
+            Some((bytes, offset)) => (room(bytes)?, offset as u64),
             None => (0, 0),
         };
         Ok(abi::Column {
             values,
             validity,
             validity_offset,
-            len: part.len() as u64,
+            len: len as u64,
             stride: 1,
         })
     };
+    let groups: Vec<&[Piece]> = match layout.pinned.iter().all(Option::is_none) {
+        true if !pieces.is_empty() => vec![pieces],
+        _ => pieces.chunks(1).collect(),
+    };
     let axes = rows.columns.len();
-    let device = pieces
-        .iter()
-        .map(|piece| {
+    let device = groups
+        .into_iter()
+        .map(|group| {
+            let len: usize = group.iter().map(|p| p.len).sum();
+            let parts = |column, c| group.iter().map(|p| p.part(column, c)).collect();
             let columns = rows
                 .columns
                 .iter()
                 .enumerate()
                 .map(|(c, column)| match &layout.pinned[c] {
-                    Some(p) => Ok(p.column(stream, piece.at[c], piece.len)),
-                    None => copied(piece.part(column, c), Some(c)),
+                    Some(p) => Ok(p.column(stream, group[0].at[c], len)),
+                    None => copied(parts(column, c), Some(c)),
                 })
                 .collect::<HistResult<Vec<_>>>()?;
             let weights = match &rows.weights {
                 Some(w) => {
-                    let c = copied(piece.part(w, axes), None)?;
+                    let c = copied(parts(w, axes), None)?;
                     abi::WeightColumn {
                         values: c.values,
                         validity: c.validity,
@@ -356,7 +368,7 @@ fn device_pieces<'r>(
                 None => abi::WeightColumn::default(),
             };
             Ok(DevicePiece {
-                len: piece.len as u64,
+                len: len as u64,
                 columns,
                 weights,
             })
@@ -366,6 +378,36 @@ fn device_pieces<'r>(
     // queued after the copies are done (freed in stream order).
     unsafe { transfer::upload_all(gpu, stream, &outgoing, transfer) }?;
     Ok(device)
+}
+
+/// The validity of `parts` side by side, and the bit its first row is at: one part's bitmap as
+/// it lies, or the parts' bitmaps joined into one (all set where a part has no nulls). None
+/// where no part has a null.
+fn validity_of<'r>(parts: &[Chunk<'r>]) -> HistResult<Option<(Outgoing<'r>, usize)>> {
+    if parts.iter().all(|p| p.validity.is_none()) {
+        return Ok(None);
+    }
+    if let [part] = parts {
+        let (bytes, offset) = part
+            .validity
+            .expect("a part with nulls")
+            .bytes_for(part.len());
+        return Ok(Some((Outgoing::Copied(bytes), offset)));
+    }
+    let len: usize = parts.iter().map(Chunk::len).sum();
+    let room = crate::alloc::with_capacity::<u8>(len.div_ceil(8))?;
+    let mut joined = polars_arrow::bitmap::MutableBitmap::from_vec(room, 0);
+    for part in parts {
+        match part.validity {
+            Some(v) => joined.extend_from_slice(v.bytes, v.offset, part.len()),
+            None => joined.extend_constant(part.len(), true),
+        }
+    }
+    let made = Outgoing::Made {
+        len: joined.as_slice().len(),
+        make: Box::new(move |at, out| out.copy_from_slice(&joined.as_slice()[at..at + out.len()])),
+    };
+    Ok(Some((made, 0)))
 }
 
 /// Bytes `at..at + out.len()` of the keys `values` as offsets from `rebase.lo`, in `narrow`
@@ -411,6 +453,93 @@ mod tests {
     use crate::bins::{BinSpec, Binning, Closed, Range, ValueKind};
     use crate::input::HostColumn;
     use crate::job::FlowBins;
+
+    /// `item`'s bytes as the staging ring writes them: pieces of `piece` bytes from every start.
+    fn written(item: &Outgoing<'_>, piece: usize) -> Vec<u8> {
+        let mut out = vec![0u8; item.len()];
+        for (k, chunk) in out.chunks_mut(piece).enumerate() {
+            item.write(k * piece, chunk);
+        }
+        out
+    }
+
+    #[test]
+    fn items_side_by_side_are_their_bytes_one_after_the_other() {
+        let a: Vec<u8> = (0..37).collect();
+        let b: Vec<u8> = (100..103).collect();
+        let made = |len: usize| Outgoing::Made {
+            len,
+            make: Box::new(move |at, out: &mut [u8]| {
+                out.iter_mut()
+                    .enumerate()
+                    .for_each(|(i, o)| *o = (200 + (at + i) % 50) as u8)
+            }),
+        };
+        let expected: Vec<u8> = a
+            .iter()
+            .copied()
+            .chain((0..20).map(|i| (200 + i % 50) as u8))
+            .chain(b.iter().copied())
+            .collect();
+        for piece in [1, 2, 3, 7, 36, 37, 38, 64] {
+            let items = vec![
+                Outgoing::Copied(&a),
+                Outgoing::Copied(&[]),
+                made(20),
+                Outgoing::Copied(&b),
+            ];
+            let joined = Outgoing::side_by_side(items);
+            assert_eq!(joined.len(), expected.len());
+            assert_eq!(written(&joined, piece), expected, "pieces of {piece}");
+        }
+        let one = Outgoing::side_by_side(vec![Outgoing::Copied(&a)]);
+        assert!(matches!(one, Outgoing::Copied(bytes) if bytes == &a[..]));
+    }
+
+    #[test]
+    fn the_validity_of_many_parts_is_joined_bit_for_bit() {
+        use crate::input::{Chunk, Validity, Values};
+        let values = [0f32; 64];
+        // Bits of two bitmaps, each read from an offset that is no multiple of 8.
+        let first = [0b1011_0110u8, 0b0101_1101, 0b1111_0000];
+        let second = [0b0110_1001u8, 0b1000_0001];
+        let parts = [
+            Chunk {
+                values: Values::F32(&values[..13]),
+                validity: Some(Validity {
+                    bytes: &first,
+                    offset: 3,
+                }),
+            },
+            Chunk {
+                values: Values::F32(&values[..5]),
+                validity: None,
+            },
+            Chunk {
+                values: Values::F32(&values[..9]),
+                validity: Some(Validity {
+                    bytes: &second,
+                    offset: 6,
+                }),
+            },
+        ];
+        let bit = |bytes: &[u8], i: usize| (bytes[i >> 3] >> (i & 7)) & 1 == 1;
+        let expected: Vec<bool> = (3..16)
+            .map(|i| bit(&first, i))
+            .chain(std::iter::repeat_n(true, 5))
+            .chain((6..15).map(|i| bit(&second, i)))
+            .collect();
+        let (joined, offset) = validity_of(&parts).unwrap().expect("nulls");
+        assert_eq!(offset, 0);
+        let bytes = written(&joined, 1);
+        let got: Vec<bool> = (0..expected.len()).map(|i| bit(&bytes, i)).collect();
+        assert_eq!(got, expected);
+        // One part's bitmap travels as it lies, from its own first bit.
+        let (alone, offset) = validity_of(&parts[..1]).unwrap().expect("nulls");
+        assert!(matches!(alone, Outgoing::Copied(bytes) if bytes == &first[..2]));
+        assert_eq!(offset, 3);
+        assert!(validity_of(&parts[1..2]).unwrap().is_none());
+    }
 
     fn rebase(lo: i64, span: u64, strays: Option<Strays>) -> Rebase {
         Rebase { lo, span, strays }
