@@ -31,8 +31,9 @@ use crate::options::Device;
 /// 26 in batches of 2^24 and 35 in batches of 2^26, each batch one buffer (in morsels of 10^5
 /// rows, one copy and launch each, 4.6-5.7 GB/s: `benches/files_profile.py`, 2026-12-02).
 pub const BATCH_ROWS: usize = 1 << 24;
-/// Morsels waiting for the feeder, at most: what a scan holds beyond the batch it counts.
-const QUEUED_MORSELS: usize = 64;
+/// Morsels waiting for the feeder, at most: what a scan holds beyond the batch it counts (about
+/// a batch of morsels of 10^5 rows, so that the decoder goes on while a batch is counted).
+const QUEUED_MORSELS: usize = 256;
 /// Memory the inline partials may take together; a binning too large for a few of them within
 /// it is batched instead.
 const PARTIALS_BYTES: usize = 256 << 20;

@@ -692,7 +692,7 @@ pub fn choose_family(
             Family::Global,
             format!(
                 "{bins} weighted sums ({one_copy} bytes) exceed the {optin} bytes of shared \
-                 memory a block may have: fixed-point atomics in global memory"
+                 memory a block may have: atomic sums in global memory"
             ),
         ));
     }
