@@ -28,6 +28,7 @@
 #        weighted sums; then files, whole calls and row binning on every core.
 # profile: where a scan's time goes (issue 47), every step of benches/files_profile.py, and
 #        the CPU sink on 4, 8 and 16 threads.
+# every: every gpu test in one call (12 workers), then the fixed-point weighted sums' gpu tests.
 # files: files at the read limit (issue 47): benches/files_bench.py on a 4 GiB Parquet column
 #        (2^30 float32) and a 1 GiB CSV with nulls beside Polars' own streaming read, each case
 #        in a fresh process, medians of 5 alternating runs, peak RSS, a run under a memory cap
@@ -242,8 +243,23 @@ if [[ $what == files ]]; then
     --out "$OUT/files_bench.json" 2> "$OUT/files_bench.log" > /dev/null || status=1
   tail -n 14 "$OUT/files_bench.log"
   echo "== where a scan's time goes (benches/files_profile.py)"
-  timeout 90 python3 benches/files_profile.py --size 4GiB --dir /tmp/pgh-files --keep --runs 1 \
-    --out "$OUT/files_profile.json" 2>&1 >/dev/null | tee "$OUT/files_profile.log" | tail -n 9
+  timeout 150 python3 benches/files_profile.py --size 4GiB --dir /tmp/pgh-files --keep --runs 1 \
+    --steps decode,sink-cpu,sink-gpu,gpu-batches \
+    --out "$OUT/files_profile.json" 2>&1 >/dev/null | tee "$OUT/files_profile.log" | tail -n 6
+  exit $status
+fi
+if [[ $what == every ]]; then
+  # Every gpu test in one call (16 cores: 12 workers), then the weighted n-D sums under fixed
+  # sums (their module skips without the flag).
+  echo "== every gpu test (tests/*/*_gpu.py)"
+  timeout 480 python3 -m pytest -p no:cacheprovider -m gpu -n 12 -v --maxfail=60 -rf --tb=short \
+    tests/*/*_gpu.py > "$OUT/pytest_every.log" 2>&1
+  [[ $? == 0 ]] || status=1
+  grep -E "(FAILED|ERROR) " "$OUT/pytest_every.log" | sort -u | head -40
+  tail -n 3 "$OUT/pytest_every.log"
+  POLARS_GPU_HIST_SUMS=fixed timeout 60 python3 -m pytest -p no:cacheprovider -m gpu -q -rf \
+    --tb=short tests/contract/test_weighted_sums_gpu.py tests/contract/test_fixed_sums_flag_gpu.py \
+    2>&1 | tail -n 4
   exit $status
 fi
 if [[ $what == profile ]]; then
